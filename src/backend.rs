@@ -1,0 +1,82 @@
+//! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice.
+
+use crate::error::Error;
+use crate::isa::{Isa, Runnable};
+use std::sync::OnceLock;
+
+/// Who runs a kernel call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// What [`Backend::selected`] returns: `ISPC_SKINNING_ISA` when set, else the best available ISA,
+    /// else the serial reference.
+    #[default]
+    Auto,
+    /// The serial Rust reference ([`crate::reference`]).
+    Reference,
+    /// One ISA's ISPC kernels. A call fails with [`Error::IsaUnavailable`] where the ISA cannot run.
+    Isa(Isa),
+}
+
+impl From<Isa> for Backend {
+    fn from(isa: Isa) -> Backend {
+        Backend::Isa(isa)
+    }
+}
+
+/// A backend that has been checked and can run now.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Resolved {
+    Reference,
+    Ispc(Runnable),
+}
+
+impl Backend {
+    /// What [`Backend::Auto`] means in this process, decided once and cached:
+    /// - `ISPC_SKINNING_ISA=sse4|avx2|avx512|neon` selects that ISA, and is an error where it cannot run;
+    /// - `ISPC_SKINNING_ISA=reference` selects the serial reference;
+    /// - unset, empty or `auto` selects [`Isa::detect`], or the reference when no ISA can run.
+    pub fn selected() -> Result<Backend, Error> {
+        static SELECTED: OnceLock<Result<Backend, Error>> = OnceLock::new();
+        SELECTED
+            .get_or_init(|| {
+                Backend::from_env_value(std::env::var("ISPC_SKINNING_ISA").ok().as_deref())
+            })
+            .clone()
+    }
+
+    /// The selection rule of [`Backend::selected`] applied to a given `ISPC_SKINNING_ISA` value.
+    pub fn from_env_value(value: Option<&str>) -> Result<Backend, Error> {
+        match value.map(str::trim) {
+            None | Some("") => Ok(Backend::detected()),
+            Some(v) if v.eq_ignore_ascii_case("auto") => Ok(Backend::detected()),
+            Some(v) if v.eq_ignore_ascii_case("reference") => Ok(Backend::Reference),
+            Some(v) => {
+                let isa: Isa = v.parse()?;
+                isa.runnable()?;
+                Ok(Backend::Isa(isa))
+            }
+        }
+    }
+
+    fn detected() -> Backend {
+        Isa::detect().map_or(Backend::Reference, Backend::Isa)
+    }
+
+    /// Resolves `Auto` and checks an explicit ISA.
+    pub(crate) fn resolve(self) -> Result<Resolved, Error> {
+        match self {
+            Backend::Auto => Backend::selected()?.resolve(),
+            Backend::Reference => Ok(Resolved::Reference),
+            Backend::Isa(isa) => Ok(Resolved::Ispc(isa.runnable()?)),
+        }
+    }
+
+    /// The crate-wide name: `reference`, an ISA name, or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Reference => "reference",
+            Backend::Isa(isa) => isa.name(),
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! CPU skeletal animation with ISPC kernels compiled once per instruction set.
+//!
+//! `ispc-skinning` compiles its ISPC kernels for SSE4, AVX2 and AVX-512 on x86-64 and for NEON on aarch64,
+//! links them all into one library, and picks the best one the CPU supports at run time. Every kernel has
+//! a plain scalar Rust twin in [`reference`] that the tests compare each ISA against.
+//!
+//! # Conventions
+//! These hold for the whole crate, as in glam:
+//! - Matrices are [`glam::Mat4`]: column-major storage, column vectors, so a point is transformed as
+//!   `m * (p, 1)` and `m.to_cols_array()[4 * column + row]` is one element.
+//! - Positions are [`glam::Vec3`] (12 bytes, 4-byte aligned); homogeneous results are [`glam::Vec4`].
+//! - No kernel assumes more than 4-byte alignment. Slices may start anywhere, including at odd offsets
+//!   inside a larger buffer.
+//! - Every entry point validates its input and returns an [`Error`] naming the broken rule; nothing
+//!   panics and nothing writes outside the given slices.
+//!
+//! # Choosing who runs a call
+//! Each entry point takes a [`Backend`]:
+//! - [`Backend::Auto`]: `ISPC_SKINNING_ISA` if set, else [`Isa::detect`] (the best ISA that is compiled
+//!   and supported), else the reference;
+//! - [`Backend::Isa`]: one ISA, or [`Error::IsaUnavailable`] where it cannot run (never an illegal
+//!   instruction);
+//! - [`Backend::Reference`]: the serial Rust reference.
+//!
+//! ```
+//! use ispc_skinning::Isa;
+//! // The ISAs this build contains and this CPU can run, best first.
+//! for isa in Isa::available() {
+//!     println!("{isa}: ISPC target {}", isa.ispc_target().unwrap_or("?"));
+//! }
+//! ```
+
+mod backend;
+pub mod baseline;
+mod error;
+mod ffi;
+mod isa;
+pub mod reference;
+mod transform;
+
+pub use backend::Backend;
+pub use error::Error;
+pub use isa::{Isa, Runnable, Unavailable};
+pub use transform::{transform_points, transform_points3};
+
+/// How the kernels in this binary were built.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildInfo {
+    /// `compiled with ISPC <version>` or `prebuilt ISPC <version> kernels`.
+    pub kernels: &'static str,
+    /// The ISPC targets, comma separated, for example `sse4-i32x4,avx2-i32x8,avx512skx-x16`.
+    pub targets: &'static str,
+}
+
+/// How the kernels in this binary were built.
+pub fn build_info() -> BuildInfo {
+    BuildInfo {
+        kernels: env!("ISPC_SKINNING_BUILD_KERNELS"),
+        targets: env!("ISPC_SKINNING_BUILD_TARGETS"),
+    }
+}
+
+/// The crate ISA of an ISPC target string such as `avx2-i32x16`.
+fn isa_of_ispc_target(target: &str) -> Option<Isa> {
+    match target.split('-').next()? {
+        "sse4" | "sse4.2" => Some(Isa::Sse4),
+        "avx2" => Some(Isa::Avx2),
+        "avx512skx" => Some(Isa::Avx512),
+        "neon" => Some(Isa::Neon),
+        _ => None,
+    }
+}

@@ -1,0 +1,76 @@
+//! The shared ISA parity harness: every kernel, on every ISA, against the serial reference.
+//!
+//! Each check becomes one test per ISA named `<kernel>::<isa>`. An ISA that is not compiled in, or that
+//! this CPU cannot run, becomes an *ignored* test, and the reason is printed before the tests run; it is
+//! never counted as passed. (`cargo test -- --ignored` runs them anyway and they fail with the reason.)
+
+#![allow(dead_code)]
+
+use ispc_skinning::{Backend, Isa};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+/// Sizes every kernel is checked at: empty, single, around each gang width (4, 8, 16 lanes and the
+/// 1/4-lane groupings of the horizontal kernels), and large.
+pub const SIZES: &[usize] = &[
+    0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 1000, 65_536,
+];
+
+/// Start offsets (in items) into a larger buffer: 12-byte items at offsets 0..=3 start at every 4-byte
+/// position modulo 16, so most slices are not 16-byte aligned.
+pub const OFFSETS: &[usize] = &[0, 1, 2, 3];
+
+/// A check of one kernel on one ISA. It returns a short summary on success, or a message that shows the
+/// actual difference on failure.
+pub type Check = fn(Isa) -> Result<String, String>;
+
+/// Small deterministic generator (xorshift64*), so failures reproduce exactly and no dependency is needed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * unit
+    }
+}
+
+/// Prints which ISAs run and which do not (with the reason), then runs every check on every ISA.
+pub fn run(checks: &[(&'static str, Check)]) -> ! {
+    let args = Arguments::from_args();
+    if !args.list {
+        println!("ISA parity harness (reference: serial Rust):");
+        for isa in Isa::ALL {
+            match isa.runnable() {
+                Ok(_) => println!(
+                    "  {isa:<7} runs  (ISPC target {})",
+                    isa.ispc_target().unwrap_or("?")
+                ),
+                Err(e) => println!("  {isa:<7} NOT RUN: {e}"),
+            }
+        }
+        match Backend::selected() {
+            Ok(b) => println!("  Backend::Auto selects: {}", b.name()),
+            Err(e) => println!("  Backend::Auto: {e}"),
+        }
+    }
+    let mut trials = Vec::new();
+    for &(kernel, check) in checks {
+        for isa in Isa::ALL {
+            let trial = Trial::test(format!("{kernel}::{isa}"), move || match check(isa) {
+                Ok(_) => Ok(()),
+                Err(msg) => Err(Failed::from(msg)),
+            });
+            trials.push(trial.with_ignored_flag(!isa.is_available()));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit()
+}
