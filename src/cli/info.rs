@@ -1,0 +1,64 @@
+//! `ispc-skinning info`: what this binary contains, what the CPU supports, and what runs.
+
+use ispc_skinning::{build_info, Backend, Isa};
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    if let Some(extra) = args.first() {
+        return Err(format!("info takes no arguments (got '{extra}')"));
+    }
+    let build = build_info();
+    println!("ispc-skinning {}", env!("CARGO_PKG_VERSION"));
+    println!(
+        "kernels:  {} (targets {})",
+        build.kernels,
+        if build.targets.is_empty() {
+            "none"
+        } else {
+            build.targets
+        }
+    );
+    println!("features: {}", enabled_features().join(", "));
+    println!("arch:     {}", std::env::consts::ARCH);
+    println!();
+    println!(
+        "{:<8} {:<9} {:<15} supported",
+        "isa", "compiled", "ispc target"
+    );
+    for isa in Isa::ALL {
+        let support = match isa.runnable() {
+            Ok(_) => "yes".to_string(),
+            Err(ispc_skinning::Error::IsaUnavailable { reason, .. }) => format!("no: {reason}"),
+            Err(e) => format!("no: {e}"),
+        };
+        println!(
+            "{:<8} {:<9} {:<15} {}",
+            isa.name(),
+            if isa.is_compiled() { "yes" } else { "no" },
+            isa.ispc_target().unwrap_or("-"),
+            support
+        );
+    }
+    println!();
+    let names = |v: Vec<Isa>| v.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ");
+    println!("compiled:  {}", names(Isa::compiled()));
+    println!("available: {}", names(Isa::available()));
+    println!(
+        "detected:  {}",
+        Isa::detect().map_or("none (the serial reference runs)", Isa::name)
+    );
+    let env = std::env::var("ISPC_SKINNING_ISA").ok();
+    println!("ISPC_SKINNING_ISA: {}", env.as_deref().unwrap_or("(unset)"));
+    // The selection is reported last and is an error (non-zero exit) when the override cannot run.
+    let selected = Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+    println!("selected:  {}", selected.name());
+    Ok(())
+}
+
+fn enabled_features() -> Vec<&'static str> {
+    #[allow(unused_mut)]
+    let mut features = vec![];
+    if features.is_empty() {
+        features.push("(none)");
+    }
+    features
+}

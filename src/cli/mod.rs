@@ -1,0 +1,3 @@
+pub mod bench;
+pub mod info;
+pub mod timing;
