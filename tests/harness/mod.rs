@@ -9,10 +9,11 @@
 use ispc_skinning::{Backend, Isa};
 use libtest_mimic::{Arguments, Failed, Trial};
 
-/// Sizes every kernel is checked at: empty, single, around each gang width (4, 8, 16 lanes and the
-/// 1/4-lane groupings of the horizontal kernels), and large.
+/// Sizes every kernel is checked at: empty, single, around each gang width (4, 8 and 16 lanes), around
+/// the four-group blocks of the horizontal kernels (4, 8 and 16 vertices for those widths, with their
+/// remainder loops), and large.
 pub const SIZES: &[usize] = &[
-    0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 1000, 65_536,
+    0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 1000, 65_536,
 ];
 
 /// Start offsets (in items) into a larger buffer: 12-byte items at offsets 0..=3 start at every 4-byte
