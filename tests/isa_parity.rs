@@ -73,17 +73,8 @@ fn check_transform_points_vec4(isa: Isa) -> Result<String, String> {
                     .map_err(|e| e.to_string())?;
                 let ctx = format!("transform_points {isa} matrix={mname} n={n} offset={off}");
                 check_guards(&out[..off], &out[off + n..], &ctx, |v: &Vec4| v.to_array())?;
-                for (i, (g, w)) in out[off..off + n].iter().zip(&want).enumerate() {
-                    for c in 0..4 {
-                        let (gv, wv, tol) = (g[c], w[c], tolerance(&m, c, src[i]));
-                        if !((gv - wv).abs() <= tol) {
-                            return Err(format!(
-                                "{ctx}: vertex {i} component {c}: ispc {gv} reference {wv}, |diff| {} > tolerance {tol}",
-                                (gv - wv).abs()
-                            ));
-                        }
-                    }
-                }
+                let got = out[off..off + n].iter().map(|v| v.to_array());
+                compare_points(&ctx, &m, src, got, want.iter().map(|v| v.to_array()), 4)?;
                 cases += 1;
             }
         }
@@ -111,22 +102,41 @@ fn check_transform_points_vec3(isa: Isa) -> Result<String, String> {
                 check_guards(&out[..out_off], &out[out_off + n..], &ctx, |v: &Vec3| {
                     v.extend(0.0).to_array()
                 })?;
-                for (i, (g, w)) in out[out_off..out_off + n].iter().zip(&want).enumerate() {
-                    for c in 0..3 {
-                        let (gv, wv, tol) = (g[c], w[c], tolerance(&m, c, src[i]));
-                        if !((gv - wv).abs() <= tol) {
-                            return Err(format!(
-                                "{ctx}: vertex {i} component {c}: ispc {gv} reference {wv}, |diff| {} > tolerance {tol}",
-                                (gv - wv).abs()
-                            ));
-                        }
-                    }
-                }
+                let got = out[out_off..out_off + n]
+                    .iter()
+                    .map(|v| v.extend(0.0).to_array());
+                let want = want.iter().map(|v| v.extend(0.0).to_array());
+                compare_points(&ctx, &m, src, got, want, 3)?;
                 cases += 1;
             }
         }
     }
     Ok(format!("{cases} cases"))
+}
+
+/// Compares the first `components` lanes of each transformed point with the reference, within the
+/// tolerance above. A NaN anywhere fails: the difference must be provably within the bound.
+fn compare_points(
+    ctx: &str,
+    m: &Mat4,
+    src: &[Vec3],
+    got: impl Iterator<Item = [f32; 4]>,
+    want: impl Iterator<Item = [f32; 4]>,
+    components: usize,
+) -> Result<(), String> {
+    use std::cmp::Ordering::{Equal, Less};
+    for (i, (g, w)) in got.zip(want).enumerate() {
+        for c in 0..components {
+            let (diff, tol) = ((g[c] - w[c]).abs(), tolerance(m, c, src[i]));
+            if !matches!(diff.partial_cmp(&tol), Some(Less | Equal)) {
+                return Err(format!(
+                    "{ctx}: vertex {i} component {c}: ispc {} reference {}, |diff| {diff} > tolerance {tol}",
+                    g[c], w[c]
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_guards<T>(

@@ -177,7 +177,7 @@ fn transform_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             &m,
             &src,
             baseline::transform_points_vec4,
-            |b, m, s, d| transform_points(b, m, s, d),
+            transform_points,
         );
         let t3 = measure(
             budget,
@@ -185,7 +185,7 @@ fn transform_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             &m,
             &src,
             baseline::transform_points_vec3,
-            |b, m, s, d| transform_points3(b, m, s, d),
+            transform_points3,
         );
         for (kernel, times) in [("transform_points", &t4), ("transform_points3", &t3)] {
             let reference = times[1] / size as f64;
