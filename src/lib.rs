@@ -43,6 +43,11 @@ pub use error::Error;
 pub use isa::{Isa, Runnable, Unavailable};
 pub use transform::{transform_points, transform_points3};
 
+// The README's examples are compiled and run as doc tests, so they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// How the kernels in this binary were built.
 #[derive(Clone, Copy, Debug)]
 pub struct BuildInfo {
