@@ -114,6 +114,12 @@ fn main() {
     let flags = ISPC_FLAGS.join(" ");
 
     let how = match find_ispc(&manifest_dir) {
+        // An architecture without ISPC targets (or an empty target list) builds the crate with the serial
+        // reference only; neither a compiler nor prebuilt files are needed.
+        _ if targets.is_empty() => {
+            generate_bindings(&targets, &sources, &out_dir, &triple);
+            "no ISPC kernels (no targets for this architecture)".to_string()
+        }
         Some(ispc) => {
             let version = ispc_version(&ispc);
             if verbose {
