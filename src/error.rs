@@ -21,6 +21,50 @@ pub enum Error {
         /// Why it cannot run here.
         reason: Unavailable,
     },
+    /// Rule: a skeleton has at least one joint.
+    EmptySkeleton,
+    /// Rule: a skeleton has at most [`MAX_JOINTS`](crate::skeleton::MAX_JOINTS) joints.
+    TooManyJoints {
+        /// Joints given.
+        joints: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Rule: a parent index names an existing joint.
+    ParentOutOfRange {
+        /// The joint (original index) whose parent is out of range.
+        joint: usize,
+        /// The parent it names.
+        parent: usize,
+        /// Number of joints.
+        joints: usize,
+    },
+    /// Rule: a joint is not its own parent.
+    SelfParent {
+        /// The joint (original index).
+        joint: usize,
+    },
+    /// Rule: following parents from any joint reaches a root (no cycles).
+    Cycle {
+        /// A joint on the cycle (original index).
+        joint: usize,
+    },
+    /// Rule: per-joint (or per-item) data has exactly one entry per joint (item).
+    CountMismatch {
+        /// What was counted.
+        what: &'static str,
+        /// The count required.
+        expected: usize,
+        /// The count given.
+        got: usize,
+    },
+    /// Rule: a joint index given to a job names a joint of the skeleton.
+    JointOutOfRange {
+        /// The index given.
+        joint: usize,
+        /// Number of joints.
+        joints: usize,
+    },
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
@@ -34,6 +78,24 @@ impl fmt::Display for Error {
                 "length mismatch: the output must have as many items as the input, but the input has {input} and the output {output}"
             ),
             Error::IsaUnavailable { isa, reason } => write!(f, "ISA '{isa}' cannot run here: {reason}"),
+            Error::EmptySkeleton => write!(f, "empty skeleton: a skeleton needs at least one joint"),
+            Error::TooManyJoints { joints, max } => {
+                write!(f, "too many joints: {joints} given, at most {max} are supported")
+            }
+            Error::ParentOutOfRange { joint, parent, joints } => write!(
+                f,
+                "parent out of range: joint {joint} names parent {parent}, but there are only {joints} joints"
+            ),
+            Error::SelfParent { joint } => write!(f, "self parent: joint {joint} is its own parent"),
+            Error::Cycle { joint } => {
+                write!(f, "cycle: joint {joint} is on a cycle of parents and never reaches a root")
+            }
+            Error::CountMismatch { what, expected, got } => {
+                write!(f, "count mismatch: {what} must have {expected} entries, but has {got}")
+            }
+            Error::JointOutOfRange { joint, joints } => {
+                write!(f, "joint out of range: joint {joint} given, but the skeleton has {joints} joints")
+            }
             Error::UnknownIsaName(name) => write!(
                 f,
                 "unknown ISA name '{name}': expected sse4, avx2, avx512, neon, reference or auto"

@@ -16,8 +16,11 @@
     dead_code
 )]
 
+use crate::hierarchy::Trs;
 use crate::isa::{Isa, Runnable};
-use glam::{Mat4, Vec3, Vec4};
+use crate::skeleton::Skeleton;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use std::ops::Range;
 
 mod bindings {
     #![allow(
@@ -32,6 +35,9 @@ mod bindings {
 /// The kernels' arrays are plain f32 runs; these layouts are what makes the pointer casts below valid.
 const _: () = assert!(std::mem::size_of::<Vec3>() == 12 && std::mem::align_of::<Vec3>() == 4);
 const _: () = assert!(std::mem::size_of::<Vec4>() == 16 && std::mem::align_of::<Vec4>() >= 4);
+// Mat4 is four Vec4 columns with no padding: 16 contiguous f32, column-major. Quat is x, y, z, w.
+const _: () = assert!(std::mem::size_of::<Mat4>() == 64 && std::mem::align_of::<Mat4>() >= 4);
+const _: () = assert!(std::mem::size_of::<Quat>() == 16 && std::mem::align_of::<Quat>() >= 4);
 
 /// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
 /// (a Vec4 output), 256 MiB, far below i32::MAX.
@@ -40,11 +46,34 @@ pub(crate) const MAX_ITEMS_PER_CALL: usize = 1 << 24;
 type TransformPointsFn =
     unsafe extern "C" fn(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
 
+type LtmJointFn = unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32);
+type LtmJointTrsFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    *const f32,
+    *mut f32,
+    *const i32,
+    i32,
+    i32,
+    *const f32,
+);
+type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *const f32);
+type LtmChildrenSoaFn =
+    unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
+type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
+type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
+
 /// One ISA's kernels.
 #[derive(Debug)]
 pub(crate) struct Kernels {
     transform_points_vec4: TransformPointsFn,
     transform_points_vec3: TransformPointsFn,
+    ltm_joint: LtmJointFn,
+    ltm_joint_trs: LtmJointTrsFn,
+    ltm_roots_soa: LtmRootsSoaFn,
+    ltm_children_soa: LtmChildrenSoaFn,
+    ltm_level_soa: LtmLevelSoaFn,
+    trs_to_soa: TrsToSoaFn,
 }
 
 macro_rules! kernel_table {
@@ -53,6 +82,12 @@ macro_rules! kernel_table {
             Kernels {
                 transform_points_vec4: bindings::[<transform_points_vec4_ $suffix>],
                 transform_points_vec3: bindings::[<transform_points_vec3_ $suffix>],
+                ltm_joint: bindings::[<ltm_joint_ $suffix>],
+                ltm_joint_trs: bindings::[<ltm_joint_trs_ $suffix>],
+                ltm_roots_soa: bindings::[<ltm_roots_soa_ $suffix>],
+                ltm_children_soa: bindings::[<ltm_children_soa_ $suffix>],
+                ltm_level_soa: bindings::[<ltm_level_soa_ $suffix>],
+                trs_to_soa: bindings::[<trs_to_soa_ $suffix>],
             }
         }
     };
@@ -128,5 +163,220 @@ pub(crate) fn transform_points_vec3(isa: Runnable, m: &Mat4, src: &[Vec3], dst: 
                 cols.as_ptr(),
             )
         }
+    }
+}
+
+/// `joints` when it lies inside `0..n`, else `None` (the wrappers then do nothing).
+fn checked_range(joints: &Range<usize>, n: usize) -> Option<(i32, i32)> {
+    (joints.start <= joints.end && joints.end <= n)
+        .then_some((joints.start as i32, joints.end as i32))
+}
+
+/// Horizontal local-to-model over `joints` (in order), matrices as `Mat4` (16 floats each).
+/// Does nothing unless `locals` and `models` have one matrix per joint and `joints` is in range.
+pub(crate) fn ltm_joint(
+    isa: Runnable,
+    skeleton: &Skeleton,
+    locals: &[Mat4],
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let n = skeleton.len();
+    let Some((begin, end)) = checked_range(&joints, n) else {
+        return;
+    };
+    if locals.len() != n || models.len() != n {
+        return;
+    }
+    let root = root.to_cols_array();
+    // SAFETY: `isa` proves the CPU runs the kernel. For each joint j in [begin, end) < n the kernel reads
+    // locals[j] and models[parents[j]] (16 floats each) and writes models[j]; the skeleton guarantees
+    // parents[j] is -1 (then it reads the 16 floats of `root`) or a joint index below j, and both slices
+    // hold n matrices of 16 contiguous f32 (asserted above). n <= MAX_JOINTS = 2^24 keeps every byte
+    // offset (at most 64 * n) inside ISPC's 32-bit addressing. `parents` holds n i32.
+    unsafe {
+        (isa.kernels().ltm_joint)(
+            locals.as_ptr().cast(),
+            models.as_mut_ptr().cast(),
+            skeleton.parents().as_ptr(),
+            begin,
+            end,
+            root.as_ptr(),
+        )
+    }
+}
+
+/// [`ltm_joint`] with translation, rotation and scale per joint.
+pub(crate) fn ltm_joint_trs(
+    isa: Runnable,
+    skeleton: &Skeleton,
+    trs: Trs<'_>,
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let n = skeleton.len();
+    let Some((begin, end)) = checked_range(&joints, n) else {
+        return;
+    };
+    if trs.translations.len() != n
+        || trs.rotations.len() != n
+        || trs.scales.len() != n
+        || models.len() != n
+    {
+        return;
+    }
+    let root = root.to_cols_array();
+    // SAFETY: as in ltm_joint; per joint j the kernel reads 3 floats of translations[j], 4 of
+    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items.
+    unsafe {
+        (isa.kernels().ltm_joint_trs)(
+            trs.translations.as_ptr().cast(),
+            trs.rotations.as_ptr().cast(),
+            trs.scales.as_ptr().cast(),
+            models.as_mut_ptr().cast(),
+            skeleton.parents().as_ptr(),
+            begin,
+            end,
+            root.as_ptr(),
+        )
+    }
+}
+
+/// Structure-of-arrays matrices for the SoA traversals: element `e` (= 4 * row + column, rows 0..3) of
+/// joint `j` is `data[e * stride + j]`, with `stride` = the joint count.
+pub(crate) struct SoaMatrices {
+    pub(crate) data: Vec<f32>,
+    pub(crate) stride: usize,
+}
+
+impl SoaMatrices {
+    pub(crate) fn zeroed(joints: usize) -> SoaMatrices {
+        SoaMatrices {
+            data: vec![0.0; 12 * joints],
+            stride: joints,
+        }
+    }
+
+    fn fits(&self, n: usize) -> bool {
+        self.stride == n && self.data.len() == 12 * n
+    }
+}
+
+/// Roots in `joints`: model = root * local, on SoA matrices of `skeleton.len()` joints.
+pub(crate) fn ltm_roots_soa(
+    isa: Runnable,
+    n: usize,
+    local: &SoaMatrices,
+    root: &Mat4,
+    model: &mut SoaMatrices,
+    joints: Range<usize>,
+) {
+    let Some((begin, end)) = checked_range(&joints, n) else {
+        return;
+    };
+    if !local.fits(n) || !model.fits(n) {
+        return;
+    }
+    let root = root.to_cols_array();
+    // SAFETY: `isa` proves the CPU runs the kernel. It reads and writes element e of joint j at
+    // e * n + j for e < 12 and j in [begin, end) within n, inside both 12n-float buffers, and reads the
+    // 16 floats of `root`. 12n floats are below 2^31 bytes for n <= MAX_JOINTS.
+    unsafe {
+        (isa.kernels().ltm_roots_soa)(
+            local.data.as_ptr(),
+            model.data.as_mut_ptr(),
+            n as i32,
+            begin,
+            end,
+            root.as_ptr(),
+        )
+    }
+}
+
+/// The seed's per-parent foreach: for each parent in `parents`, its children's model matrices.
+pub(crate) fn ltm_children_soa(
+    isa: Runnable,
+    skeleton: &Skeleton,
+    local: &SoaMatrices,
+    model: &mut SoaMatrices,
+    parents: Range<usize>,
+) {
+    let n = skeleton.len();
+    let Some((begin, end)) = checked_range(&parents, n) else {
+        return;
+    };
+    if !local.fits(n) || !model.fits(n) {
+        return;
+    }
+    let (starts, ends) = skeleton.child_ranges();
+    // SAFETY: `isa` proves the CPU runs the kernel. For each parent p in [begin, end) < n it reads
+    // child_start[p] and child_end[p] (n u32 each); the skeleton guarantees p < start <= end <= n, so
+    // every element index e * n + j (e < 12, j < n) lies inside both 12n-float buffers.
+    unsafe {
+        (isa.kernels().ltm_children_soa)(
+            local.data.as_ptr(),
+            model.data.as_mut_ptr(),
+            n as i32,
+            starts.as_ptr(),
+            ends.as_ptr(),
+            begin,
+            end,
+        )
+    }
+}
+
+/// One level (or a contiguous part of one) below the roots: each lane gathers its parent.
+pub(crate) fn ltm_level_soa(
+    isa: Runnable,
+    skeleton: &Skeleton,
+    local: &SoaMatrices,
+    model: &mut SoaMatrices,
+    joints: Range<usize>,
+) {
+    let n = skeleton.len();
+    let Some((begin, end)) = checked_range(&joints, n) else {
+        return;
+    };
+    if !local.fits(n) || !model.fits(n) || joints.clone().any(|j| skeleton.parent(j).is_none()) {
+        return;
+    }
+    // SAFETY: `isa` proves the CPU runs the kernel. Every joint j in [begin, end) < n has a parent
+    // 0 <= parents[j] < j (checked just above and guaranteed by the skeleton), so all gathers and
+    // stores use indices e * n + k with e < 12 and k < n, inside both 12n-float buffers.
+    unsafe {
+        (isa.kernels().ltm_level_soa)(
+            local.data.as_ptr(),
+            model.data.as_mut_ptr(),
+            n as i32,
+            skeleton.parents().as_ptr(),
+            begin,
+            end,
+        )
+    }
+}
+
+/// Local matrices in SoA from translation, rotation and scale, for all n joints.
+pub(crate) fn trs_to_soa(isa: Runnable, trs: Trs<'_>, local: &mut SoaMatrices) {
+    let n = local.stride;
+    if trs.translations.len() != n
+        || trs.rotations.len() != n
+        || trs.scales.len() != n
+        || !local.fits(n)
+    {
+        return;
+    }
+    // SAFETY: `isa` proves the CPU runs the kernel. For j < n it reads 3, 4 and 3 floats of the n-item
+    // slices and writes local.data[e * n + j] for e < 12, inside the 12n-float buffer.
+    unsafe {
+        (isa.kernels().trs_to_soa)(
+            trs.translations.as_ptr().cast(),
+            trs.rotations.as_ptr().cast(),
+            trs.scales.as_ptr().cast(),
+            local.data.as_mut_ptr(),
+            n as i32,
+            n as i32,
+        )
     }
 }

@@ -34,13 +34,18 @@ mod backend;
 pub mod baseline;
 mod error;
 mod ffi;
+pub mod hierarchy;
 mod isa;
 pub mod reference;
+pub mod scene;
+pub mod skeleton;
 mod transform;
 
 pub use backend::Backend;
 pub use error::Error;
+pub use hierarchy::{LocalToModelJob, Locals, Method, Trs};
 pub use isa::{Isa, Runnable, Unavailable};
+pub use skeleton::Skeleton;
 pub use transform::{transform_points, transform_points3};
 
 // The README's examples are compiled and run as doc tests, so they cannot drift from the API.

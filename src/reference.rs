@@ -5,7 +5,10 @@
 //! `min(input.len(), output.len())` items; the checked entry points (for example
 //! [`transform_points`](crate::transform_points)) validate lengths before calling them.
 
-use glam::{Mat4, Vec3, Vec4};
+use crate::hierarchy::Trs;
+use crate::skeleton::Skeleton;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use std::ops::Range;
 
 /// `dst[i] = m * (src[i].x, src[i].y, src[i].z, 1)`, the seed's `TransformVec3Pos_C`.
 pub fn transform_points_vec4(m: &Mat4, src: &[Vec3], dst: &mut [Vec4]) {
@@ -30,4 +33,121 @@ pub fn transform_points_vec3(m: &Mat4, src: &[Vec3], dst: &mut [Vec3]) {
         d.y = m[1] * x + m[5] * y + m[9] * z + m[13];
         d.z = m[2] * x + m[6] * y + m[10] * z + m[14];
     }
+}
+
+/// A column-major 4x4 matrix as 16 floats: element (row r, column c) is at `[4 * c + r]`, the layout of
+/// `Mat4::to_cols_array`.
+pub type Matrix = [f32; 16];
+
+/// `p * l` for affine matrices: both bottom rows are taken as (0, 0, 0, 1), and the result's bottom row is
+/// exactly that.
+pub fn affine_mul(p: &Matrix, l: &Matrix) -> Matrix {
+    let mut out = [0.0f32; 16];
+    for c in 0..4 {
+        for r in 0..3 {
+            let mut v = p[r] * l[4 * c] + p[4 + r] * l[4 * c + 1] + p[8 + r] * l[4 * c + 2];
+            if c == 3 {
+                v += p[12 + r];
+            }
+            out[4 * c + r] = v;
+        }
+    }
+    out[15] = 1.0;
+    out
+}
+
+/// The affine matrix `T * R * S` of a translation, a rotation and a (possibly non-uniform) scale.
+///
+/// Quaternion policy: the rotation is that of `q / |q|`, so quaternions that are not unit length (as
+/// keyframes often are, by a few 1e-4) still give a pure rotation. A zero quaternion gives the identity.
+pub fn trs_matrix(t: Vec3, q: Quat, s: Vec3) -> Matrix {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    let n = x * x + y * y + z * z + w * w;
+    let s2 = if n > 0.0 { 2.0 / n } else { 0.0 };
+    let mut m = [0.0f32; 16];
+    // Column 0: the rotated x axis times scale.x, and so on.
+    m[0] = (1.0 - s2 * (y * y + z * z)) * s.x;
+    m[1] = s2 * (x * y + z * w) * s.x;
+    m[2] = s2 * (x * z - y * w) * s.x;
+    m[4] = s2 * (x * y - z * w) * s.y;
+    m[5] = (1.0 - s2 * (x * x + z * z)) * s.y;
+    m[6] = s2 * (y * z + x * w) * s.y;
+    m[8] = s2 * (x * z + y * w) * s.z;
+    m[9] = s2 * (y * z - x * w) * s.z;
+    m[10] = (1.0 - s2 * (x * x + y * y)) * s.z;
+    m[12] = t.x;
+    m[13] = t.y;
+    m[14] = t.z;
+    m[15] = 1.0;
+    m
+}
+
+/// Local to model over the parents, in level order: for each joint of `joints`, in order,
+/// `model[j] = model[parent[j]] * local[j]`, or `root * local[j]` for a root. Any topological order
+/// works; level order is one. Matrices are affine (see [`affine_mul`]).
+pub fn local_to_model(
+    skeleton: &Skeleton,
+    locals: &[Mat4],
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let root = root.to_cols_array();
+    for j in clamp(joints, skeleton, locals.len(), models.len()) {
+        let parent = match skeleton.parent(j) {
+            Some(p) => models[p].to_cols_array(),
+            None => root,
+        };
+        models[j] = Mat4::from_cols_array(&affine_mul(&parent, &locals[j].to_cols_array()));
+    }
+}
+
+/// [`local_to_model`] with each local transform given as translation, rotation and scale
+/// ([`trs_matrix`]).
+pub fn local_to_model_trs(
+    skeleton: &Skeleton,
+    trs: Trs<'_>,
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let root = root.to_cols_array();
+    let n = trs
+        .translations
+        .len()
+        .min(trs.rotations.len())
+        .min(trs.scales.len());
+    for j in clamp(joints, skeleton, n, models.len()) {
+        let local = trs_matrix(trs.translations[j], trs.rotations[j], trs.scales[j]);
+        let parent = match skeleton.parent(j) {
+            Some(p) => models[p].to_cols_array(),
+            None => root,
+        };
+        models[j] = Mat4::from_cols_array(&affine_mul(&parent, &local));
+    }
+}
+
+/// The level-order seed's `LevelOrderSum` applied to matrices: for each parent in `parents`, the
+/// children (one contiguous range) get `model[c] = model[p] * local[c]`. Roots are not children of
+/// anything; [`local_to_model`] computes them.
+pub fn local_to_model_children(
+    skeleton: &Skeleton,
+    locals: &[Mat4],
+    models: &mut [Mat4],
+    parents: Range<usize>,
+) {
+    for p in clamp(parents, skeleton, locals.len(), models.len()) {
+        let parent = models[p].to_cols_array();
+        for c in skeleton.children(p) {
+            if c < locals.len() && c < models.len() {
+                models[c] = Mat4::from_cols_array(&affine_mul(&parent, &locals[c].to_cols_array()));
+            }
+        }
+    }
+}
+
+/// `joints` limited to what every array holds, so no index can be out of bounds.
+fn clamp(joints: Range<usize>, skeleton: &Skeleton, a: usize, b: usize) -> Range<usize> {
+    let end = joints.end.min(skeleton.len()).min(a).min(b);
+    joints.start.min(end)..end
 }

@@ -24,24 +24,53 @@ pub const OFFSETS: &[usize] = &[0, 1, 2, 3];
 /// actual difference on failure.
 pub type Check = fn(Isa) -> Result<String, String>;
 
-/// Small deterministic generator (xorshift64*), so failures reproduce exactly and no dependency is needed.
-pub struct Rng(u64);
+/// The crate's deterministic generator, so failures reproduce exactly.
+pub use ispc_skinning::scene::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+/// A random forest of `n` joints with `roots` roots, in a shuffled original order (parents may come after
+/// their children), so the skeleton's re-indexing is exercised.
+pub fn shuffled_tree(n: usize, roots: usize, seed: u64) -> Vec<Option<usize>> {
+    let mut rng = Rng::new(seed);
+    let roots = roots.clamp(1, n.max(1));
+    let tree: Vec<Option<usize>> = (0..n)
+        .map(|i| if i < roots { None } else { Some(rng.below(i)) })
+        .collect();
+    let mut perm: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        perm.swap(i, rng.below(i + 1));
     }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    let mut out = vec![None; n];
+    for i in 0..n {
+        out[perm[i]] = tree[i].map(|p| perm[p]);
     }
-    /// Uniform in [lo, hi).
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * unit
+    out
+}
+
+/// Skeleton shapes every hierarchy kernel is checked on: a single joint, small random trees around the
+/// gang widths, a deep chain (1,100 levels), a wide fan (1,100 children), a forest, humanoid rigs of 20,
+/// 67 and 120 joints, and a 3,000-joint tree of the seed's shape.
+pub fn shapes() -> Vec<(String, Vec<Option<usize>>)> {
+    use ispc_skinning::scene::{humanoid_parents, level_tree};
+    let mut v = vec![("single".to_string(), vec![None])];
+    for n in [2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33] {
+        v.push((format!("random{n}"), shuffled_tree(n, 1, n as u64)));
     }
+    v.push((
+        "chain1100".into(),
+        (0..1100usize).map(|i| i.checked_sub(1)).collect(),
+    ));
+    v.push((
+        "fan1100".into(),
+        (0..1100usize)
+            .map(|i| if i == 0 { None } else { Some(0) })
+            .collect(),
+    ));
+    v.push(("forest300".into(), shuffled_tree(300, 4, 77)));
+    for n in [20, 67, 120] {
+        v.push((format!("humanoid{n}"), humanoid_parents(n)));
+    }
+    v.push(("tree3000".into(), level_tree(3000, 12, 5)));
+    v
 }
 
 /// Prints which ISAs run and which do not (with the reason), then runs every check on every ISA.

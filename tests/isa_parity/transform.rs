@@ -1,15 +1,13 @@
-//! Every ISPC kernel on every ISA against the serial reference (see tests/harness/mod.rs).
+//! Batch transform checks.
 //!
-//! Tolerance, batch transform: each output component is a sum of four terms, m_r0*x + m_r1*y + m_r2*z +
+//! Tolerance: each output component is a sum of four terms, m_r0*x + m_r1*y + m_r2*z +
 //! m_r3. The reference rounds each product and each sum; ISPC fuses multiply-adds and may sum in another
 //! order. Either result is within gamma_4 * S of the exact value, where S = |m_r0*x| + |m_r1*y| +
 //! |m_r2*z| + |m_r3| and gamma_4 is about 4 * (eps/2), so the two differ by at most 4 * eps * S. The check
 //! uses exactly that bound, so any real error (a wrong element, lane or vertex) fails it.
 
-mod harness;
-
+use crate::harness::{Rng, OFFSETS, SIZES};
 use glam::{Mat4, Vec3, Vec4};
-use harness::{Rng, OFFSETS, SIZES};
 use ispc_skinning::{reference, transform_points, transform_points3, Isa};
 
 /// Matrices the transform is checked with: identity, affine ones (rotation, non-uniform scale,
@@ -57,7 +55,7 @@ fn random_points(rng: &mut Rng, n: usize) -> Vec<Vec3> {
 /// Sentinel written around every output slice; a kernel that writes outside its slice changes it.
 const GUARD: f32 = -7.25e30;
 
-fn check_transform_points_vec4(isa: Isa) -> Result<String, String> {
+pub fn check_transform_points_vec4(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(4);
     let mut cases = 0;
     for (mname, m) in test_matrices(&mut rng) {
@@ -82,7 +80,7 @@ fn check_transform_points_vec4(isa: Isa) -> Result<String, String> {
     Ok(format!("{cases} cases"))
 }
 
-fn check_transform_points_vec3(isa: Isa) -> Result<String, String> {
+pub fn check_transform_points_vec3(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(3);
     let mut cases = 0;
     for (mname, m) in test_matrices(&mut rng) {
@@ -154,11 +152,4 @@ fn check_guards<T>(
         }
     }
     Ok(())
-}
-
-fn main() {
-    harness::run(&[
-        ("transform_points", check_transform_points_vec4),
-        ("transform_points3", check_transform_points_vec3),
-    ])
 }

@@ -1,0 +1,234 @@
+// Local-to-model transforms over a level-order skeleton (the level-order seed), in three layouts.
+//
+// Affine semantics everywhere: a matrix's bottom row is taken as (0, 0, 0, 1) and written as exactly that,
+// whatever the input holds there. model[j] = model[parent[j]] * local[j], or root * local[j] for a root.
+//
+// 1. ltm_joint / ltm_joint_trs: one joint at a time, the gang spread *horizontally* over the 16 elements of
+//    a column-major 4x4 matrix (16 / programCount chunks per matrix). The parent's columns are replicated
+//    with shuffles of one contiguous load and the local matrix's elements are broadcast inside each
+//    column with in-lane shuffles: no gathers, no scatters, whatever the tree's shape.
+// 2. ltm_children_soa: the seed's per-parent foreach over the (contiguous) children, on structure-of-
+//    arrays matrices, so child loads and stores are contiguous vectors and the parent is uniform.
+// 3. ltm_level_soa: foreach over a whole level on SoA matrices; each lane gathers its parent.
+
+#include "common.isph"
+
+// ---------------------------------------------------------------------------------------------------
+// 1. Horizontal, AoS: 16 floats per matrix, column-major (glam Mat4 and Affine3A share this layout).
+
+#define CHUNKS (16 / TARGET_WIDTH)
+
+// Element index of lane programIndex in chunk c, its row and its column.
+static inline varying int element(uniform int c) { return c * programCount + programIndex; }
+static inline varying int row_of(varying int e) { return e & 3; }
+static inline varying int col_of(varying int e) { return e >> 2; }
+
+// Parent column k replicated into every column group of chunk lanes: lane (col j, row r) gets P[4k + r].
+// `p` holds the parent's chunks as loaded from memory.
+static inline varying float parent_column(const varying float p[CHUNKS], uniform int k)
+{
+    // Column k lives in chunk 4k / programCount at lanes 4k % programCount ... + 3.
+    return shuffle(p[(4 * k) / programCount], (4 * k) % programCount + (programIndex & 3));
+}
+
+// One chunk of P * L. `l` holds this chunk's lanes of L; a[k] are P's replicated columns.
+static inline varying float multiply_chunk(const varying float a[4], varying float l, uniform int c)
+{
+    const varying int e = element(c);
+    const varying int base = programIndex & ~3;  // lane of element (col j, row 0) within the chunk
+    const varying float b0 = shuffle(l, base);     // L[j][0]
+    const varying float b1 = shuffle(l, base + 1); // L[j][1]
+    const varying float b2 = shuffle(l, base + 2); // L[j][2]
+    varying float out = a[0] * b0 + a[1] * b1 + a[2] * b2;
+    // The translation column also adds P's translation (L[3][3] = 1); the other columns do not.
+    if (col_of(e) == 3)
+        out += a[3];
+    // Bottom row exactly (0, 0, 0, 1).
+    if (row_of(e) == 3)
+        out = col_of(e) == 3 ? 1.0f : 0.0f;
+    return out;
+}
+
+static inline void load_parent(uniform const float * uniform pm, varying float a[4])
+{
+    varying float p[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        p[c] = pm[c * programCount + programIndex];
+#pragma unroll
+    for (uniform int k = 0; k < 4; k++)
+        a[k] = parent_column(p, k);
+}
+
+// Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1.
+export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[], uniform const int parents[],
+                              uniform int begin, uniform int end, uniform const float root[16])
+{
+    for (uniform int j = begin; j < end; j++) {
+        const uniform int p = parents[j];
+        varying float a[4];
+        load_parent(p < 0 ? root : model + 16 * p, a);
+#pragma unroll
+        for (uniform int c = 0; c < CHUNKS; c++) {
+            const varying float l = local[16 * j + c * programCount + programIndex];
+            model[16 * j + c * programCount + programIndex] = multiply_chunk(a, l, c);
+        }
+    }
+}
+
+// One chunk of the local matrix T * R(q) * S built from translation t, rotation q (x, y, z, w) and scale s.
+// The rotation is that of q / |q| (a zero quaternion gives the identity): with s2 = 2 / |q|^2,
+//   R[r][j] = s2 * (v_r v_j + w C[r][j]) + (r == j ? 1 - s2 |v|^2 : 0),
+// where v = (x, y, z) and C is the cross-product matrix of v (C[0][1] = -z, C[0][2] = y, C[1][2] = -x, ...).
+// `qv`, `tv` and `sv` hold q, t and s in lanes 0..3 (0..2); rows 3 of the result are left unspecified.
+static inline varying float trs_chunk(varying float qv, varying float tv, varying float sv, uniform float w,
+                                      uniform float s2, uniform float diag, uniform int c)
+{
+    const varying int e = element(c);
+    const varying int r = row_of(e);
+    const varying int j = col_of(e);
+    // Cross-product matrix entry: +/- v_k, with k the axis that is neither r nor j.
+    const varying int k = (3 - r - j) & 3;
+    varying float cross = 0.0f;
+    if (r != j && r < 3 && j < 3) {
+        // C[r][j] = -v_k when (r, j, k) is an even permutation of (0, 1, 2), +v_k when odd.
+        const varying bool even = (j == r + 1) || (r == 2 && j == 0);
+        cross = even ? -shuffle(qv, k) : shuffle(qv, k);
+    }
+    varying float rot = s2 * (shuffle(qv, r) * shuffle(qv, j) + w * cross);
+    if (r == j)
+        rot += diag;
+    return j == 3 ? shuffle(tv, r) : rot * shuffle(sv, j);
+}
+
+// As ltm_joint, with the local transforms given as translation (3 floats), rotation quaternion (4 floats,
+// x y z w) and scale (3 floats, non-uniform allowed) per joint.
+export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[], uniform const float s[],
+                                  uniform float model[], uniform const int parents[], uniform int begin,
+                                  uniform int end, uniform const float root[16])
+{
+    for (uniform int j = begin; j < end; j++) {
+        const uniform int p = parents[j];
+        varying float a[4];
+        load_parent(p < 0 ? root : model + 16 * p, a);
+
+        const uniform float x = q[4 * j], y = q[4 * j + 1], z = q[4 * j + 2], w = q[4 * j + 3];
+        const uniform float vv = x * x + y * y + z * z;
+        const uniform float n = vv + w * w;
+        const uniform float s2 = n > 0.0f ? 2.0f / n : 0.0f;
+        // Masked loads: only lanes 0..3 (0..2) read, so nothing past the joint's data is touched.
+        varying float qv = 0.0f, tv = 0.0f, sv = 0.0f;
+        if (programIndex < 4)
+            qv = q[4 * j + programIndex];
+        if (programIndex < 3) {
+            tv = t[3 * j + programIndex];
+            sv = s[3 * j + programIndex];
+        }
+#pragma unroll
+        for (uniform int c = 0; c < CHUNKS; c++) {
+            const varying float l = trs_chunk(qv, tv, sv, w, s2, 1.0f - s2 * vv, c);
+            model[16 * j + c * programCount + programIndex] = multiply_chunk(a, l, c);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 2 and 3. Structure of arrays: element e (e = 4 * row + col, rows 0..2, cols 0..3, so 12 arrays) of
+// joint j is at m[e * stride + j].
+
+#define SOA(m, e, j) m[(e) * stride + (j)]
+
+// model[j] = P * local[j] for one lane, P given element by element (P[e], e = 4 * row + col).
+#define SOA_MULTIPLY(P, j)                                                                                  \
+    {                                                                                                       \
+        const varying float l0 = SOA(local, 0, j), l1 = SOA(local, 1, j), l2 = SOA(local, 2, j),            \
+                            l3 = SOA(local, 3, j);                                                          \
+        const varying float l4 = SOA(local, 4, j), l5 = SOA(local, 5, j), l6 = SOA(local, 6, j),            \
+                            l7 = SOA(local, 7, j);                                                          \
+        const varying float l8 = SOA(local, 8, j), l9 = SOA(local, 9, j), l10 = SOA(local, 10, j),          \
+                            l11 = SOA(local, 11, j);                                                        \
+        SOA(model, 0, j) = P[0] * l0 + P[1] * l4 + P[2] * l8;                                               \
+        SOA(model, 1, j) = P[0] * l1 + P[1] * l5 + P[2] * l9;                                               \
+        SOA(model, 2, j) = P[0] * l2 + P[1] * l6 + P[2] * l10;                                              \
+        SOA(model, 3, j) = P[0] * l3 + P[1] * l7 + P[2] * l11 + P[3];                                       \
+        SOA(model, 4, j) = P[4] * l0 + P[5] * l4 + P[6] * l8;                                               \
+        SOA(model, 5, j) = P[4] * l1 + P[5] * l5 + P[6] * l9;                                               \
+        SOA(model, 6, j) = P[4] * l2 + P[5] * l6 + P[6] * l10;                                              \
+        SOA(model, 7, j) = P[4] * l3 + P[5] * l7 + P[6] * l11 + P[7];                                       \
+        SOA(model, 8, j) = P[8] * l0 + P[9] * l4 + P[10] * l8;                                              \
+        SOA(model, 9, j) = P[8] * l1 + P[9] * l5 + P[10] * l9;                                              \
+        SOA(model, 10, j) = P[8] * l2 + P[9] * l6 + P[10] * l10;                                            \
+        SOA(model, 11, j) = P[8] * l3 + P[9] * l7 + P[10] * l11 + P[11];                                    \
+    }
+
+// Roots [begin, end): model = root * local, root given as a column-major 4x4.
+export void EXPORT(ltm_roots_soa)(uniform const float local[], uniform float model[], uniform int stride,
+                                  uniform int begin, uniform int end, uniform const float root[16])
+{
+    uniform float P[12];
+    for (uniform int r = 0; r < 3; r++)
+        for (uniform int c = 0; c < 4; c++)
+            P[4 * r + c] = root[4 * c + r];
+    foreach (j = begin... end) {
+        SOA_MULTIPLY(P, j)
+    }
+}
+
+// The seed's ParallelLevelOrder: for each parent in [pbegin, pend), foreach over its children.
+export void EXPORT(ltm_children_soa)(uniform const float local[], uniform float model[], uniform int stride,
+                                     uniform const uint32 child_start[], uniform const uint32 child_end[],
+                                     uniform int pbegin, uniform int pend)
+{
+    for (uniform int p = pbegin; p < pend; p++) {
+        const uniform int cb = child_start[p];
+        const uniform int ce = child_end[p];
+        if (cb == ce)
+            continue;
+        uniform float P[12];
+#pragma unroll
+        for (uniform int e = 0; e < 12; e++)
+            P[e] = SOA(model, e, p);
+        foreach (j = cb... ce) {
+            SOA_MULTIPLY(P, j)
+        }
+    }
+}
+
+// One level [begin, end) whose joints all have parents (level 1 and deeper): each lane gathers its
+// parent's twelve elements.
+export void EXPORT(ltm_level_soa)(uniform const float local[], uniform float model[], uniform int stride,
+                                  uniform const int parents[], uniform int begin, uniform int end)
+{
+    foreach (j = begin... end) {
+        const varying int p = parents[j];
+        varying float P[12];
+#pragma unroll
+        for (uniform int e = 0; e < 12; e++)
+            P[e] = SOA(model, e, p);
+        SOA_MULTIPLY(P, j)
+    }
+}
+
+// TRS (AoS: 3, 4 and 3 floats per joint) to SoA local matrices, for the SoA traversals. Joints [0, n).
+export void EXPORT(trs_to_soa)(uniform const float t[], uniform const float q[], uniform const float s[],
+                               uniform float local[], uniform int stride, uniform int n)
+{
+    foreach (j = 0... n) {
+        const varying float x = q[4 * j], y = q[4 * j + 1], z = q[4 * j + 2], w = q[4 * j + 3];
+        const varying float nn = x * x + y * y + z * z + w * w;
+        const varying float s2 = nn > 0.0f ? 2.0f / nn : 0.0f;
+        const varying float sx = s[3 * j], sy = s[3 * j + 1], sz = s[3 * j + 2];
+        SOA(local, 0, j) = (1.0f - s2 * (y * y + z * z)) * sx;
+        SOA(local, 1, j) = s2 * (x * y - z * w) * sy;
+        SOA(local, 2, j) = s2 * (x * z + y * w) * sz;
+        SOA(local, 3, j) = t[3 * j];
+        SOA(local, 4, j) = s2 * (x * y + z * w) * sx;
+        SOA(local, 5, j) = (1.0f - s2 * (x * x + z * z)) * sy;
+        SOA(local, 6, j) = s2 * (y * z - x * w) * sz;
+        SOA(local, 7, j) = t[3 * j + 1];
+        SOA(local, 8, j) = s2 * (x * z - y * w) * sx;
+        SOA(local, 9, j) = s2 * (y * z + x * w) * sy;
+        SOA(local, 10, j) = (1.0f - s2 * (x * x + y * y)) * sz;
+        SOA(local, 11, j) = t[3 * j + 2];
+    }
+}

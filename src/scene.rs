@@ -1,0 +1,173 @@
+//! Procedural scenes for the main job, the benches and the tests: rigs of realistic shape, the level-order
+//! seed's large tree, and animated poses. Everything is deterministic (seeded), so runs compare.
+
+use glam::{EulerRot, Quat, Vec3};
+
+/// A small deterministic generator (xorshift64*), so scenes need no dependency and reproduce exactly.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed (any value).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * unit
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+}
+
+/// Parents of a humanoid-like rig with `joints` joints (at least 1), in a build order where every parent
+/// comes first: hips, spine, neck, head, legs and arms, then fingers, then face, twist and prop joints.
+/// 20 joints give a game-style low rig, 67 a typical character with fingers and face, 120 a detailed one.
+pub fn humanoid_parents(joints: usize) -> Vec<Option<usize>> {
+    let mut p: Vec<Option<usize>> = Vec::with_capacity(joints.max(1));
+    let add = |p: &mut Vec<Option<usize>>, parent: Option<usize>| -> usize {
+        p.push(parent);
+        p.len() - 1
+    };
+    let hips = add(&mut p, None);
+    let spine1 = add(&mut p, Some(hips));
+    let spine2 = add(&mut p, Some(spine1));
+    let chest = add(&mut p, Some(spine2));
+    let neck = add(&mut p, Some(chest));
+    let head = add(&mut p, Some(neck));
+    let mut hands = Vec::new();
+    for _side in 0..2 {
+        let thigh = add(&mut p, Some(hips));
+        let shin = add(&mut p, Some(thigh));
+        let foot = add(&mut p, Some(shin));
+        add(&mut p, Some(foot));
+        let clavicle = add(&mut p, Some(chest));
+        let upper = add(&mut p, Some(clavicle));
+        let fore = add(&mut p, Some(upper));
+        hands.push(add(&mut p, Some(fore)));
+    }
+    // Fingers: five chains of three per hand.
+    for &hand in &hands {
+        for _finger in 0..5 {
+            let a = add(&mut p, Some(hand));
+            let b = add(&mut p, Some(a));
+            add(&mut p, Some(b));
+        }
+    }
+    // Face and extra joints: short chains under the head, then under the chest and hands, round-robin,
+    // until the count is reached.
+    let anchors = [head, head, head, chest, hands[0], hands[1], hips];
+    let mut k = 0;
+    while p.len() < joints {
+        let anchor = anchors[k % anchors.len()];
+        let a = add(&mut p, Some(anchor));
+        if p.len() < joints {
+            add(&mut p, Some(a));
+        }
+        k += 1;
+    }
+    p.truncate(joints.max(1));
+    p
+}
+
+/// A random tree of `joints` joints over `levels` levels whose level sizes grow geometrically, each joint
+/// picking a random parent in the level above: the shape of the level-order seed's 40,000-bone benchmark
+/// (17 levels, about 2.2 children per parent). Returned in level order already.
+pub fn level_tree(joints: usize, levels: usize, seed: u64) -> Vec<Option<usize>> {
+    let joints = joints.max(1);
+    let levels = levels.clamp(1, joints);
+    // Growth factor g with 1 + g + ... + g^(levels-1) = joints, by bisection.
+    let total = |g: f64| (0..levels).map(|k| g.powi(k as i32)).sum::<f64>();
+    let (mut lo, mut hi) = (1.0f64, joints as f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if total(mid) < joints as f64 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut sizes: Vec<usize> = (0..levels)
+        .map(|k| (lo.powi(k as i32).round() as usize).max(1))
+        .collect();
+    let sum: usize = sizes.iter().sum();
+    if let Some(last) = sizes.last_mut() {
+        *last = (*last + joints).saturating_sub(sum).max(1);
+    }
+    let mut rng = Rng::new(seed);
+    let mut parents = Vec::with_capacity(joints);
+    let mut prev = 0..0;
+    for size in sizes {
+        let start = parents.len();
+        for _ in 0..size {
+            if parents.len() >= joints {
+                break;
+            }
+            parents.push(if prev.is_empty() {
+                None
+            } else {
+                Some(prev.start + rng.below(prev.len()))
+            });
+        }
+        prev = start..parents.len();
+    }
+    parents
+}
+
+/// An animated local pose: per joint a translation (a bone offset), a rotation that swings with `time`,
+/// and a scale. With `non_uniform`, scales differ per axis (between 0.8 and 1.25), as in squash-and-
+/// stretch rigs; otherwise they are 1. Quaternions are unit length up to rounding.
+pub fn animated_pose(
+    joints: usize,
+    time: f32,
+    non_uniform: bool,
+    seed: u64,
+) -> (Vec<Vec3>, Vec<Quat>, Vec<Vec3>) {
+    let mut rng = Rng::new(seed);
+    let mut t = Vec::with_capacity(joints);
+    let mut q = Vec::with_capacity(joints);
+    let mut s = Vec::with_capacity(joints);
+    for _ in 0..joints {
+        let offset = Vec3::new(
+            rng.range(-0.05, 0.05),
+            rng.range(0.05, 0.3),
+            rng.range(-0.05, 0.05),
+        );
+        let (phase, speed, amp) = (
+            rng.range(0.0, std::f32::consts::TAU),
+            rng.range(0.5, 2.0),
+            rng.range(0.1, 0.8),
+        );
+        let angle = amp * (speed * time + phase).sin();
+        t.push(offset);
+        q.push(Quat::from_euler(
+            EulerRot::XYZ,
+            angle,
+            0.5 * angle,
+            -0.3 * angle,
+        ));
+        s.push(if non_uniform {
+            Vec3::new(
+                rng.range(0.8, 1.25),
+                rng.range(0.8, 1.25),
+                rng.range(0.8, 1.25),
+            )
+        } else {
+            Vec3::ONE
+        });
+    }
+    (t, q, s)
+}

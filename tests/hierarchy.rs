@@ -1,0 +1,367 @@
+//! LocalToModelJob: one test per rule it checks, the serial methods, the quaternion policy, and the
+//! reference against glam's own math.
+
+mod harness;
+
+use glam::{Affine3A, EulerRot, Mat4, Quat, Vec3};
+use harness::shapes;
+use ispc_skinning::reference::trs_matrix;
+use ispc_skinning::scene::{animated_pose, humanoid_parents};
+use ispc_skinning::{Backend, Error, Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
+
+fn humanoid() -> Skeleton {
+    Skeleton::from_parents(&humanoid_parents(67)).unwrap()
+}
+
+fn pose(n: usize) -> (Vec<Vec3>, Vec<Quat>, Vec<Vec3>) {
+    animated_pose(n, 0.4, true, 3)
+}
+
+#[test]
+fn locals_of_the_wrong_length_are_rejected() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 66];
+    let mut models = vec![Mat4::ZERO; 67];
+    let err = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models)
+        .run()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::CountMismatch {
+            what: "local matrices",
+            expected: 67,
+            got: 66
+        }
+    );
+    assert!(
+        models.iter().all(|m| *m == Mat4::ZERO),
+        "nothing may be written on error"
+    );
+}
+
+#[test]
+fn each_trs_stream_is_checked() {
+    let s = humanoid();
+    let (t, q, sc) = pose(67);
+    let mut models = vec![Mat4::ZERO; 67];
+    for (which, trs) in [
+        (
+            "local translations",
+            Trs {
+                translations: &t[1..],
+                rotations: &q,
+                scales: &sc,
+            },
+        ),
+        (
+            "local rotations",
+            Trs {
+                translations: &t,
+                rotations: &q[1..],
+                scales: &sc,
+            },
+        ),
+        (
+            "local scales",
+            Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &sc[1..],
+            },
+        ),
+    ] {
+        let err = LocalToModelJob::new(&s, Locals::Trs(trs), &mut models)
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: which,
+                expected: 67,
+                got: 66
+            }
+        );
+    }
+}
+
+#[test]
+fn output_of_the_wrong_length_is_rejected() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 67];
+    let mut models = vec![Mat4::ZERO; 68];
+    let err = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models)
+        .validate()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::CountMismatch {
+            what: "model matrices",
+            expected: 67,
+            got: 68
+        }
+    );
+}
+
+#[test]
+fn from_out_of_range_is_rejected() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 67];
+    let mut models = vec![Mat4::ZERO; 67];
+    let mut job = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models);
+    job.from = Some(67);
+    assert_eq!(
+        job.run().unwrap_err(),
+        Error::JointOutOfRange {
+            joint: 67,
+            joints: 67
+        }
+    );
+}
+
+#[test]
+fn an_unavailable_isa_is_rejected_for_ispc_methods() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 67];
+    let mut models = vec![Mat4::ZERO; 67];
+    let foreign = if cfg!(target_arch = "aarch64") {
+        Isa::Avx2
+    } else {
+        Isa::Neon
+    };
+    let mut job = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models);
+    job.method = Method::IspcJoint;
+    job.backend = foreign.into();
+    assert!(matches!(job.run().unwrap_err(), Error::IsaUnavailable { isa, .. } if isa == foreign));
+}
+
+#[test]
+fn the_reference_backend_makes_ispc_methods_fall_back() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 67];
+    let mut models = vec![Mat4::ZERO; 67];
+    let mut job = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models);
+    job.method = Method::IspcLevel;
+    job.backend = Backend::Reference;
+    assert_eq!(job.run().unwrap(), Method::Reference);
+}
+
+#[test]
+fn auto_picks_the_horizontal_kernel_where_an_isa_runs() {
+    let s = humanoid();
+    let locals = vec![Mat4::IDENTITY; 67];
+    let mut models = vec![Mat4::ZERO; 67];
+    let ran = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models)
+        .run()
+        .unwrap();
+    let want = if Isa::detect().is_some() {
+        Method::IspcJoint
+    } else {
+        Method::Reference
+    };
+    assert_eq!(ran, want);
+}
+
+fn run(
+    s: &Skeleton,
+    locals: Locals<'_>,
+    method: Method,
+    root: Mat4,
+    from: Option<usize>,
+    models: &mut [Mat4],
+) {
+    let mut job = LocalToModelJob::new(s, locals, models);
+    job.method = method;
+    job.root = root;
+    job.from = from;
+    job.backend = Backend::Reference;
+    job.run().unwrap();
+}
+
+#[test]
+fn serial_children_equals_the_reference_on_every_shape() {
+    let root = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
+    for (name, parents) in shapes() {
+        let s = Skeleton::from_parents(&parents).unwrap();
+        let (t, q, sc) = pose(s.len());
+        let trs = Trs {
+            translations: &t,
+            rotations: &q,
+            scales: &sc,
+        };
+        let mut a = vec![Mat4::ZERO; s.len()];
+        let mut b = vec![Mat4::ZERO; s.len()];
+        run(&s, Locals::Trs(trs), Method::Reference, root, None, &mut a);
+        run(
+            &s,
+            Locals::Trs(trs),
+            Method::SerialChildren,
+            root,
+            None,
+            &mut b,
+        );
+        // Same scalar operations in the same order per joint: bit for bit equal.
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn serial_partial_updates_touch_only_the_subtree() {
+    let s = humanoid();
+    let (t, q, sc) = pose(67);
+    let trs = Trs {
+        translations: &t,
+        rotations: &q,
+        scales: &sc,
+    };
+    let mut full = vec![Mat4::ZERO; 67];
+    run(
+        &s,
+        Locals::Trs(trs),
+        Method::Reference,
+        Mat4::IDENTITY,
+        None,
+        &mut full,
+    );
+    for method in [Method::Reference, Method::SerialChildren] {
+        for from in [0, 5, 30, 66] {
+            let mut partial = vec![Mat4::from_cols_array(&[7.0; 16]); 67];
+            // The subtree root's parent must already be in the output.
+            if let Some(p) = s.parent(from) {
+                partial[p] = full[p];
+            }
+            run(
+                &s,
+                Locals::Trs(trs),
+                method,
+                Mat4::IDENTITY,
+                Some(from),
+                &mut partial,
+            );
+            let sub: Vec<usize> = s.subtree_ranges(from).into_iter().flatten().collect();
+            for j in 0..67 {
+                if sub.contains(&j) {
+                    assert_eq!(partial[j], full[j], "{method:?} from {from}: joint {j}");
+                } else if Some(j) != s.parent(from) {
+                    assert_eq!(
+                        partial[j],
+                        Mat4::from_cols_array(&[7.0; 16]),
+                        "{method:?} from {from}: joint {j} touched"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn affine3a_input_equals_mat4_input() {
+    let s = humanoid();
+    let (t, q, sc) = pose(67);
+    let mats: Vec<Mat4> = (0..67)
+        .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], sc[j])))
+        .collect();
+    let affs: Vec<Affine3A> = mats.iter().map(|m| Affine3A::from_mat4(*m)).collect();
+    for method in Method::ALL {
+        let mut a = vec![Mat4::ZERO; 67];
+        let mut b = vec![Mat4::ZERO; 67];
+        let mut job = LocalToModelJob::new(&s, Locals::Matrices(&mats), &mut a);
+        job.method = method;
+        job.run().unwrap();
+        let mut job = LocalToModelJob::new(&s, Locals::Affines(&affs), &mut b);
+        job.method = method;
+        job.run().unwrap();
+        assert_eq!(a, b, "{method:?}");
+    }
+}
+
+#[test]
+fn the_reference_matches_glam() {
+    // glam's own TRS and matrix products, recursively, agree with the reference within rounding.
+    let s = Skeleton::from_parents(&humanoid_parents(120)).unwrap();
+    let (t, q, sc) = pose(120);
+    let mut models = vec![Mat4::ZERO; 120];
+    run(
+        &s,
+        Locals::Trs(Trs {
+            translations: &t,
+            rotations: &q,
+            scales: &sc,
+        }),
+        Method::Reference,
+        Mat4::IDENTITY,
+        None,
+        &mut models,
+    );
+    let mut glam_models = vec![Mat4::IDENTITY; 120];
+    for j in 0..120 {
+        let local = Mat4::from_scale_rotation_translation(sc[j], q[j].normalize(), t[j]);
+        glam_models[j] = match s.parent(j) {
+            Some(p) => glam_models[p] * local,
+            None => local,
+        };
+    }
+    for j in 0..120 {
+        assert!(
+            models[j].abs_diff_eq(glam_models[j], 1e-4),
+            "joint {j}:\n{}\n{}",
+            models[j],
+            glam_models[j]
+        );
+    }
+}
+
+#[test]
+fn non_unit_quaternions_rotate_like_their_normalized_form() {
+    let q = Quat::from_euler(EulerRot::XYZ, 0.4, -1.2, 2.0);
+    for k in [0.5f32, 0.9998, 1.0, 1.0002, 3.0] {
+        let scaled = Quat::from_xyzw(q.x * k, q.y * k, q.z * k, q.w * k);
+        let m = Mat4::from_cols_array(&trs_matrix(Vec3::ZERO, scaled, Vec3::ONE));
+        assert!(m.abs_diff_eq(Mat4::from_quat(q), 1e-6), "scale {k}: {m}");
+    }
+    // The zero quaternion is the identity rotation, not NaN.
+    let m = Mat4::from_cols_array(&trs_matrix(
+        Vec3::X,
+        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        Vec3::ONE,
+    ));
+    assert_eq!(m, Mat4::from_translation(Vec3::X));
+}
+
+#[test]
+fn every_method_treats_non_unit_quaternions_the_same() {
+    let s = humanoid();
+    let (t, mut q, sc) = pose(67);
+    q.iter_mut()
+        .enumerate()
+        .for_each(|(i, r)| *r *= 1.0 + 0.01 * (i % 7) as f32);
+    q[3] = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+    let trs = Trs {
+        translations: &t,
+        rotations: &q,
+        scales: &sc,
+    };
+    let mut want = vec![Mat4::ZERO; 67];
+    run(
+        &s,
+        Locals::Trs(trs),
+        Method::Reference,
+        Mat4::IDENTITY,
+        None,
+        &mut want,
+    );
+    for isa in Isa::available() {
+        for method in [Method::IspcJoint, Method::IspcChildren, Method::IspcLevel] {
+            let mut got = vec![Mat4::ZERO; 67];
+            let mut job = LocalToModelJob::new(&s, Locals::Trs(trs), &mut got);
+            job.method = method;
+            job.backend = isa.into();
+            job.run().unwrap();
+            for j in 0..67 {
+                assert!(
+                    got[j].abs_diff_eq(want[j], 1e-5),
+                    "{isa} {method:?} joint {j}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Every ISPC kernel on every ISA against the serial reference (see tests/harness/mod.rs for how ISAs
+//! that cannot run are reported).
+
+#[path = "../harness/mod.rs"]
+mod harness;
+mod hierarchy;
+mod transform;
+
+fn main() {
+    harness::run(&[
+        ("transform_points", transform::check_transform_points_vec4),
+        ("transform_points3", transform::check_transform_points_vec3),
+        ("local_to_model_joint", hierarchy::check_joint),
+        ("local_to_model_children", hierarchy::check_children),
+        ("local_to_model_level", hierarchy::check_level),
+        ("local_to_model_partial", hierarchy::check_partial),
+    ])
+}

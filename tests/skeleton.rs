@@ -1,0 +1,228 @@
+//! Skeleton construction: one test per invalid case, then the level-order invariants on many shapes.
+// Index loops read several parallel arrays (original and level order) at once; indices are clearer here.
+#![allow(clippy::needless_range_loop)]
+
+mod harness;
+
+use harness::shuffled_tree;
+use ispc_skinning::{Error, Skeleton};
+
+fn check_invariants(original: &[Option<usize>], s: &Skeleton) {
+    let n = original.len();
+    assert_eq!(s.len(), n);
+    // The permutations are inverse to each other and the parent relation is preserved.
+    for orig in 0..n {
+        let lvl = s.level_index(orig).unwrap();
+        assert_eq!(s.original_index(lvl), Some(orig));
+        let want = original[orig].map(|p| s.level_index(p).unwrap());
+        assert_eq!(s.parent(lvl), want, "joint {orig}");
+    }
+    // Parents come before children; children are exactly the contiguous range.
+    for j in 0..n {
+        if let Some(p) = s.parent(j) {
+            assert!(p < j);
+            assert!(
+                s.children(p).contains(&j),
+                "joint {j} not in its parent's children range"
+            );
+        }
+        for c in s.children(j) {
+            assert_eq!(s.parent(c), Some(j));
+        }
+    }
+    let children_total: usize = (0..n).map(|j| s.children(j).len()).sum();
+    assert_eq!(children_total, n - s.roots().len());
+    // Levels are contiguous, cover every joint, and a joint's level is its parent's plus one.
+    let mut level_of = vec![usize::MAX; n];
+    let mut next = 0;
+    for (k, level) in s.levels().enumerate() {
+        assert_eq!(level.start, next);
+        next = level.end;
+        for j in level {
+            level_of[j] = k;
+            match s.parent(j) {
+                Some(p) => assert_eq!(level_of[p] + 1, k),
+                None => assert_eq!(k, 0),
+            }
+        }
+    }
+    assert_eq!(next, n);
+    // Roots keep their original relative order.
+    let roots: Vec<usize> = (0..n).filter(|&j| original[j].is_none()).collect();
+    let level_roots: Vec<usize> = s.roots().map(|j| s.original_index(j).unwrap()).collect();
+    assert_eq!(roots, level_roots);
+}
+
+#[test]
+fn empty_skeleton_is_an_error() {
+    assert_eq!(
+        Skeleton::from_parents(&[]).unwrap_err(),
+        Error::EmptySkeleton
+    );
+}
+
+#[test]
+fn parent_out_of_range_names_the_joint() {
+    let err = Skeleton::from_parents(&[None, Some(0), Some(7)]).unwrap_err();
+    assert_eq!(
+        err,
+        Error::ParentOutOfRange {
+            joint: 2,
+            parent: 7,
+            joints: 3
+        }
+    );
+    assert!(err.to_string().contains("joint 2"));
+}
+
+#[test]
+fn negative_parent_index_other_than_minus_one_is_out_of_range() {
+    let err = Skeleton::from_parent_indices(&[-1, 0, -5]).unwrap_err();
+    assert!(
+        matches!(err, Error::ParentOutOfRange { joint: 2, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn own_parent_names_the_joint() {
+    assert_eq!(
+        Skeleton::from_parents(&[None, Some(1)]).unwrap_err(),
+        Error::SelfParent { joint: 1 }
+    );
+}
+
+#[test]
+fn cycle_names_a_joint_on_the_cycle() {
+    // 0 is a root; 1 -> 2 -> 3 -> 1 is a cycle; 4 hangs below the cycle.
+    let parents = [None, Some(3), Some(1), Some(2), Some(2)];
+    match Skeleton::from_parents(&parents).unwrap_err() {
+        Error::Cycle { joint } => assert!(
+            [1, 2, 3].contains(&joint),
+            "joint {joint} is not on the cycle"
+        ),
+        other => panic!("expected a cycle, got {other:?}"),
+    }
+}
+
+#[test]
+fn all_joints_in_a_cycle_without_root() {
+    assert!(matches!(
+        Skeleton::from_parents(&[Some(1), Some(0)]).unwrap_err(),
+        Error::Cycle { .. }
+    ));
+}
+
+#[test]
+fn names_count_must_match() {
+    let s = Skeleton::from_parents(&[None, Some(0)]).unwrap();
+    let err = s.clone().with_names(vec!["a".into()]).unwrap_err();
+    assert_eq!(
+        err,
+        Error::CountMismatch {
+            what: "joint names",
+            expected: 2,
+            got: 1
+        }
+    );
+}
+
+#[test]
+fn names_follow_the_permutation() {
+    // Original order: child first.
+    let s = Skeleton::from_parents(&[Some(1), None])
+        .unwrap()
+        .with_names(vec!["hand".into(), "hips".into()])
+        .unwrap();
+    assert_eq!(s.name(0), Some("hips"));
+    assert_eq!(s.name(1), Some("hand"));
+    assert_eq!(s.find("hand"), Some(1));
+}
+
+#[test]
+fn single_joint() {
+    let s = Skeleton::from_parents(&[None]).unwrap();
+    check_invariants(&[None], &s);
+    assert_eq!(s.level_count(), 1);
+    assert_eq!(s.children(0), 1..1);
+}
+
+#[test]
+fn deep_chain_of_2000_levels() {
+    let parents: Vec<Option<usize>> = (0..2000usize).map(|i| i.checked_sub(1)).collect();
+    let s = Skeleton::from_parents(&parents).unwrap();
+    check_invariants(&parents, &s);
+    assert_eq!(s.level_count(), 2000);
+}
+
+#[test]
+fn wide_fan_of_1500_children() {
+    let parents: Vec<Option<usize>> = (0..1501)
+        .map(|i| if i == 0 { None } else { Some(0) })
+        .collect();
+    let s = Skeleton::from_parents(&parents).unwrap();
+    check_invariants(&parents, &s);
+    assert_eq!(s.children(0), 1..1501);
+}
+
+#[test]
+fn random_forests_in_shuffled_order() {
+    for (n, roots, seed) in [(2, 1, 1), (17, 3, 2), (120, 1, 3), (67, 2, 4), (5000, 7, 5)] {
+        let parents = shuffled_tree(n, roots, seed);
+        let s = Skeleton::from_parents(&parents).unwrap();
+        check_invariants(&parents, &s);
+        assert_eq!(s.roots().len(), roots);
+    }
+}
+
+#[test]
+fn one_hundred_thousand_joints() {
+    let parents = shuffled_tree(100_000, 1, 99);
+    let s = Skeleton::from_parents(&parents).unwrap();
+    check_invariants(&parents, &s);
+}
+
+#[test]
+fn reordering_round_trips() {
+    let parents = shuffled_tree(50, 2, 7);
+    let s = Skeleton::from_parents(&parents).unwrap();
+    let data: Vec<usize> = (0..50).collect();
+    let level = s.to_level_order(&data).unwrap();
+    assert_eq!(s.to_original_order(&level).unwrap(), data);
+    assert_eq!(
+        s.to_level_order(&data[..3]).unwrap_err(),
+        Error::CountMismatch {
+            what: "per-joint data",
+            expected: 50,
+            got: 3
+        }
+    );
+}
+
+#[test]
+fn subtree_ranges_cover_exactly_the_descendants() {
+    let parents = shuffled_tree(300, 2, 11);
+    let s = Skeleton::from_parents(&parents).unwrap();
+    for j in 0..s.len() {
+        let mut in_subtree = vec![false; s.len()];
+        for k in 0..s.len() {
+            let mut a = Some(k);
+            while let Some(x) = a {
+                if x == j {
+                    in_subtree[k] = true;
+                    break;
+                }
+                a = s.parent(x);
+            }
+        }
+        let ranges = s.subtree_ranges(j);
+        let mut covered = vec![false; s.len()];
+        for r in &ranges {
+            for k in r.clone() {
+                covered[k] = true;
+            }
+        }
+        assert_eq!(covered, in_subtree, "subtree of {j}: {ranges:?}");
+    }
+    assert!(s.subtree_ranges(s.len()).is_empty());
+}
