@@ -51,13 +51,22 @@ static inline varying float multiply_chunk(const varying float a[4], varying flo
 
 static inline void load_parent(uniform const float * uniform pm, varying float a[4])
 {
-    varying float p[CHUNKS];
-#pragma unroll
-    for (uniform int c = 0; c < CHUNKS; c++)
-        p[c] = pm[c * programCount + programIndex];
+#if TARGET_WIDTH == 4
+    // One column per chunk: the columns are plain loads.
 #pragma unroll
     for (uniform int k = 0; k < 4; k++)
-        a[k] = parent_column(p, k);
+        a[k] = pm[4 * k + programIndex];
+#else
+    // Each column is a 4-lane load replicated over the column groups, which LLVM emits as one broadcast
+    // load (vbroadcastf128 / vbroadcastf32x4): the load port does the replication, no shuffle is spent.
+#pragma unroll
+    for (uniform int k = 0; k < 4; k++) {
+        varying float col = 0.0f;
+        if (programIndex < 4)
+            col = pm[4 * k + programIndex];
+        a[k] = shuffle(col, programIndex & 3);
+    }
+#endif
 }
 
 // Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1.
@@ -76,58 +85,90 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
     }
 }
 
-// One chunk of the local matrix T * R(q) * S built from translation t, rotation q (x, y, z, w) and scale s.
-// The rotation is that of q / |q| (a zero quaternion gives the identity): with s2 = 2 / |q|^2,
-//   R[r][j] = s2 * (v_r v_j + w C[r][j]) + (r == j ? 1 - s2 |v|^2 : 0),
-// where v = (x, y, z) and C is the cross-product matrix of v (C[0][1] = -z, C[0][2] = y, C[1][2] = -x, ...).
-// `qv`, `tv` and `sv` hold q, t and s in lanes 0..3 (0..2); rows 3 of the result are left unspecified.
-static inline varying float trs_chunk(varying float qv, varying float tv, varying float sv, uniform float w,
-                                      uniform float s2, uniform float diag, uniform int c)
+// Joints per block of ltm_joint_trs (its scratch lives on the stack: 4 columns x 4 floats per joint).
+#define TRS_BLOCK 64
+
+// The local matrix T * R(q) * S of one joint per lane (structure of arrays), written as four columns of
+// four floats. The rotation is that of q / |q| (a zero quaternion gives the identity):
+// with s2 = 2 / |q|^2, R = I - s2 (|v|^2 I - v v^T) + s2 w [v]x.
+static inline void trs_columns(varying float x, varying float y, varying float z, varying float w,
+                               varying float tx, varying float ty, varying float tz, varying float sx,
+                               varying float sy, varying float sz, uniform float * uniform c0,
+                               uniform float * uniform c1, uniform float * uniform c2,
+                               uniform float * uniform c3)
 {
-    const varying int e = element(c);
-    const varying int r = row_of(e);
-    const varying int j = col_of(e);
-    // Cross-product matrix entry: +/- v_k, with k the axis that is neither r nor j.
-    const varying int k = (3 - r - j) & 3;
-    varying float cross = 0.0f;
-    if (r != j && r < 3 && j < 3) {
-        // C[r][j] = -v_k when (r, j, k) is an even permutation of (0, 1, 2), +v_k when odd.
-        const varying bool even = (j == r + 1) || (r == 2 && j == 0);
-        cross = even ? -shuffle(qv, k) : shuffle(qv, k);
-    }
-    varying float rot = s2 * (shuffle(qv, r) * shuffle(qv, j) + w * cross);
-    if (r == j)
-        rot += diag;
-    return j == 3 ? shuffle(tv, r) : rot * shuffle(sv, j);
+    const varying float n = x * x + y * y + z * z + w * w;
+    const varying float s2 = n > 0.0f ? 2.0f / n : 0.0f;
+    soa_to_aos4((1.0f - s2 * (y * y + z * z)) * sx, s2 * (x * y + z * w) * sx, s2 * (x * z - y * w) * sx, 0.0f, c0);
+    soa_to_aos4(s2 * (x * y - z * w) * sy, (1.0f - s2 * (x * x + z * z)) * sy, s2 * (y * z + x * w) * sy, 0.0f, c1);
+    soa_to_aos4(s2 * (x * z + y * w) * sz, s2 * (y * z - x * w) * sz, (1.0f - s2 * (x * x + y * y)) * sz, 0.0f, c2);
+    soa_to_aos4(tx, ty, tz, 1.0f, c3);
 }
 
 // As ltm_joint, with the local transforms given as translation (3 floats), rotation quaternion (4 floats,
 // x y z w) and scale (3 floats, non-uniform allowed) per joint.
+//
+// Building each local matrix inside the joint loop (broadcasting q, s and t over the matrix lanes) made
+// that loop latency bound, about 12 cycles per joint on AVX-512: the normalization's division and the
+// shuffles sat on every joint's dependency chain. So each block of TRS_BLOCK joints first builds its
+// local matrices with the lanes across joints (plain arithmetic, no shuffles but the AoS/SoA transposes)
+// into four column arrays, and the joint loop assembles a matrix from them with masked loads.
 export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[], uniform const float s[],
                                   uniform float model[], uniform const int parents[], uniform int begin,
                                   uniform int end, uniform const float root[16])
 {
-    for (uniform int j = begin; j < end; j++) {
-        const uniform int p = parents[j];
-        varying float a[4];
-        load_parent(p < 0 ? root : model + 16 * p, a);
-
-        const uniform float x = q[4 * j], y = q[4 * j + 1], z = q[4 * j + 2], w = q[4 * j + 3];
-        const uniform float vv = x * x + y * y + z * z;
-        const uniform float n = vv + w * w;
-        const uniform float s2 = n > 0.0f ? 2.0f / n : 0.0f;
-        // Masked loads: only lanes 0..3 (0..2) read, so nothing past the joint's data is touched.
-        varying float qv = 0.0f, tv = 0.0f, sv = 0.0f;
-        if (programIndex < 4)
-            qv = q[4 * j + programIndex];
-        if (programIndex < 3) {
-            tv = t[3 * j + programIndex];
-            sv = s[3 * j + programIndex];
+    // Column c of block joint b is cols[c][4b .. 4b + 3]; a partial last gang writes up to programCount
+    // slots past the block, hence the padding.
+    uniform float cols[4][4 * (TRS_BLOCK + programCount)];
+    for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
+        const uniform int je = min(jb + TRS_BLOCK, end);
+        uniform int j0 = jb;
+        // Whole gangs: the AoS inputs become SoA with aos_to_soa's shuffles.
+        for (; j0 + programCount <= je; j0 += programCount) {
+            varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
+            aos_to_soa4(q + 4 * j0, &x, &y, &z, &w);
+            aos_to_soa3(t + 3 * j0, &tx, &ty, &tz);
+            aos_to_soa3(s + 3 * j0, &sx, &sy, &sz);
+            const uniform int o = 4 * (j0 - jb);
+            trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
         }
+        // A partial last gang: masked loads read only joints below je.
+        if (j0 < je) {
+            varying float x = 0.0f, y = 0.0f, z = 0.0f, w = 1.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f;
+            varying float sx = 1.0f, sy = 1.0f, sz = 1.0f;
+            const varying int j = j0 + programIndex;
+            if (j < je) {
+                x = q[4 * j];
+                y = q[4 * j + 1];
+                z = q[4 * j + 2];
+                w = q[4 * j + 3];
+                tx = t[3 * j];
+                ty = t[3 * j + 1];
+                tz = t[3 * j + 2];
+                sx = s[3 * j];
+                sy = s[3 * j + 1];
+                sz = s[3 * j + 2];
+            }
+            const uniform int o = 4 * (j0 - jb);
+            trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
+        }
+
+        for (uniform int j = jb; j < je; j++) {
+            const uniform int p = parents[j];
+            varying float a[4];
+            load_parent(p < 0 ? root : model + 16 * p, a);
+            const uniform int o = 4 * (j - jb);
 #pragma unroll
-        for (uniform int c = 0; c < CHUNKS; c++) {
-            const varying float l = trs_chunk(qv, tv, sv, w, s2, 1.0f - s2 * vv, c);
-            model[16 * j + c * programCount + programIndex] = multiply_chunk(a, l, c);
+            for (uniform int c = 0; c < CHUNKS; c++) {
+                // The chunk's columns, each a (masked) 4-lane load merged into one vector.
+                varying float l = 0.0f;
+#pragma unroll
+                for (uniform int k = 0; k < programCount / 4; k++) {
+                    if (programIndex >= 4 * k && programIndex < 4 * k + 4)
+                        l = cols[c * (programCount / 4) + k][o + programIndex - 4 * k];
+                }
+                model[16 * j + c * programCount + programIndex] = multiply_chunk(a, l, c);
+            }
         }
     }
 }

@@ -150,6 +150,12 @@ impl<'a> LocalToModelJob<'a> {
 
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
+        self.plan().map(|_| ())
+    }
+
+    /// Checks the rules and decides what runs: the method (with `Auto` resolved) and, for ISPC methods,
+    /// the proof that the ISA can run.
+    fn plan(&self) -> Result<(Method, Option<Runnable>), Error> {
         self.locals.check(self.skeleton)?;
         self.skeleton
             .check_count("model matrices", self.models.len())?;
@@ -161,31 +167,24 @@ impl<'a> LocalToModelJob<'a> {
                 });
             }
         }
-        if self.method.is_ispc() || self.method == Method::Auto {
-            self.backend.resolve()?;
+        if !(self.method.is_ispc() || self.method == Method::Auto) {
+            return Ok((self.method, None));
         }
-        Ok(())
+        Ok(match self.backend.resolve()? {
+            Resolved::Ispc(isa) if self.method == Method::Auto => (Method::IspcJoint, Some(isa)),
+            Resolved::Ispc(isa) => (self.method, Some(isa)),
+            Resolved::Reference => (Method::Reference, None),
+        })
     }
 
     /// The method [`run`](LocalToModelJob::run) would use, with `Auto` resolved.
     pub fn resolved_method(&self) -> Result<Method, Error> {
-        let ispc = matches!(self.backend.resolve()?, Resolved::Ispc(_));
-        Ok(match self.method {
-            Method::Auto if ispc => Method::IspcJoint,
-            Method::Auto => Method::Reference,
-            m if m.is_ispc() && !ispc => Method::Reference,
-            m => m,
-        })
+        self.plan().map(|(m, _)| m)
     }
 
     /// Validates, then computes the model matrices. Returns the method that ran.
     pub fn run(&mut self) -> Result<Method, Error> {
-        self.validate()?;
-        let method = self.resolved_method()?;
-        let isa = match self.backend.resolve()? {
-            Resolved::Ispc(isa) => Some(isa),
-            Resolved::Reference => None,
-        };
+        let (method, isa) = self.plan()?;
         // Affine3A inputs are converted once so that every method reads Mat4.
         let converted: Vec<Mat4>;
         let locals = match self.locals {
@@ -195,17 +194,30 @@ impl<'a> LocalToModelJob<'a> {
             }
             other => other,
         };
-        // The joints to compute, as ranges in level order: every level, or the subtree of `from`.
-        let ranges: Vec<Range<usize>> = match self.from {
-            Some(from) => self.skeleton.subtree_ranges(from),
-            None => self.skeleton.levels().collect(),
+        // The joints to compute, as ranges in level order. A full update is every level; the joint-at-a-
+        // time methods take it as the single range 0..n, so a full update allocates nothing.
+        // A one-element list of ranges (not a list of joints), which is what the methods iterate.
+        #[allow(clippy::single_range_in_vec_init)]
+        let whole = [0..self.skeleton.len()];
+        let subtree;
+        let all_levels;
+        let ranges: &[Range<usize>] = match self.from {
+            Some(from) => {
+                subtree = self.skeleton.subtree_ranges(from);
+                &subtree
+            }
+            None if matches!(method, Method::Reference | Method::IspcJoint) => &whole,
+            None => {
+                all_levels = self.skeleton.levels().collect::<Vec<_>>();
+                &all_levels
+            }
         };
         match (method, isa) {
-            (Method::IspcJoint, Some(isa)) => self.run_joint(isa, locals, &ranges),
-            (Method::IspcChildren, Some(isa)) => self.run_soa(isa, locals, &ranges, false),
-            (Method::IspcLevel, Some(isa)) => self.run_soa(isa, locals, &ranges, true),
-            (Method::SerialChildren, _) => self.run_serial_children(locals, &ranges),
-            _ => self.run_reference(locals, &ranges),
+            (Method::IspcJoint, Some(isa)) => self.run_joint(isa, locals, ranges),
+            (Method::IspcChildren, Some(isa)) => self.run_soa(isa, locals, ranges, false),
+            (Method::IspcLevel, Some(isa)) => self.run_soa(isa, locals, ranges, true),
+            (Method::SerialChildren, _) => self.run_serial_children(locals, ranges),
+            _ => self.run_reference(locals, ranges),
         }
         Ok(method)
     }
@@ -256,9 +268,14 @@ impl<'a> LocalToModelJob<'a> {
     }
 
     fn run_joint(&mut self, isa: Runnable, locals: Locals<'_>, ranges: &[Range<usize>]) {
-        // Ranges are consecutive in level order for a full update, so one call covers them all.
-        let merged = merge(ranges);
-        for r in merged {
+        // A subtree's ranges are often adjacent in level order; each maximal run is one kernel call.
+        let mut i = 0;
+        while i < ranges.len() {
+            let mut r = ranges[i].clone();
+            while i + 1 < ranges.len() && ranges[i + 1].start == r.end {
+                i += 1;
+                r.end = ranges[i].end;
+            }
             match locals {
                 Locals::Matrices(m) => {
                     ffi::ltm_joint(isa, self.skeleton, m, &self.root, self.models, r)
@@ -268,6 +285,7 @@ impl<'a> LocalToModelJob<'a> {
                 }
                 Locals::Affines(_) => {}
             }
+            i += 1;
         }
     }
 
@@ -312,18 +330,6 @@ impl<'a> LocalToModelJob<'a> {
             from_soa(&model, self.models, r.clone());
         }
     }
-}
-
-/// Joins ranges that touch, keeping order: a full update becomes the single range `0..n`.
-fn merge(ranges: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match out.last_mut() {
-            Some(last) if last.end == r.start => last.end = r.end,
-            _ => out.push(r.clone()),
-        }
-    }
-    out
 }
 
 fn to_soa(m: &[Mat4], soa: &mut SoaMatrices, joints: Range<usize>) {
