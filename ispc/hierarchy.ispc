@@ -273,3 +273,129 @@ export void EXPORT(trs_to_soa)(uniform const float t[], uniform const float q[],
         SOA(local, 11, j) = t[3 * j + 2];
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// 4. Crowds: many instances of one skeleton, lanes across instances.
+//
+// AoSoA blocks of CROWD_LANES instances (a fixed 16, one 64-byte line per element, whatever the gang width):
+// element e of joint j of block-lane l is at block[(j * E + e) * CROWD_LANES + l], with E = 10 for TRS
+// locals (t.xyz, q.xyzw, s.xyz) and E = 12 for model matrices (rows 0..2 of the affine 3x4, row-major).
+// The parent of a joint is the same for every instance, so every load and store is a contiguous vector:
+// no gathers, no scatters, and no power-of-two stride between instances (which costs L1 set conflicts).
+
+#define CROWD_LANES 16
+
+#define CROWD(m, E, j, e, l) m[((j) * (E) + (e)) * CROWD_LANES + (l)]
+
+// One block: models of all `joints` joints for CROWD_LANES instances. roots holds each lane's root
+// transform as 12 elements (row-major 3x4) in the same AoSoA form.
+export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float models[], uniform const float roots[],
+                                  uniform const int parents[], uniform int joints)
+{
+    for (uniform int j = 0; j < joints; j++) {
+        const uniform int p = parents[j];
+#pragma unroll
+        for (uniform int c = 0; c < CROWD_LANES / programCount; c++) {
+            const varying int l = c * programCount + programIndex;
+            const varying float tx = CROWD(locals, 10, j, 0, l), ty = CROWD(locals, 10, j, 1, l),
+                                tz = CROWD(locals, 10, j, 2, l);
+            const varying float x = CROWD(locals, 10, j, 3, l), y = CROWD(locals, 10, j, 4, l),
+                                z = CROWD(locals, 10, j, 5, l), w = CROWD(locals, 10, j, 6, l);
+            const varying float sx = CROWD(locals, 10, j, 7, l), sy = CROWD(locals, 10, j, 8, l),
+                                sz = CROWD(locals, 10, j, 9, l);
+            const varying float n = x * x + y * y + z * z + w * w;
+            const varying float s2 = n > 0.0f ? 2.0f / n : 0.0f;
+            varying float L[12];
+            L[0] = (1.0f - s2 * (y * y + z * z)) * sx;
+            L[1] = s2 * (x * y - z * w) * sy;
+            L[2] = s2 * (x * z + y * w) * sz;
+            L[3] = tx;
+            L[4] = s2 * (x * y + z * w) * sx;
+            L[5] = (1.0f - s2 * (x * x + z * z)) * sy;
+            L[6] = s2 * (y * z - x * w) * sz;
+            L[7] = ty;
+            L[8] = s2 * (x * z - y * w) * sx;
+            L[9] = s2 * (y * z + x * w) * sy;
+            L[10] = (1.0f - s2 * (x * x + y * y)) * sz;
+            L[11] = tz;
+            varying float P[12];
+#pragma unroll
+            for (uniform int e = 0; e < 12; e++)
+                P[e] = p < 0 ? CROWD(roots, 12, 0, e, l) : CROWD(models, 12, p, e, l);
+#pragma unroll
+            for (uniform int r = 0; r < 3; r++) {
+#pragma unroll
+                for (uniform int col = 0; col < 4; col++) {
+                    varying float v = P[4 * r] * L[col] + P[4 * r + 1] * L[4 + col] + P[4 * r + 2] * L[8 + col];
+                    if (col == 3)
+                        v += P[4 * r + 3];
+                    CROWD(models, 12, j, 4 * r + col, l) = v;
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 5. Skinning palette: palette[i] = model[joint[i]] * inverse_bind[i], stored row-major (the transpose of
+// glam's column-major layout), 16 floats per entry: rows 0..2 are the affine 3x4 rows the skinning kernels
+// read, row 3 is (0, 0, 0, 1). The product is computed column-major as in ltm_joint and transposed in
+// registers.
+
+// Row-major chunk oc of the column-major matrix held in res[]: lane (row r, col c) takes element 4c + r.
+static inline varying float transpose_chunk(const varying float res[CHUNKS], uniform int oc)
+{
+    const varying int e = oc * programCount + programIndex;
+    const varying int src = 4 * (e & 3) + (e >> 2);
+#if TARGET_WIDTH == 16
+    return shuffle(res[0], src);
+#elif TARGET_WIDTH == 8
+    return shuffle(res[0], res[1], src);
+#else
+    // Four one-column chunks: row oc is lane oc of each; gather them in two pairwise steps.
+    const varying float lo = shuffle(res[0], res[1], programIndex == 0 ? oc : 4 + oc);
+    const varying float hi = shuffle(res[2], res[3], programIndex == 2 ? oc : 4 + oc);
+    return shuffle(lo, hi, programIndex < 2 ? programIndex : 4 + programIndex);
+#endif
+}
+
+export void EXPORT(skin_palette)(uniform const float models[], uniform const float inverse_binds[],
+                                 uniform const uint32 joints[], uniform int use_joints, uniform int count,
+                                 uniform float palette[])
+{
+    for (uniform int i = 0; i < count; i++) {
+        const uniform int m = use_joints != 0 ? (int)joints[i] : i;
+        varying float a[4];
+        load_parent(models + 16 * m, a);
+        varying float res[CHUNKS];
+#pragma unroll
+        for (uniform int c = 0; c < CHUNKS; c++)
+            res[c] = multiply_chunk(a, inverse_binds[16 * i + c * programCount + programIndex], c);
+#pragma unroll
+        for (uniform int oc = 0; oc < CHUNKS; oc++)
+            palette[16 * i + oc * programCount + programIndex] = transpose_chunk(res, oc);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 6. The level-order seed's own micro-benchmark: add each parent's float4 to its children, for each
+// parent in turn, with a foreach over the children's floats (its ParallelLevelOrder). The parent's
+// float4 is replicated over the lanes with a masked load and a shuffle instead of a gather.
+export void EXPORT(level_sum_children)(uniform float data[], uniform const uint32 child_start[],
+                                       uniform const uint32 child_end[], uniform int parents)
+{
+    for (uniform int i = 0; i < parents; i++) {
+        const uniform int cs = child_start[i];
+        const uniform int ce = child_end[i];
+        if (cs == ce)
+            continue;
+        varying float pv = 0.0f;
+        if (programIndex < 4)
+            pv = data[4 * i + programIndex];
+        const varying float p4 = shuffle(pv, programIndex & 3);
+        // k starts at a multiple of 4 and gangs are multiples of 4 wide, so lane l adds component l % 4.
+        foreach (k = 4 * cs... 4 * ce) {
+            data[k] += p4;
+        }
+    }
+}

@@ -65,6 +65,22 @@ pub enum Error {
         /// Number of joints.
         joints: usize,
     },
+    /// Rule: every skin joint maps to a joint of the skeleton (`joints[skin_joint] < joints`).
+    SkinJointOutOfRange {
+        /// The skin (palette) joint.
+        skin_joint: usize,
+        /// The skeleton joint it names.
+        joint: usize,
+        /// Number of skeleton joints (model matrices).
+        joints: usize,
+    },
+    /// Rule: an instance index names an instance of the crowd.
+    InstanceOutOfRange {
+        /// The index given.
+        instance: usize,
+        /// Number of instances.
+        instances: usize,
+    },
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
@@ -95,6 +111,13 @@ impl fmt::Display for Error {
             }
             Error::JointOutOfRange { joint, joints } => {
                 write!(f, "joint out of range: joint {joint} given, but the skeleton has {joints} joints")
+            }
+            Error::SkinJointOutOfRange { skin_joint, joint, joints } => write!(
+                f,
+                "skin joint out of range: skin joint {skin_joint} maps to joint {joint}, but there are only {joints} joints"
+            ),
+            Error::InstanceOutOfRange { instance, instances } => {
+                write!(f, "instance out of range: instance {instance} given, but the crowd has {instances}")
             }
             Error::UnknownIsaName(name) => write!(
                 f,

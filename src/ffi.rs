@@ -16,8 +16,10 @@
     dead_code
 )]
 
-use crate::hierarchy::Trs;
+use crate::crowd::{CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
+use crate::hierarchy::{SoaMatrices, Trs};
 use crate::isa::{Isa, Runnable};
+use crate::palette::PaletteMatrix;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::ops::Range;
@@ -38,6 +40,10 @@ const _: () = assert!(std::mem::size_of::<Vec4>() == 16 && std::mem::align_of::<
 // Mat4 is four Vec4 columns with no padding: 16 contiguous f32, column-major. Quat is x, y, z, w.
 const _: () = assert!(std::mem::size_of::<Mat4>() == 64 && std::mem::align_of::<Mat4>() >= 4);
 const _: () = assert!(std::mem::size_of::<Quat>() == 16 && std::mem::align_of::<Quat>() >= 4);
+// A palette entry is 16 f32 (a row-major 4x4), one 64-byte line.
+const _: () = assert!(
+    std::mem::size_of::<PaletteMatrix>() == 64 && std::mem::align_of::<PaletteMatrix>() == 64
+);
 
 /// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
 /// (a Vec4 output), 256 MiB, far below i32::MAX.
@@ -61,6 +67,9 @@ type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *
 type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
 type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
+type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, *const i32, i32);
+type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
+type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -74,6 +83,9 @@ pub(crate) struct Kernels {
     ltm_children_soa: LtmChildrenSoaFn,
     ltm_level_soa: LtmLevelSoaFn,
     trs_to_soa: TrsToSoaFn,
+    crowd_ltm_trs: CrowdLtmTrsFn,
+    skin_palette: SkinPaletteFn,
+    level_sum_children: LevelSumChildrenFn,
 }
 
 macro_rules! kernel_table {
@@ -88,6 +100,9 @@ macro_rules! kernel_table {
                 ltm_children_soa: bindings::[<ltm_children_soa_ $suffix>],
                 ltm_level_soa: bindings::[<ltm_level_soa_ $suffix>],
                 trs_to_soa: bindings::[<trs_to_soa_ $suffix>],
+                crowd_ltm_trs: bindings::[<crowd_ltm_trs_ $suffix>],
+                skin_palette: bindings::[<skin_palette_ $suffix>],
+                level_sum_children: bindings::[<level_sum_children_ $suffix>],
             }
         }
     };
@@ -244,26 +259,6 @@ pub(crate) fn ltm_joint_trs(
     }
 }
 
-/// Structure-of-arrays matrices for the SoA traversals: element `e` (= 4 * row + column, rows 0..3) of
-/// joint `j` is `data[e * stride + j]`, with `stride` = the joint count.
-pub(crate) struct SoaMatrices {
-    pub(crate) data: Vec<f32>,
-    pub(crate) stride: usize,
-}
-
-impl SoaMatrices {
-    pub(crate) fn zeroed(joints: usize) -> SoaMatrices {
-        SoaMatrices {
-            data: vec![0.0; 12 * joints],
-            stride: joints,
-        }
-    }
-
-    fn fits(&self, n: usize) -> bool {
-        self.stride == n && self.data.len() == 12 * n
-    }
-}
-
 /// Roots in `joints`: model = root * local, on SoA matrices of `skeleton.len()` joints.
 pub(crate) fn ltm_roots_soa(
     isa: Runnable,
@@ -376,6 +371,100 @@ pub(crate) fn trs_to_soa(isa: Runnable, trs: Trs<'_>, local: &mut SoaMatrices) {
             trs.scales.as_ptr().cast(),
             local.data.as_mut_ptr(),
             n as i32,
+            n as i32,
+        )
+    }
+}
+
+/// One AoSoA block of a crowd: the model matrices of `CROWD_LANES` instances for every joint.
+/// Does nothing unless the three slices are exactly one block for this skeleton.
+pub(crate) fn crowd_ltm_trs(
+    isa: Runnable,
+    skeleton: &Skeleton,
+    locals: &[f32],
+    roots: &[f32],
+    models: &mut [f32],
+) {
+    let j = skeleton.len();
+    if locals.len() != j * TRS_ELEMENTS * CROWD_LANES
+        || models.len() != j * MODEL_ELEMENTS * CROWD_LANES
+        || roots.len() != MODEL_ELEMENTS * CROWD_LANES
+    {
+        return;
+    }
+    // SAFETY: `isa` proves the CPU runs the kernel. For joint j < n it reads the 10 * 16 floats of
+    // locals and writes the 12 * 16 floats of models at offset (j * E) * 16, inside the slices checked
+    // above; the parent is -1 (then it reads the 12 * 16 floats of roots) or below j. The crowd caps
+    // joints at MAX_CROWD_JOINTS, so the largest byte offset, 768 * n, stays inside 32-bit addressing.
+    unsafe {
+        (isa.kernels().crowd_ltm_trs)(
+            locals.as_ptr(),
+            models.as_mut_ptr(),
+            roots.as_ptr(),
+            skeleton.parents().as_ptr(),
+            j as i32,
+        )
+    }
+}
+
+/// `palette[i] = (models[joints[i]] * inverse_binds[i])` row-major. Does nothing unless the palette
+/// and inverse binds have the same length, `joints` (if any) too, and every index is in range.
+pub(crate) fn skin_palette(
+    isa: Runnable,
+    models: &[Mat4],
+    inverse_binds: &[Mat4],
+    joints: Option<&[u32]>,
+    palette: &mut [PaletteMatrix],
+) {
+    let count = inverse_binds.len();
+    if palette.len() != count
+        || count > crate::skeleton::MAX_JOINTS
+        || models.len() > crate::skeleton::MAX_JOINTS
+    {
+        return;
+    }
+    let in_range = match joints {
+        Some(j) => j.len() == count && j.iter().all(|&m| (m as usize) < models.len()),
+        None => count <= models.len(),
+    };
+    if !in_range {
+        return;
+    }
+    let (ptr, use_joints) = match joints {
+        Some(j) => (j.as_ptr(), 1),
+        None => (std::ptr::null(), 0),
+    };
+    // SAFETY: `isa` proves the CPU runs the kernel. For i < count it reads inverse_binds[i] and
+    // models[m] (16 floats each) with m = joints[i] (checked < models.len() above) or m = i < count <=
+    // models.len(), and writes the 16 floats of palette[i]; the joint table is read only when use_joints
+    // is set, and then holds count u32. Offsets stay below 64 * MAX_JOINTS bytes (32-bit addressing).
+    unsafe {
+        (isa.kernels().skin_palette)(
+            models.as_ptr().cast(),
+            inverse_binds.as_ptr().cast(),
+            ptr,
+            use_joints,
+            count as i32,
+            palette.as_mut_ptr().cast(),
+        )
+    }
+}
+
+/// The level-order seed's ParallelLevelOrder: for each joint, add its float4 to its children's.
+pub(crate) fn level_sum_children(isa: Runnable, skeleton: &Skeleton, data: &mut [Vec4]) {
+    let n = skeleton.len();
+    if data.len() != n {
+        return;
+    }
+    let (starts, ends) = skeleton.child_ranges();
+    // SAFETY: `isa` proves the CPU runs the kernel. For each joint i < n it reads data[i] and updates the
+    // 4 floats of every child in child_start[i]..child_end[i], a range inside 0..n by the skeleton's
+    // construction; data holds n Vec4 (16 contiguous bytes each).
+    unsafe {
+        (isa.kernels().level_sum_children)(
+            data.as_mut_ptr().cast(),
+            starts.as_ptr(),
+            ends.as_ptr(),
             n as i32,
         )
     }

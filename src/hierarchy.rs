@@ -14,7 +14,7 @@
 
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
-use crate::ffi::{self, SoaMatrices};
+use crate::ffi;
 use crate::isa::Runnable;
 use crate::reference;
 use crate::skeleton::Skeleton;
@@ -356,4 +356,129 @@ fn from_soa(soa: &SoaMatrices, m: &mut [Mat4], joints: Range<usize>) {
         c[15] = 1.0;
         m[j] = Mat4::from_cols_array(&c);
     }
+}
+
+/// Affine matrices of many joints as a structure of arrays: twelve arrays (rows 0..2 times columns 0..3)
+/// of one float per joint. This is the layout of the SoA traversals ([`Method::IspcChildren`] and
+/// [`Method::IspcLevel`]); keeping poses in it avoids the conversions the AoS job pays for those methods.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoaMatrices {
+    /// Element (row r, column c) of joint j is `data[(4 * r + c) * stride + j]`.
+    pub(crate) data: Vec<f32>,
+    pub(crate) stride: usize,
+}
+
+impl SoaMatrices {
+    /// Identity-free zeroed storage for `joints` matrices.
+    pub fn zeroed(joints: usize) -> SoaMatrices {
+        SoaMatrices {
+            data: vec![0.0; 12 * joints],
+            stride: joints,
+        }
+    }
+
+    /// The matrices of a `Mat4` slice (bottom rows dropped).
+    pub fn from_mat4(matrices: &[Mat4]) -> SoaMatrices {
+        let mut soa = SoaMatrices::zeroed(matrices.len());
+        to_soa(matrices, &mut soa, 0..matrices.len());
+        soa
+    }
+
+    /// Number of matrices.
+    pub fn len(&self) -> usize {
+        self.stride
+    }
+
+    /// True when there are no matrices.
+    pub fn is_empty(&self) -> bool {
+        self.stride == 0
+    }
+
+    /// One matrix as a `Mat4` (bottom row (0, 0, 0, 1)), or `None` past the end.
+    pub fn get(&self, joint: usize) -> Option<Mat4> {
+        (joint < self.stride).then(|| {
+            let mut c = [0.0f32; 16];
+            for r in 0..3 {
+                for col in 0..4 {
+                    c[4 * col + r] = self.data[(4 * r + col) * self.stride + joint];
+                }
+            }
+            c[15] = 1.0;
+            Mat4::from_cols_array(&c)
+        })
+    }
+
+    /// Writes every matrix into `out`.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `out` does not have one matrix per entry.
+    pub fn to_mat4(&self, out: &mut [Mat4]) -> Result<(), Error> {
+        if out.len() != self.stride {
+            return Err(Error::CountMismatch {
+                what: "matrices",
+                expected: self.stride,
+                got: out.len(),
+            });
+        }
+        from_soa(self, out, 0..self.stride);
+        Ok(())
+    }
+
+    pub(crate) fn fits(&self, n: usize) -> bool {
+        self.stride == n && self.data.len() == 12 * n
+    }
+}
+
+/// Local to model on SoA matrices with the seed's per-parent foreach ([`Method::IspcChildren`], also what
+/// `Auto` picks here) or the per-level foreach ([`Method::IspcLevel`]). Any other method, or a backend
+/// with no runnable ISA, runs the serial reference through `Mat4` conversions.
+///
+/// # Errors
+/// [`Error::CountMismatch`] when `locals` or `models` do not have one matrix per joint, and
+/// [`Error::IsaUnavailable`] for an explicit ISA that cannot run.
+pub fn local_to_model_soa(
+    skeleton: &Skeleton,
+    locals: &SoaMatrices,
+    root: &Mat4,
+    models: &mut SoaMatrices,
+    method: Method,
+    backend: Backend,
+) -> Result<Method, Error> {
+    let n = skeleton.len();
+    skeleton.check_count("local matrices", locals.len())?;
+    skeleton.check_count("model matrices", models.len())?;
+    let isa = match backend.resolve()? {
+        Resolved::Ispc(isa) => Some(isa),
+        Resolved::Reference => None,
+    };
+    let per_level = match (method, isa) {
+        (Method::IspcLevel, Some(_)) => true,
+        (Method::IspcChildren | Method::Auto, Some(_)) => false,
+        _ => {
+            let mut l = vec![Mat4::ZERO; n];
+            let mut m = vec![Mat4::ZERO; n];
+            locals.to_mat4(&mut l)?;
+            reference::local_to_model(skeleton, &l, root, &mut m, 0..n);
+            *models = SoaMatrices::from_mat4(&m);
+            return Ok(Method::Reference);
+        }
+    };
+    let Some(isa) = isa else {
+        return Ok(Method::Reference);
+    };
+    ffi::ltm_roots_soa(isa, n, locals, root, models, skeleton.roots());
+    for (k, level) in skeleton.levels().enumerate() {
+        if per_level {
+            if k > 0 {
+                ffi::ltm_level_soa(isa, skeleton, locals, models, level);
+            }
+        } else {
+            ffi::ltm_children_soa(isa, skeleton, locals, models, level);
+        }
+    }
+    Ok(if per_level {
+        Method::IspcLevel
+    } else {
+        Method::IspcChildren
+    })
 }

@@ -32,19 +32,24 @@
 
 mod backend;
 pub mod baseline;
+pub mod crowd;
 mod error;
 mod ffi;
 pub mod hierarchy;
 mod isa;
+pub mod level_sum;
+pub mod palette;
 pub mod reference;
 pub mod scene;
 pub mod skeleton;
 mod transform;
 
 pub use backend::Backend;
+pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
 pub use error::Error;
-pub use hierarchy::{LocalToModelJob, Locals, Method, Trs};
+pub use hierarchy::{local_to_model_soa, LocalToModelJob, Locals, Method, SoaMatrices, Trs};
 pub use isa::{Isa, Runnable, Unavailable};
+pub use palette::{PaletteJob, PaletteMatrix};
 pub use skeleton::Skeleton;
 pub use transform::{transform_points, transform_points3};
 

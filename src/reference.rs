@@ -6,6 +6,7 @@
 //! [`transform_points`](crate::transform_points)) validate lengths before calling them.
 
 use crate::hierarchy::Trs;
+use crate::palette::PaletteMatrix;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::ops::Range;
@@ -150,4 +151,29 @@ pub fn local_to_model_children(
 fn clamp(joints: Range<usize>, skeleton: &Skeleton, a: usize, b: usize) -> Range<usize> {
     let end = joints.end.min(skeleton.len()).min(a).min(b);
     joints.start.min(end)..end
+}
+
+/// The skinning palette: `palette[i] = models[joints[i]] * inverse_binds[i]` (joint i without a remap),
+/// stored row-major with an exact (0, 0, 0, 1) last row. Entries whose joint is out of range are left
+/// as they are.
+pub fn skin_palette(
+    models: &[Mat4],
+    inverse_binds: &[Mat4],
+    joints: Option<&[u32]>,
+    palette: &mut [PaletteMatrix],
+) {
+    for (i, (ib, out)) in inverse_binds.iter().zip(palette.iter_mut()).enumerate() {
+        let m = match joints {
+            Some(j) => j.get(i).map(|&j| j as usize),
+            None => Some(i),
+        };
+        if let Some(model) = m.and_then(|m| models.get(m)) {
+            let product = affine_mul(&model.to_cols_array(), &ib.to_cols_array());
+            for r in 0..4 {
+                for c in 0..4 {
+                    out.rows[r][c] = product[4 * c + r];
+                }
+            }
+        }
+    }
 }

@@ -365,3 +365,263 @@ fn every_method_treats_non_unit_quaternions_the_same() {
         }
     }
 }
+
+mod crowd_rules {
+    use super::humanoid;
+    use glam::{Mat4, Quat, Vec3};
+    use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Error, Trs};
+
+    #[test]
+    fn pose_joint_count_must_match_the_skeleton() {
+        let s = humanoid();
+        let pose = CrowdPose::new(66, 4);
+        let mut models = CrowdModels::new(67, 4);
+        let err = CrowdLocalToModelJob::new(&s, &pose, &mut models)
+            .run()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "crowd pose joints",
+                expected: 67,
+                got: 66
+            }
+        );
+    }
+
+    #[test]
+    fn model_instance_count_must_match_the_pose() {
+        let s = humanoid();
+        let pose = CrowdPose::new(67, 4);
+        let mut models = CrowdModels::new(67, 5);
+        let err = CrowdLocalToModelJob::new(&s, &pose, &mut models)
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "crowd model instances",
+                expected: 4,
+                got: 5
+            }
+        );
+    }
+
+    #[test]
+    fn one_root_per_instance() {
+        let s = humanoid();
+        let pose = CrowdPose::new(67, 4);
+        let mut models = CrowdModels::new(67, 4);
+        let roots = [Mat4::IDENTITY; 3];
+        let mut job = CrowdLocalToModelJob::new(&s, &pose, &mut models);
+        job.roots = Some(&roots);
+        assert_eq!(
+            job.validate().unwrap_err(),
+            Error::CountMismatch {
+                what: "root transforms",
+                expected: 4,
+                got: 3
+            }
+        );
+    }
+
+    #[test]
+    fn setters_check_instance_joint_and_stream_lengths() {
+        let mut pose = CrowdPose::new(3, 2);
+        assert_eq!(
+            pose.set_joint(2, 0, Vec3::ZERO, Quat::IDENTITY, Vec3::ONE)
+                .unwrap_err(),
+            Error::InstanceOutOfRange {
+                instance: 2,
+                instances: 2
+            }
+        );
+        assert_eq!(
+            pose.set_joint(0, 3, Vec3::ZERO, Quat::IDENTITY, Vec3::ONE)
+                .unwrap_err(),
+            Error::JointOutOfRange {
+                joint: 3,
+                joints: 3
+            }
+        );
+        let t = [Vec3::ZERO; 2];
+        let q = [Quat::IDENTITY; 3];
+        let sc = [Vec3::ONE; 3];
+        let err = pose
+            .set_instance(
+                1,
+                Trs {
+                    translations: &t,
+                    rotations: &q,
+                    scales: &sc,
+                },
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "local translations",
+                expected: 3,
+                got: 2
+            }
+        );
+        pose.set_joint(1, 2, Vec3::X, Quat::from_rotation_z(0.5), Vec3::splat(2.0))
+            .unwrap();
+        assert_eq!(
+            pose.joint(1, 2),
+            Some((Vec3::X, Quat::from_rotation_z(0.5), Vec3::splat(2.0)))
+        );
+        assert_eq!(
+            pose.joint(0, 0),
+            Some((Vec3::ZERO, Quat::IDENTITY, Vec3::ONE)),
+            "new poses are the identity"
+        );
+        assert_eq!(pose.joint(2, 0), None);
+    }
+
+    #[test]
+    fn an_empty_crowd_is_fine() {
+        let s = humanoid();
+        let pose = CrowdPose::new(67, 0);
+        let mut models = CrowdModels::new(67, 0);
+        CrowdLocalToModelJob::new(&s, &pose, &mut models)
+            .run()
+            .unwrap();
+    }
+
+    #[test]
+    fn the_reference_backend_equals_the_default() {
+        let s = humanoid();
+        let mut pose = CrowdPose::new(67, 20);
+        for i in 0..20 {
+            let (t, q, sc) = super::pose(67);
+            let q: Vec<Quat> = q
+                .iter()
+                .map(|q| *q * Quat::from_rotation_y(i as f32 * 0.1))
+                .collect();
+            pose.set_instance(
+                i,
+                Trs {
+                    translations: &t,
+                    rotations: &q,
+                    scales: &sc,
+                },
+            )
+            .unwrap();
+        }
+        let mut a = CrowdModels::new(67, 20);
+        let mut b = CrowdModels::new(67, 20);
+        CrowdLocalToModelJob::new(&s, &pose, &mut a).run().unwrap();
+        let mut job = CrowdLocalToModelJob::new(&s, &pose, &mut b);
+        job.backend = ispc_skinning::Backend::Reference;
+        job.run().unwrap();
+        for i in 0..20 {
+            for j in 0..67 {
+                assert!(
+                    a.model(i, j)
+                        .unwrap()
+                        .abs_diff_eq(b.model(i, j).unwrap(), 1e-5),
+                    "instance {i} joint {j}"
+                );
+            }
+        }
+    }
+}
+
+mod palette_rules {
+    use glam::Mat4;
+    use ispc_skinning::{Error, PaletteJob, PaletteMatrix};
+
+    #[test]
+    fn palette_length_must_match_inverse_binds() {
+        let models = [Mat4::IDENTITY; 4];
+        let ib = [Mat4::IDENTITY; 3];
+        let mut palette = [PaletteMatrix::IDENTITY; 2];
+        let err = PaletteJob::new(&models, &ib, &mut palette)
+            .run()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "palette entries",
+                expected: 3,
+                got: 2
+            }
+        );
+    }
+
+    #[test]
+    fn remap_length_must_match() {
+        let models = [Mat4::IDENTITY; 4];
+        let ib = [Mat4::IDENTITY; 3];
+        let mut palette = [PaletteMatrix::IDENTITY; 3];
+        let joints = [0u32, 1];
+        let mut job = PaletteJob::new(&models, &ib, &mut palette);
+        job.joints = Some(&joints);
+        assert_eq!(
+            job.validate().unwrap_err(),
+            Error::CountMismatch {
+                what: "skin joint remap",
+                expected: 3,
+                got: 2
+            }
+        );
+    }
+
+    #[test]
+    fn remapped_joint_out_of_range_names_the_skin_joint() {
+        let models = [Mat4::IDENTITY; 4];
+        let ib = [Mat4::IDENTITY; 3];
+        let mut palette = [PaletteMatrix::IDENTITY; 3];
+        let joints = [0u32, 9, 1];
+        let mut job = PaletteJob::new(&models, &ib, &mut palette);
+        job.joints = Some(&joints);
+        assert_eq!(
+            job.run().unwrap_err(),
+            Error::SkinJointOutOfRange {
+                skin_joint: 1,
+                joint: 9,
+                joints: 4
+            }
+        );
+    }
+
+    #[test]
+    fn without_remap_there_must_be_a_model_per_skin_joint() {
+        let models = [Mat4::IDENTITY; 2];
+        let ib = [Mat4::IDENTITY; 3];
+        let mut palette = [PaletteMatrix::IDENTITY; 3];
+        let err = PaletteJob::new(&models, &ib, &mut palette)
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "model matrices",
+                expected: 3,
+                got: 2
+            }
+        );
+    }
+
+    #[test]
+    fn entries_are_aligned_rows_of_the_product() {
+        assert_eq!(std::mem::align_of::<PaletteMatrix>(), 64);
+        let m = Mat4::from_translation(glam::Vec3::new(1.0, 2.0, 3.0));
+        let ib = Mat4::from_scale(glam::Vec3::splat(2.0));
+        let mut palette = [PaletteMatrix::IDENTITY; 1];
+        PaletteJob::new(&[m], &[ib], &mut palette).run().unwrap();
+        assert_eq!(
+            palette[0].rows,
+            [
+                [2.0, 0.0, 0.0, 1.0],
+                [0.0, 2.0, 0.0, 2.0],
+                [0.0, 0.0, 2.0, 3.0],
+                [0.0, 0.0, 0.0, 1.0]
+            ]
+        );
+        assert_eq!(palette[0].to_mat4(), m * ib);
+        assert_eq!(PaletteMatrix::from_mat4(m * ib), palette[0]);
+        assert_eq!(palette.as_ptr() as usize % 64, 0);
+    }
+}

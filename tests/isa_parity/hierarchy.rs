@@ -284,3 +284,221 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
     }
     Ok(format!("{cases} cases"))
 }
+
+/// Crowds: every instance equals the per-instance reference (with its own root), for partial and
+/// whole blocks, and all threads give bit-identical results to one thread.
+pub fn check_crowd(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
+    let mut cases = 0;
+    for (name, parents) in shapes().into_iter().filter(|(n, _)| {
+        [
+            "single",
+            "random17",
+            "humanoid20",
+            "humanoid67",
+            "chain1100",
+        ]
+        .contains(&n.as_str())
+    }) {
+        let skeleton = Skeleton::from_parents(&parents).map_err(|e| e.to_string())?;
+        let n = skeleton.len();
+        for instances in [1usize, 15, 16, 17, 33, 40] {
+            if n > 100 && instances > 17 {
+                continue;
+            }
+            let inputs: Vec<Input> = (0..instances)
+                .map(|i| Input::new(n, name.starts_with("chain"), 100 + i as u64))
+                .collect();
+            let roots: Vec<Mat4> = (0..instances)
+                .map(|i| Mat4::from_translation(Vec3::new(i as f32, 0.5, -2.0)) * root_matrix())
+                .collect();
+            let mut pose = CrowdPose::new(n, instances);
+            for (i, input) in inputs.iter().enumerate() {
+                pose.set_instance(i, input.trs())
+                    .map_err(|e| e.to_string())?;
+            }
+            let mut one = CrowdModels::new(n, instances);
+            let mut all = CrowdModels::new(n, instances);
+            for (threads, out) in [(Threads::One, &mut one), (Threads::All, &mut all)] {
+                let mut job = CrowdLocalToModelJob::new(&skeleton, &pose, out);
+                job.roots = Some(&roots);
+                job.backend = isa.into();
+                job.threads = threads;
+                job.run().map_err(|e| e.to_string())?;
+            }
+            if one != all {
+                return Err(format!("crowd {isa} shape={name} instances={instances}: all threads differ from one thread"));
+            }
+            for (i, input) in inputs.iter().enumerate() {
+                let mut want = vec![Mat4::ZERO; n];
+                ispc_skinning::reference::local_to_model_trs(
+                    &skeleton,
+                    input.trs(),
+                    &roots[i],
+                    &mut want,
+                    0..n,
+                );
+                let mut got = vec![Mat4::ZERO; n];
+                one.instance_models(i, &mut got)
+                    .map_err(|e| e.to_string())?;
+                let (bound, depth) = bounds(&skeleton, input, &roots[i]);
+                let all_joints: Vec<usize> = (0..n).collect();
+                compare(
+                    &format!("crowd {isa} shape={name} instances={instances} instance={i}"),
+                    &got,
+                    &want,
+                    &bound,
+                    &depth,
+                    &all_joints,
+                )?;
+            }
+            cases += 1;
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
+
+/// Palettes with and without a joint remap against the reference. Tolerance: each element is a sum of
+/// four products, so both sides are within gamma_4 of the product of the absolute values.
+pub fn check_palette(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{PaletteJob, PaletteMatrix};
+    let mut rng = Rng::new(9);
+    let mut cases = 0;
+    for count in [0usize, 1, 2, 3, 4, 5, 8, 16, 17, 33, 120] {
+        let models_n = count + 7;
+        let input = Input::new(models_n, false, count as u64);
+        let models: Vec<Mat4> = input.matrices.iter().map(|m| root_matrix() * *m).collect();
+        let inverse_binds: Vec<Mat4> = input
+            .matrices
+            .iter()
+            .take(count)
+            .map(|m| m.inverse())
+            .collect();
+        let remap: Vec<u32> = (0..count).map(|_| rng.below(models_n) as u32).collect();
+        for joints in [None, Some(&remap[..])] {
+            let mut want = vec![PaletteMatrix::IDENTITY; count];
+            ispc_skinning::reference::skin_palette(&models, &inverse_binds, joints, &mut want);
+            let mut got = vec![
+                PaletteMatrix {
+                    rows: [[f32::NAN; 4]; 4]
+                };
+                count
+            ];
+            let mut job = PaletteJob::new(&models, &inverse_binds, &mut got);
+            job.joints = joints;
+            job.backend = isa.into();
+            job.run().map_err(|e| e.to_string())?;
+            for i in 0..count {
+                let m = models[joints.map_or(i, |j| j[i] as usize)]
+                    .to_cols_array()
+                    .map(f32::abs);
+                let b = affine_mul(&m, &inverse_binds[i].to_cols_array().map(f32::abs));
+                for r in 0..4 {
+                    for c in 0..4 {
+                        let (g, w) = (got[i].rows[r][c], want[i].rows[r][c]);
+                        let tol = 8.0 * f32::EPSILON * b[4 * c + r];
+                        let ok = if r == 3 { g == w } else { (g - w).abs() <= tol };
+                        if !ok {
+                            return Err(format!(
+                                "palette {isa} count={count} remap={}: entry {i} row {r} col {c}: ispc {g} reference {w}, |diff| {} > tolerance {tol}",
+                                joints.is_some(),
+                                (g - w).abs()
+                            ));
+                        }
+                    }
+                }
+            }
+            cases += 1;
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
+
+/// The seed's micro-benchmark kernel: the same float adds in the same order, so bit-identical to both
+/// serial methods, on every shape and over several iterations.
+pub fn check_level_sum(isa: Isa) -> Result<String, String> {
+    use glam::Vec4;
+    use ispc_skinning::level_sum::{
+        level_order_sum, parallel_level_order_sum, regular_traverse_sum,
+    };
+    let mut cases = 0;
+    for (name, parents) in shapes() {
+        let skeleton = Skeleton::from_parents(&parents).map_err(|e| e.to_string())?;
+        let mut rng = Rng::new(cases as u64 + 5);
+        let start: Vec<Vec4> = (0..skeleton.len())
+            .map(|_| {
+                Vec4::new(
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                )
+            })
+            .collect();
+        let (mut a, mut b, mut c) = (start.clone(), start.clone(), start);
+        for _ in 0..3 {
+            level_order_sum(&skeleton, &mut a);
+            regular_traverse_sum(&skeleton, &mut b);
+            parallel_level_order_sum(isa, &skeleton, &mut c).map_err(|e| e.to_string())?;
+        }
+        if a != b {
+            return Err(format!(
+                "level_sum shape={name}: the two serial methods differ"
+            ));
+        }
+        if let Some(j) = (0..c.len())
+            .find(|&j| c[j].to_array().map(f32::to_bits) != a[j].to_array().map(f32::to_bits))
+        {
+            return Err(format!(
+                "level_sum {isa} shape={name}: bone {j}: ispc {} serial {}",
+                c[j], a[j]
+            ));
+        }
+        cases += 1;
+    }
+    Ok(format!("{cases} cases"))
+}
+
+/// The public SoA entry point (data already in SoA), both SoA methods, against the reference.
+pub fn check_soa_api(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{local_to_model_soa, SoaMatrices};
+    let root = root_matrix();
+    let mut cases = 0;
+    for (seed, (name, parents)) in shapes().into_iter().enumerate() {
+        let skeleton = Skeleton::from_parents(&parents).map_err(|e| e.to_string())?;
+        let n = skeleton.len();
+        let input = Input::new(n, name.starts_with("chain"), seed as u64 + 40);
+        let (bound, depth) = bounds(&skeleton, &input, &root);
+        let mut want = vec![Mat4::ZERO; n];
+        ispc_skinning::reference::local_to_model(
+            &skeleton,
+            &input.matrices,
+            &root,
+            &mut want,
+            0..n,
+        );
+        let locals = SoaMatrices::from_mat4(&input.matrices);
+        for method in [Method::IspcChildren, Method::IspcLevel] {
+            let mut models = SoaMatrices::zeroed(n);
+            let ran =
+                local_to_model_soa(&skeleton, &locals, &root, &mut models, method, isa.into())
+                    .map_err(|e| e.to_string())?;
+            if ran != method {
+                return Err(format!("asked for {method:?}, {ran:?} ran"));
+            }
+            let mut got = vec![Mat4::ZERO; n];
+            models.to_mat4(&mut got).map_err(|e| e.to_string())?;
+            let all: Vec<usize> = (0..n).collect();
+            compare(
+                &format!("soa {} {isa} shape={name}", method.name()),
+                &got,
+                &want,
+                &bound,
+                &depth,
+                &all,
+            )?;
+            cases += 1;
+        }
+    }
+    Ok(format!("{cases} cases"))
+}

@@ -14,5 +14,9 @@ fn main() {
         ("local_to_model_children", hierarchy::check_children),
         ("local_to_model_level", hierarchy::check_level),
         ("local_to_model_partial", hierarchy::check_partial),
+        ("local_to_model_soa", hierarchy::check_soa_api),
+        ("crowd_local_to_model", hierarchy::check_crowd),
+        ("skin_palette", hierarchy::check_palette),
+        ("level_sum", hierarchy::check_level_sum),
     ])
 }

@@ -1,0 +1,412 @@
+//! Crowds: local-to-model for many instances of one skeleton in one call.
+//!
+//! A crowd's poses are stored in AoSoA blocks of [`CROWD_LANES`] instances: within a block, each element
+//! (say the x translation of joint 7) of the 16 instances is one contiguous 64-byte run. The kernel puts
+//! the SIMD lanes across instances; since every instance shares the skeleton, a joint's parent is the same
+//! for all lanes and every load and store is a plain vector access. Blocks rather than plain SoA over all
+//! instances: a plain SoA array of 256 instances has a 1 KiB power-of-two stride between elements, and
+//! L1 set conflicts doubled its cost on this machine class (see the notes).
+//!
+//! [`CrowdLocalToModelJob`] follows the ozz job shape. Its rules: the pose and the models have the
+//! skeleton's joint count and the same instance count ([`Error::CountMismatch`]); per-instance root
+//! transforms, when given, are one per instance ([`Error::CountMismatch`]); an explicit ISA can run
+//! ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread pool; each
+//! block is computed exactly as on one thread, so the results are bit-identical.
+
+use crate::backend::{Backend, Resolved};
+use crate::error::Error;
+use crate::ffi;
+use crate::hierarchy::Trs;
+use crate::reference;
+use crate::skeleton::Skeleton;
+use glam::{Mat4, Quat, Vec3};
+use rayon::prelude::*;
+
+/// Instances per AoSoA block (one 64-byte line of f32 per element), for every ISA.
+pub const CROWD_LANES: usize = 16;
+/// Floats per joint and instance of a pose: translation (3), rotation (4), scale (3).
+pub(crate) const TRS_ELEMENTS: usize = 10;
+/// Floats per joint and instance of the models: the three rows of the affine 3x4.
+pub(crate) const MODEL_ELEMENTS: usize = 12;
+/// Largest joint count of a crowd: a block's models take 768 bytes per joint, which must stay below
+/// 2^31 bytes for the kernels' 32-bit addressing.
+pub const MAX_CROWD_JOINTS: usize = 1 << 21;
+
+fn blocks(instances: usize) -> usize {
+    instances.div_ceil(CROWD_LANES)
+}
+
+/// The local poses (translation, rotation, scale per joint, in level order) of every instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrowdPose {
+    joints: usize,
+    instances: usize,
+    data: Vec<f32>,
+}
+
+impl CrowdPose {
+    /// A crowd of `instances` poses of `joints` joints, every joint at the identity.
+    pub fn new(joints: usize, instances: usize) -> CrowdPose {
+        let mut data = vec![0.0; blocks(instances) * joints * TRS_ELEMENTS * CROWD_LANES];
+        for chunk in data.chunks_exact_mut(TRS_ELEMENTS * CROWD_LANES) {
+            // Element 6 is the quaternion's w and 7..10 the scale: identity.
+            for e in 6..10 {
+                chunk[e * CROWD_LANES..(e + 1) * CROWD_LANES].fill(1.0);
+            }
+        }
+        CrowdPose {
+            joints,
+            instances,
+            data,
+        }
+    }
+
+    /// Joints per instance.
+    pub fn joints(&self) -> usize {
+        self.joints
+    }
+
+    /// Number of instances.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    fn index(&self, instance: usize, joint: usize, element: usize) -> usize {
+        let (b, lane) = (instance / CROWD_LANES, instance % CROWD_LANES);
+        ((b * self.joints + joint) * TRS_ELEMENTS + element) * CROWD_LANES + lane
+    }
+
+    fn check(&self, instance: usize, joint: usize) -> Result<(), Error> {
+        if instance >= self.instances {
+            return Err(Error::InstanceOutOfRange {
+                instance,
+                instances: self.instances,
+            });
+        }
+        if joint >= self.joints {
+            return Err(Error::JointOutOfRange {
+                joint,
+                joints: self.joints,
+            });
+        }
+        Ok(())
+    }
+
+    /// Sets one joint of one instance.
+    ///
+    /// # Errors
+    /// [`Error::InstanceOutOfRange`] or [`Error::JointOutOfRange`].
+    pub fn set_joint(
+        &mut self,
+        instance: usize,
+        joint: usize,
+        t: Vec3,
+        q: Quat,
+        s: Vec3,
+    ) -> Result<(), Error> {
+        self.check(instance, joint)?;
+        let values = [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z];
+        for (e, v) in values.into_iter().enumerate() {
+            let i = self.index(instance, joint, e);
+            self.data[i] = v;
+        }
+        Ok(())
+    }
+
+    /// Sets every joint of one instance from level-order streams.
+    ///
+    /// # Errors
+    /// [`Error::InstanceOutOfRange`], or [`Error::CountMismatch`] when a stream does not have one entry
+    /// per joint.
+    pub fn set_instance(&mut self, instance: usize, trs: Trs<'_>) -> Result<(), Error> {
+        if instance >= self.instances {
+            return Err(Error::InstanceOutOfRange {
+                instance,
+                instances: self.instances,
+            });
+        }
+        for (what, len) in [
+            ("local translations", trs.translations.len()),
+            ("local rotations", trs.rotations.len()),
+            ("local scales", trs.scales.len()),
+        ] {
+            if len != self.joints {
+                return Err(Error::CountMismatch {
+                    what,
+                    expected: self.joints,
+                    got: len,
+                });
+            }
+        }
+        for j in 0..self.joints {
+            self.set_joint(
+                instance,
+                j,
+                trs.translations[j],
+                trs.rotations[j],
+                trs.scales[j],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// One joint of one instance, or `None` out of range.
+    pub fn joint(&self, instance: usize, joint: usize) -> Option<(Vec3, Quat, Vec3)> {
+        self.check(instance, joint).ok()?;
+        let v = |e| self.data[self.index(instance, joint, e)];
+        Some((
+            Vec3::new(v(0), v(1), v(2)),
+            Quat::from_xyzw(v(3), v(4), v(5), v(6)),
+            Vec3::new(v(7), v(8), v(9)),
+        ))
+    }
+}
+
+/// The model matrices of every instance (output of [`CrowdLocalToModelJob`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrowdModels {
+    joints: usize,
+    instances: usize,
+    data: Vec<f32>,
+}
+
+impl CrowdModels {
+    /// Zeroed storage for `instances` x `joints` model matrices.
+    pub fn new(joints: usize, instances: usize) -> CrowdModels {
+        CrowdModels {
+            joints,
+            instances,
+            data: vec![0.0; blocks(instances) * joints * MODEL_ELEMENTS * CROWD_LANES],
+        }
+    }
+
+    /// Joints per instance.
+    pub fn joints(&self) -> usize {
+        self.joints
+    }
+
+    /// Number of instances.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    /// The model matrix of one joint of one instance, or `None` out of range.
+    pub fn model(&self, instance: usize, joint: usize) -> Option<Mat4> {
+        if instance >= self.instances || joint >= self.joints {
+            return None;
+        }
+        let (b, lane) = (instance / CROWD_LANES, instance % CROWD_LANES);
+        let at = |e: usize| {
+            self.data[((b * self.joints + joint) * MODEL_ELEMENTS + e) * CROWD_LANES + lane]
+        };
+        let mut c = [0.0f32; 16];
+        for r in 0..3 {
+            for col in 0..4 {
+                c[4 * col + r] = at(4 * r + col);
+            }
+        }
+        c[15] = 1.0;
+        Some(Mat4::from_cols_array(&c))
+    }
+
+    /// Copies one instance's model matrices (level order) into `out`.
+    ///
+    /// # Errors
+    /// [`Error::InstanceOutOfRange`], or [`Error::CountMismatch`] when `out` does not have one matrix
+    /// per joint.
+    pub fn instance_models(&self, instance: usize, out: &mut [Mat4]) -> Result<(), Error> {
+        if instance >= self.instances {
+            return Err(Error::InstanceOutOfRange {
+                instance,
+                instances: self.instances,
+            });
+        }
+        if out.len() != self.joints {
+            return Err(Error::CountMismatch {
+                what: "model matrices",
+                expected: self.joints,
+                got: out.len(),
+            });
+        }
+        for (j, m) in out.iter_mut().enumerate() {
+            *m = self.model(instance, j).unwrap_or(Mat4::IDENTITY);
+        }
+        Ok(())
+    }
+}
+
+/// How many threads a crowd job uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// The calling thread only.
+    #[default]
+    One,
+    /// Every thread of rayon's global pool, one block of instances per task.
+    All,
+}
+
+/// Model matrices for every instance of a crowd.
+#[derive(Debug)]
+pub struct CrowdLocalToModelJob<'a> {
+    /// The shared hierarchy.
+    pub skeleton: &'a Skeleton,
+    /// Every instance's local pose.
+    pub locals: &'a CrowdPose,
+    /// Root transform of each instance (its place in the world); identity for all when `None`.
+    pub roots: Option<&'a [Mat4]>,
+    /// The ISA; [`Backend::Reference`] runs the per-instance serial reference.
+    pub backend: Backend,
+    /// One thread or rayon's pool.
+    pub threads: Threads,
+    /// Output: every instance's model matrices.
+    pub models: &'a mut CrowdModels,
+}
+
+impl<'a> CrowdLocalToModelJob<'a> {
+    /// A job with identity roots, the automatic ISA and one thread.
+    pub fn new(
+        skeleton: &'a Skeleton,
+        locals: &'a CrowdPose,
+        models: &'a mut CrowdModels,
+    ) -> CrowdLocalToModelJob<'a> {
+        CrowdLocalToModelJob {
+            skeleton,
+            locals,
+            roots: None,
+            backend: Backend::Auto,
+            threads: Threads::One,
+            models,
+        }
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        let j = self.skeleton.len();
+        if j > MAX_CROWD_JOINTS {
+            return Err(Error::TooManyJoints {
+                joints: j,
+                max: MAX_CROWD_JOINTS,
+            });
+        }
+        self.skeleton
+            .check_count("crowd pose joints", self.locals.joints)?;
+        self.skeleton
+            .check_count("crowd model joints", self.models.joints)?;
+        let n = self.locals.instances;
+        if self.models.instances != n {
+            return Err(Error::CountMismatch {
+                what: "crowd model instances",
+                expected: n,
+                got: self.models.instances,
+            });
+        }
+        if let Some(roots) = self.roots {
+            if roots.len() != n {
+                return Err(Error::CountMismatch {
+                    what: "root transforms",
+                    expected: n,
+                    got: roots.len(),
+                });
+            }
+        }
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then computes every instance's model matrices.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        let isa = match self.backend.resolve()? {
+            Resolved::Ispc(isa) => isa,
+            Resolved::Reference => {
+                self.run_reference();
+                return Ok(());
+            }
+        };
+        let skeleton = self.skeleton;
+        let roots = self.root_blocks();
+        let lsize = skeleton.len() * TRS_ELEMENTS * CROWD_LANES;
+        let msize = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
+        let rsize = MODEL_ELEMENTS * CROWD_LANES;
+        if lsize == 0 {
+            return Ok(());
+        }
+        let work = |((m, l), r): ((&mut [f32], &[f32]), &[f32])| {
+            ffi::crowd_ltm_trs(isa, skeleton, l, r, m)
+        };
+        let (models, locals) = (&mut self.models.data, &self.locals.data);
+        match self.threads {
+            Threads::One => models
+                .chunks_mut(msize)
+                .zip(locals.chunks(lsize))
+                .zip(roots.chunks(rsize))
+                .for_each(work),
+            Threads::All => models
+                .par_chunks_mut(msize)
+                .zip(locals.par_chunks(lsize))
+                .zip(roots.par_chunks(rsize))
+                .for_each(work),
+        }
+        Ok(())
+    }
+
+    /// Roots in AoSoA blocks: element e (row-major 3x4) of instance lane l at `[(b * 12 + e) * 16 + l]`.
+    fn root_blocks(&self) -> Vec<f32> {
+        let n = self.locals.instances;
+        let mut out = vec![0.0f32; blocks(n) * MODEL_ELEMENTS * CROWD_LANES];
+        for i in 0..blocks(n) * CROWD_LANES {
+            let m = self
+                .roots
+                .and_then(|r| r.get(i))
+                .copied()
+                .unwrap_or(Mat4::IDENTITY)
+                .to_cols_array();
+            let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
+            for r in 0..3 {
+                for c in 0..4 {
+                    out[(b * MODEL_ELEMENTS + 4 * r + c) * CROWD_LANES + lane] = m[4 * c + r];
+                }
+            }
+        }
+        out
+    }
+
+    /// The serial reference, one instance at a time through AoS arrays.
+    fn run_reference(&mut self) {
+        let j = self.skeleton.len();
+        let (mut t, mut q, mut s) = (
+            vec![Vec3::ZERO; j],
+            vec![Quat::IDENTITY; j],
+            vec![Vec3::ONE; j],
+        );
+        let mut models = vec![Mat4::ZERO; j];
+        for i in 0..self.locals.instances {
+            for k in 0..j {
+                if let Some((tk, qk, sk)) = self.locals.joint(i, k) {
+                    (t[k], q[k], s[k]) = (tk, qk, sk);
+                }
+            }
+            let root = self
+                .roots
+                .and_then(|r| r.get(i))
+                .copied()
+                .unwrap_or(Mat4::IDENTITY);
+            let trs = Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &s,
+            };
+            reference::local_to_model_trs(self.skeleton, trs, &root, &mut models, 0..j);
+            let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
+            for (k, m) in models.iter().enumerate() {
+                let c = m.to_cols_array();
+                for r in 0..3 {
+                    for col in 0..4 {
+                        self.models.data
+                            [((b * j + k) * MODEL_ELEMENTS + 4 * r + col) * CROWD_LANES + lane] =
+                            c[4 * col + r];
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The level-order seed's own micro-benchmark: for a level-order tree, add each bone's float4 position
+//! to its children's. The seed ran 100 iterations over 40,000 bones with three methods, reproduced here.
+//!
+//! The two serial methods use glam's `Vec4`, whose `+` is one SSE (or NEON) instruction: the seed's
+//! "fair" comparison, where the serial C++ used `_mm_add_ps`.
+
+use crate::backend::{Backend, Resolved};
+use crate::error::Error;
+use crate::ffi;
+use crate::skeleton::Skeleton;
+use glam::Vec4;
+
+/// The seed's `LevelOrderSum`: for each bone in level order, add it to each of its (contiguous) children.
+pub fn level_order_sum(skeleton: &Skeleton, data: &mut [Vec4]) {
+    if data.len() != skeleton.len() {
+        return;
+    }
+    for i in 0..data.len() {
+        let parent = data[i];
+        for c in skeleton.children(i) {
+            data[c] += parent;
+        }
+    }
+}
+
+/// The seed's `RegularTraverseSum`: for each non-root bone in level order, add its parent.
+pub fn regular_traverse_sum(skeleton: &Skeleton, data: &mut [Vec4]) {
+    if data.len() != skeleton.len() {
+        return;
+    }
+    for (i, &p) in skeleton.parents().iter().enumerate() {
+        if p >= 0 {
+            data[i] += data[p as usize];
+        }
+    }
+}
+
+/// The seed's `ParallelLevelOrder`: ISPC `foreach` over each bone's children. With
+/// [`Backend::Reference`] (or no runnable ISA) it runs [`level_order_sum`].
+///
+/// # Errors
+/// [`Error::CountMismatch`] when `data` does not have one entry per bone; [`Error::IsaUnavailable`]
+/// for an explicit ISA that cannot run.
+pub fn parallel_level_order_sum(
+    backend: impl Into<Backend>,
+    skeleton: &Skeleton,
+    data: &mut [Vec4],
+) -> Result<(), Error> {
+    skeleton.check_count("bone positions", data.len())?;
+    match backend.into().resolve()? {
+        Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton, data),
+        Resolved::Reference => level_order_sum(skeleton, data),
+    }
+    Ok(())
+}
