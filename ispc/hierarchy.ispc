@@ -379,23 +379,42 @@ export void EXPORT(skin_palette)(uniform const float models[], uniform const flo
 
 // ---------------------------------------------------------------------------------------------------
 // 6. The level-order seed's own micro-benchmark: add each parent's float4 to its children, for each
-// parent in turn, with a foreach over the children's floats (its ParallelLevelOrder). The parent's
-// float4 is replicated over the lanes with a masked load and a shuffle instead of a gather.
+// parent in turn, vectorized over the children's floats (its ParallelLevelOrder). The parent's float4 is
+// replicated over the lanes with a broadcast load instead of a gather.
+//
+// Two changes to the seed's loop, both measured: most bones are leaves, so the "has children?" test runs
+// a whole gang of bones at a time and only the parents are then visited, in order; and each parent's last
+// vector step is masked, so consecutive parents' stores never overlap (an overlapping load right after a
+// store defeats store-to-load forwarding and stalls).
+//
+// Where it wins (README, "level_sum"): on shallow, wide trees, where a parent's children fill whole
+// vectors. On deep trees with two or three children per parent each parent is one short masked step
+// whose branch on the child count mispredicts, and the serial parent loop is faster.
 export void EXPORT(level_sum_children)(uniform float data[], uniform const uint32 child_start[],
                                        uniform const uint32 child_end[], uniform int parents)
 {
-    for (uniform int i = 0; i < parents; i++) {
-        const uniform int cs = child_start[i];
-        const uniform int ce = child_end[i];
-        if (cs == ce)
-            continue;
-        varying float pv = 0.0f;
-        if (programIndex < 4)
-            pv = data[4 * i + programIndex];
-        const varying float p4 = shuffle(pv, programIndex & 3);
-        // k starts at a multiple of 4 and gangs are multiples of 4 wide, so lane l adds component l % 4.
-        foreach (k = 4 * cs... 4 * ce) {
-            data[k] += p4;
+    for (uniform int base = 0; base < parents; base += programCount) {
+        const varying int i = base + programIndex;
+        varying bool has_children = false;
+        if (i < parents)
+            has_children = child_end[i] != child_start[i];
+        // The parents of this gang as a bitmask (gangs are at most 16 wide), visited lowest first: a
+        // parent may be the child of an earlier one in the same gang.
+        uniform int bits = reduce_add(has_children ? (1 << programIndex) : 0);
+        while (bits != 0) {
+            const uniform int p = base + count_trailing_zeros(bits);
+            bits &= bits - 1;
+            const uniform int kend = 4 * child_end[p];
+            uniform int k = 4 * child_start[p];
+            varying float pv = 0.0f;
+            if (programIndex < 4)
+                pv = data[4 * p + programIndex];
+            const varying float p4 = shuffle(pv, programIndex & 3);
+            // k is a multiple of 4 and gangs are multiples of 4 wide: lane l adds component l % 4.
+            for (; k + programCount <= kend; k += programCount)
+                data[k + programIndex] += p4;
+            if (programIndex < kend - k)
+                data[k + programIndex] += p4;
         }
     }
 }

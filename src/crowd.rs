@@ -20,7 +20,6 @@ use crate::hierarchy::Trs;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3};
-use rayon::prelude::*;
 
 /// Instances per AoSoA block (one 64-byte line of f32 per element), for every ISA.
 pub const CROWD_LANES: usize = 16;
@@ -330,21 +329,43 @@ impl<'a> CrowdLocalToModelJob<'a> {
         if lsize == 0 {
             return Ok(());
         }
+        // One contiguous run of blocks per thread: a block is about a microsecond of work, too little to
+        // be a task of its own.
+        let per_task = match self.threads {
+            Threads::One => blocks(self.locals.instances).max(1),
+            Threads::All => blocks(self.locals.instances)
+                .div_ceil(rayon::current_num_threads())
+                .max(1),
+        };
         let work = |((m, l), r): ((&mut [f32], &[f32]), &[f32])| {
-            ffi::crowd_ltm_trs(isa, skeleton, l, r, m)
+            for ((m, l), r) in m
+                .chunks_mut(msize)
+                .zip(l.chunks(lsize))
+                .zip(r.chunks(rsize))
+            {
+                ffi::crowd_ltm_trs(isa, skeleton, l, r, m);
+            }
         };
         let (models, locals) = (&mut self.models.data, &self.locals.data);
+        let (mt, lt, rt) = (msize * per_task, lsize * per_task, rsize * per_task);
+        let mut tasks = models
+            .chunks_mut(mt)
+            .zip(locals.chunks(lt))
+            .zip(roots.chunks(rt));
         match self.threads {
-            Threads::One => models
-                .chunks_mut(msize)
-                .zip(locals.chunks(lsize))
-                .zip(roots.chunks(rsize))
-                .for_each(work),
-            Threads::All => models
-                .par_chunks_mut(msize)
-                .zip(locals.par_chunks(lsize))
-                .zip(roots.par_chunks(rsize))
-                .for_each(work),
+            Threads::One => tasks.for_each(work),
+            // The calling thread runs the first run of blocks itself while the pool runs the others: a
+            // parallel iterator called from outside the pool would hand every run to a worker and block,
+            // and the two wake-ups cost a noticeable share of a call that takes tens of microseconds.
+            Threads::All => rayon::in_place_scope(|scope| {
+                let first = tasks.next();
+                for task in tasks {
+                    scope.spawn(move |_| work(task));
+                }
+                if let Some(task) = first {
+                    work(task);
+                }
+            }),
         }
         Ok(())
     }
