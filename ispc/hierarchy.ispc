@@ -287,10 +287,12 @@ export void EXPORT(trs_to_soa)(uniform const float t[], uniform const float q[],
 
 #define CROWD(m, E, j, e, l) m[((j) * (E) + (e)) * CROWD_LANES + (l)]
 
-// One block: models of all `joints` joints for CROWD_LANES instances. roots holds each lane's root
-// transform as 12 elements (row-major 3x4) in the same AoSoA form.
+// One block: models of all `joints` joints for CROWD_LANES instances. roots holds the root transforms
+// of the block's first root_count instances as column-major 4x4 (glam Mat4); lanes past root_count (the
+// padding of a last, partial block, or all lanes when no roots are given) use the identity. Roots are
+// read only for the root joints, so their gathers cost nothing measurable.
 export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float models[], uniform const float roots[],
-                                  uniform const int parents[], uniform int joints)
+                                  uniform int root_count, uniform const int parents[], uniform int joints)
 {
     for (uniform int j = 0; j < joints; j++) {
         const uniform int p = parents[j];
@@ -319,9 +321,19 @@ export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float mo
             L[10] = (1.0f - s2 * (x * x + y * y)) * sz;
             L[11] = tz;
             varying float P[12];
+            if (p < 0) {
 #pragma unroll
-            for (uniform int e = 0; e < 12; e++)
-                P[e] = p < 0 ? CROWD(roots, 12, 0, e, l) : CROWD(models, 12, p, e, l);
+                for (uniform int e = 0; e < 12; e++) {
+                    // Identity unless this lane has a root: element (row r, col c) = root[4c + r].
+                    P[e] = (e % 4) == (e / 4) ? 1.0f : 0.0f;
+                    if (l < root_count)
+                        P[e] = roots[16 * l + 4 * (e % 4) + e / 4];
+                }
+            } else {
+#pragma unroll
+                for (uniform int e = 0; e < 12; e++)
+                    P[e] = CROWD(models, 12, p, e, l);
+            }
 #pragma unroll
             for (uniform int r = 0; r < 3; r++) {
 #pragma unroll

@@ -4,6 +4,8 @@
 //! the matrix converted once outside the loop). They are not used by the crate itself; they exist so that
 //! the report can show what the ISPC kernels gain over idiomatic glam, compiled with the same flags.
 
+use crate::hierarchy::Trs;
+use crate::skeleton::Skeleton;
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 
 /// `dst[i] = m * src[i].extend(1.0)`.
@@ -19,5 +21,46 @@ pub fn transform_points_vec3(m: &Mat4, src: &[Vec3], dst: &mut [Vec3]) {
     let a = Affine3A::from_mat4(*m);
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         *d = a.transform_point3(*s);
+    }
+}
+
+/// Local to model as a glam user writes it: `models[j] = models[parent] * locals[j]` with `Mat4`.
+pub fn local_to_model(skeleton: &Skeleton, locals: &[Mat4], root: &Mat4, models: &mut [Mat4]) {
+    let n = skeleton.len().min(locals.len()).min(models.len());
+    for j in 0..n {
+        let parent = match skeleton.parent(j) {
+            Some(p) => models[p],
+            None => *root,
+        };
+        models[j] = parent * locals[j];
+    }
+}
+
+/// Local to model from TRS as a glam user writes it: affine matrices (`Affine3A`, cheaper than `Mat4`
+/// for this), built with `from_scale_rotation_translation` from the normalized rotation (the crate's
+/// quaternion policy, so both compute the same thing).
+pub fn local_to_model_trs(
+    skeleton: &Skeleton,
+    trs: Trs<'_>,
+    root: &Affine3A,
+    models: &mut [Affine3A],
+) {
+    let n = skeleton
+        .len()
+        .min(trs.translations.len())
+        .min(trs.rotations.len())
+        .min(trs.scales.len())
+        .min(models.len());
+    for j in 0..n {
+        let local = Affine3A::from_scale_rotation_translation(
+            trs.scales[j],
+            trs.rotations[j].normalize(),
+            trs.translations[j],
+        );
+        let parent = match skeleton.parent(j) {
+            Some(p) => models[p],
+            None => *root,
+        };
+        models[j] = parent * local;
     }
 }

@@ -322,36 +322,35 @@ impl<'a> CrowdLocalToModelJob<'a> {
             }
         };
         let skeleton = self.skeleton;
-        let roots = self.root_blocks();
         let lsize = skeleton.len() * TRS_ELEMENTS * CROWD_LANES;
         let msize = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
-        let rsize = MODEL_ELEMENTS * CROWD_LANES;
         if lsize == 0 {
             return Ok(());
         }
         // One contiguous run of blocks per thread: a block is about a microsecond of work, too little to
         // be a task of its own.
+        let block_count = blocks(self.locals.instances);
         let per_task = match self.threads {
-            Threads::One => blocks(self.locals.instances).max(1),
-            Threads::All => blocks(self.locals.instances)
-                .div_ceil(rayon::current_num_threads())
-                .max(1),
+            Threads::One => block_count.max(1),
+            Threads::All => block_count.div_ceil(rayon::current_num_threads()).max(1),
         };
-        let work = |((m, l), r): ((&mut [f32], &[f32]), &[f32])| {
-            for ((m, l), r) in m
-                .chunks_mut(msize)
-                .zip(l.chunks(lsize))
-                .zip(r.chunks(rsize))
-            {
-                ffi::crowd_ltm_trs(isa, skeleton, l, r, m);
+        let roots = self.roots.unwrap_or(&[]);
+        // Block b's roots: the instances of that block that have one (none when no roots are given).
+        let block_roots = move |b: usize| {
+            roots
+                .get(b * CROWD_LANES..)
+                .map_or(&[][..], |r| &r[..r.len().min(CROWD_LANES)])
+        };
+        let work = |(t, (m, l)): (usize, (&mut [f32], &[f32]))| {
+            for (k, (m, l)) in m.chunks_mut(msize).zip(l.chunks(lsize)).enumerate() {
+                ffi::crowd_ltm_trs(isa, skeleton, l, block_roots(t * per_task + k), m);
             }
         };
         let (models, locals) = (&mut self.models.data, &self.locals.data);
-        let (mt, lt, rt) = (msize * per_task, lsize * per_task, rsize * per_task);
         let mut tasks = models
-            .chunks_mut(mt)
-            .zip(locals.chunks(lt))
-            .zip(roots.chunks(rt));
+            .chunks_mut(msize * per_task)
+            .zip(locals.chunks(lsize * per_task))
+            .enumerate();
         match self.threads {
             Threads::One => tasks.for_each(work),
             // The calling thread runs the first run of blocks itself while the pool runs the others: a
@@ -368,27 +367,6 @@ impl<'a> CrowdLocalToModelJob<'a> {
             }),
         }
         Ok(())
-    }
-
-    /// Roots in AoSoA blocks: element e (row-major 3x4) of instance lane l at `[(b * 12 + e) * 16 + l]`.
-    fn root_blocks(&self) -> Vec<f32> {
-        let n = self.locals.instances;
-        let mut out = vec![0.0f32; blocks(n) * MODEL_ELEMENTS * CROWD_LANES];
-        for i in 0..blocks(n) * CROWD_LANES {
-            let m = self
-                .roots
-                .and_then(|r| r.get(i))
-                .copied()
-                .unwrap_or(Mat4::IDENTITY)
-                .to_cols_array();
-            let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
-            for r in 0..3 {
-                for c in 0..4 {
-                    out[(b * MODEL_ELEMENTS + 4 * r + c) * CROWD_LANES + lane] = m[4 * c + r];
-                }
-            }
-        }
-        out
     }
 
     /// The serial reference, one instance at a time through AoS arrays.

@@ -67,7 +67,7 @@ type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *
 type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
 type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
-type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, *const i32, i32);
+type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32);
 type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
@@ -376,31 +376,34 @@ pub(crate) fn trs_to_soa(isa: Runnable, trs: Trs<'_>, local: &mut SoaMatrices) {
     }
 }
 
-/// One AoSoA block of a crowd: the model matrices of `CROWD_LANES` instances for every joint.
-/// Does nothing unless the three slices are exactly one block for this skeleton.
+/// One AoSoA block of a crowd: the model matrices of `CROWD_LANES` instances for every joint, with
+/// the root transforms of the block's first `roots.len()` (at most CROWD_LANES) instances.
+/// Does nothing unless the slices are exactly one block for this skeleton.
 pub(crate) fn crowd_ltm_trs(
     isa: Runnable,
     skeleton: &Skeleton,
     locals: &[f32],
-    roots: &[f32],
+    roots: &[Mat4],
     models: &mut [f32],
 ) {
     let j = skeleton.len();
     if locals.len() != j * TRS_ELEMENTS * CROWD_LANES
         || models.len() != j * MODEL_ELEMENTS * CROWD_LANES
-        || roots.len() != MODEL_ELEMENTS * CROWD_LANES
+        || roots.len() > CROWD_LANES
     {
         return;
     }
     // SAFETY: `isa` proves the CPU runs the kernel. For joint j < n it reads the 10 * 16 floats of
     // locals and writes the 12 * 16 floats of models at offset (j * E) * 16, inside the slices checked
-    // above; the parent is -1 (then it reads the 12 * 16 floats of roots) or below j. The crowd caps
-    // joints at MAX_CROWD_JOINTS, so the largest byte offset, 768 * n, stays inside 32-bit addressing.
+    // above; the parent is -1 (then it reads, for lanes below roots.len() only, the 16 floats of that
+    // lane's root Mat4) or below j. The crowd caps joints at MAX_CROWD_JOINTS, so the largest byte
+    // offset, 768 * n, stays inside 32-bit addressing.
     unsafe {
         (isa.kernels().crowd_ltm_trs)(
             locals.as_ptr(),
             models.as_mut_ptr(),
-            roots.as_ptr(),
+            roots.as_ptr().cast(),
+            roots.len() as i32,
             skeleton.parents().as_ptr(),
             j as i32,
         )

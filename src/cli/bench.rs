@@ -19,6 +19,7 @@ pub struct Row {
     pub kernel: &'static str,
     /// `reference`, `glam`, or an ISA name.
     pub isa: String,
+    /// Items per call: vertices, joints, or joint-instances for crowds.
     pub size: usize,
     /// Skinning influences per vertex; `None` for kernels without influences.
     pub influences: Option<u32>,
@@ -28,7 +29,7 @@ pub struct Row {
 }
 
 impl Row {
-    fn speedup(&self) -> f64 {
+    pub fn speedup(&self) -> f64 {
         self.reference_ns_per_item / self.ns_per_item
     }
 }
@@ -84,9 +85,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     let mut rows = Vec::new();
     transform_rows(budget, &isas, &mut rows);
+    super::hierarchy_bench::rows(budget, &isas, &mut rows);
 
     print_table(&rows);
     print_transform_summary(&rows);
+    super::hierarchy_bench::print_summary(&rows);
     if let Some(path) = opts.json {
         std::fs::write(&path, to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {} rows to {path}", rows.len());
@@ -208,7 +211,7 @@ fn transform_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<20} {:>9} {:>10} {:>7} {:>12} {:>12} {:>8}",
+        "{:<32} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
         "kernel", "size", "isa", "threads", "ns/item", "ref ns/item", "speedup"
     );
     let mut last_kernel = "";
@@ -218,7 +221,7 @@ fn print_table(rows: &[Row]) {
         }
         last_kernel = r.kernel;
         println!(
-            "{:<20} {:>9} {:>10} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
+            "{:<32} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
             r.kernel,
             r.size,
             r.isa,

@@ -1,0 +1,413 @@
+//! The hierarchy rows of the report: the level-order seed's micro-benchmark (`level_sum`), local-to-model
+//! on 40,000 joints with matrix input (`local_to_model`, every variant), on 120 joints with TRS input
+//! (`local_to_model_trs`), and crowds of 256 x 64 (`crowd_local_to_model`, 1 and 2 threads).
+
+use super::bench::Row;
+use super::timing::{median_ns_per_call, Budget};
+use glam::{Affine3A, Mat4, Vec3, Vec4};
+use ispc_skinning::reference::trs_matrix;
+use ispc_skinning::scene::{animated_pose, humanoid_parents, level_tree};
+use ispc_skinning::{
+    baseline, level_sum, local_to_model_soa, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose,
+    Isa, LocalToModelJob, Locals, Method, Skeleton, SoaMatrices, Threads, Trs,
+};
+
+/// The seed's figures for its 40,000-bone, 100-iteration benchmark (ms), serial code with SSE.
+const SEED_MS: [(&str, f64); 3] = [
+    ("LevelOrderSum", 3.93),
+    ("RegularTraverseSum", 2.65),
+    ("ParallelLevelOrder (ISPC)", 1.795),
+];
+/// ozz-animation's LocalToModelJob (TRS input) on this machine class, ns per joint (notes).
+const OZZ_TRS_NS: f64 = 7.4;
+
+type Candidate<'a> = (String, Box<dyn FnMut() + Send + 'a>);
+
+/// Times every candidate interleaved and appends one row each. The candidate named `reference` gives
+/// `reference_ns_per_item`; `items` divides the per-call time.
+fn push(
+    rows: &mut Vec<Row>,
+    budget: Budget,
+    kernel: &'static str,
+    items: usize,
+    threads: usize,
+    mut c: Vec<Candidate<'_>>,
+) {
+    let mut calls: Vec<Box<dyn FnMut() + '_>> = c
+        .iter_mut()
+        .map(|(_, f)| Box::new(f) as Box<dyn FnMut()>)
+        .collect();
+    let times = median_ns_per_call(budget, &mut calls);
+    drop(calls);
+    let reference = c
+        .iter()
+        .position(|(n, _)| n == "reference")
+        .map(|i| times[i])
+        .unwrap_or(f64::NAN);
+    for ((name, _), t) in c.iter().zip(times) {
+        rows.push(Row {
+            kernel,
+            isa: name.clone(),
+            size: items,
+            influences: None,
+            threads,
+            ns_per_item: t / items as f64,
+            reference_ns_per_item: reference / items as f64,
+        });
+    }
+}
+
+pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    level_sum_rows(budget, isas, rows);
+    local_to_model_rows(budget, isas, rows);
+    trs_rows(budget, isas, rows);
+    crowd_rows(budget, isas, rows);
+    eprintln!("\rbench: hierarchy done                          ");
+}
+
+/// The seed's benchmark: 40,000 bones, float4 positions, each pass adds every parent to its children.
+/// Two trees: the 17-level tree of the notes (about 2.2 children per parent) and a 3-level wide tree
+/// (about 200 children per parent). Positions start at zero so values stay bounded over millions of
+/// passes; the float adds cost the same whatever the values.
+fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    for (kernel, levels) in [("level_sum", 17usize), ("level_sum_wide", 3)] {
+        eprint!("\rbench: {kernel} (40,000 bones, {levels} levels)      ");
+        let skeleton = Skeleton::from_parents(&level_tree(40_000, levels, 1)).expect("valid tree");
+        let mut bufs: Vec<Vec<Vec4>> = (0..2 + isas.len())
+            .map(|_| vec![Vec4::ZERO; 40_000])
+            .collect();
+        let mut it = bufs.iter_mut();
+        let (a, b) = (it.next().unwrap(), it.next().unwrap());
+        let s = &skeleton;
+        let mut c: Vec<Candidate<'_>> = vec![
+            (
+                "reference".into(),
+                Box::new(move || level_sum::regular_traverse_sum(s, b)),
+            ),
+            (
+                "serial_level_order".into(),
+                Box::new(move || level_sum::level_order_sum(s, a)),
+            ),
+        ];
+        for (&isa, d) in isas.iter().zip(it) {
+            c.push((
+                isa.name().into(),
+                Box::new(move || level_sum::parallel_level_order_sum(isa, s, d).expect("valid")),
+            ));
+        }
+        push(rows, budget, kernel, 40_000, 1, c);
+    }
+}
+
+fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    eprint!("\rbench: local_to_model (40,000 joints)         ");
+    let n = 40_000;
+    let skeleton = Skeleton::from_parents(&level_tree(n, 17, 1)).expect("valid tree");
+    let (t, q, s) = animated_pose(n, 0.3, true, 1);
+    let locals: Vec<Mat4> = (0..n)
+        .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], s[j])))
+        .collect();
+    let root = Mat4::from_translation(Vec3::new(0.0, 1.0, 0.0));
+    let sk = &skeleton;
+    let job = |method: Method, backend: Backend, out: &mut [Mat4]| {
+        let mut j = LocalToModelJob::new(sk, Locals::Matrices(&locals), out);
+        (j.root, j.method, j.backend) = (root, method, backend);
+        j.run().expect("valid job");
+    };
+    let mut outs: Vec<Vec<Mat4>> = (0..3 + 3 * isas.len())
+        .map(|_| vec![Mat4::ZERO; n])
+        .collect();
+    let mut it = outs.iter_mut();
+    let (o1, o2) = (it.next().unwrap(), it.next().unwrap());
+    let mut c: Vec<Candidate<'_>> = vec![
+        (
+            "reference".into(),
+            Box::new(move || job(Method::Reference, Backend::Reference, o1)),
+        ),
+        (
+            "glam".into(),
+            Box::new(|| baseline::local_to_model(sk, &locals, &root, o2)),
+        ),
+    ];
+    for &isa in isas {
+        let o = it.next().unwrap();
+        c.push((
+            isa.name().into(),
+            Box::new(move || job(Method::Auto, isa.into(), o)),
+        ));
+    }
+    push(rows, budget, "local_to_model", n, 1, c);
+
+    // The other implementations, each in its own group with the reference measured again beside it.
+    let o = it.next().unwrap();
+    let mut r1 = vec![Mat4::ZERO; n];
+    let c: Vec<Candidate<'_>> = vec![
+        (
+            "reference".into(),
+            Box::new(|| job(Method::Reference, Backend::Reference, &mut r1)),
+        ),
+        (
+            "serial".into(),
+            Box::new(move || job(Method::SerialChildren, Backend::Reference, o)),
+        ),
+    ];
+    push(rows, budget, "local_to_model_serial_children", n, 1, c);
+    for (kernel, method) in [
+        ("local_to_model_children", Method::IspcChildren),
+        ("local_to_model_level", Method::IspcLevel),
+    ] {
+        let mut r = vec![Mat4::ZERO; n];
+        let mut c: Vec<Candidate<'_>> = vec![(
+            "reference".into(),
+            Box::new(move || job(Method::Reference, Backend::Reference, &mut r)),
+        )];
+        for &isa in isas {
+            let o = it.next().unwrap();
+            c.push((
+                isa.name().into(),
+                Box::new(move || job(method, isa.into(), o)),
+            ));
+        }
+        push(rows, budget, kernel, n, 1, c);
+    }
+    // The SoA traversals on data that is already SoA (no conversions).
+    let soa_locals = SoaMatrices::from_mat4(&locals);
+    for (kernel, method) in [
+        ("local_to_model_children_soa", Method::IspcChildren),
+        ("local_to_model_level_soa", Method::IspcLevel),
+    ] {
+        let mut r = vec![Mat4::ZERO; n];
+        let mut c: Vec<Candidate<'_>> = vec![(
+            "reference".into(),
+            Box::new(move || job(Method::Reference, Backend::Reference, &mut r)),
+        )];
+        for &isa in isas {
+            let mut models = SoaMatrices::zeroed(n);
+            let l = &soa_locals;
+            c.push((
+                isa.name().into(),
+                Box::new(move || {
+                    local_to_model_soa(sk, l, &root, &mut models, method, isa.into())
+                        .expect("valid");
+                }),
+            ));
+        }
+        push(rows, budget, kernel, n, 1, c);
+    }
+}
+
+/// 120 joints (a detailed humanoid) with TRS input: the whole job, as a game calls it each frame.
+fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    eprint!("\rbench: local_to_model_trs (120 joints)        ");
+    let n = 120;
+    let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
+    let (t, q, s) = animated_pose(n, 0.3, true, 2);
+    let trs = Trs {
+        translations: &t,
+        rotations: &q,
+        scales: &s,
+    };
+    let sk = &skeleton;
+    let job = move |method: Method, backend: Backend, out: &mut [Mat4]| {
+        let mut j = LocalToModelJob::new(sk, Locals::Trs(trs), out);
+        (j.method, j.backend) = (method, backend);
+        j.run().expect("valid job");
+    };
+    let mut r = vec![Mat4::ZERO; n];
+    let mut g = vec![Affine3A::IDENTITY; n];
+    let mut c: Vec<Candidate<'_>> = vec![
+        (
+            "reference".into(),
+            Box::new(move || job(Method::Reference, Backend::Reference, &mut r)),
+        ),
+        (
+            "glam".into(),
+            Box::new(move || baseline::local_to_model_trs(sk, trs, &Affine3A::IDENTITY, &mut g)),
+        ),
+    ];
+    for &isa in isas {
+        let mut o = vec![Mat4::ZERO; n];
+        c.push((
+            isa.name().into(),
+            Box::new(move || job(Method::Auto, isa.into(), &mut o)),
+        ));
+    }
+    push(rows, budget, "local_to_model_trs", n, 1, c);
+}
+
+/// 256 instances of a 64-joint rig, each at its own place, TRS input. The reference and glam rows run
+/// the per-instance serial loops over plain per-instance arrays (what a user without crowds writes).
+/// The 2-thread rows call the job from inside rayon's pool, as a job system would: from outside the pool
+/// each call pays a thread wake-up (about 16 us on this VM, as much as the whole 1-thread job).
+fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    eprint!("\rbench: crowd_local_to_model (256 x 64)        ");
+    let (joints, instances) = (64, 256);
+    let skeleton = Skeleton::from_parents(&humanoid_parents(joints)).expect("valid rig");
+    let poses: Vec<_> = (0..instances)
+        .map(|i| animated_pose(joints, i as f32 * 0.01, true, i as u64))
+        .collect();
+    let roots: Vec<Mat4> = (0..instances)
+        .map(|i| Mat4::from_translation(Vec3::new((i % 16) as f32, 0.0, (i / 16) as f32)))
+        .collect();
+    let mut pose = CrowdPose::new(joints, instances);
+    for (i, (t, q, s)) in poses.iter().enumerate() {
+        pose.set_instance(
+            i,
+            Trs {
+                translations: t,
+                rotations: q,
+                scales: s,
+            },
+        )
+        .expect("sizes match");
+    }
+    let sk = &skeleton;
+    let items = joints * instances;
+    for threads in [1usize, 2] {
+        let (p, rts) = (&pose, &roots);
+        let job = move |isa: Isa, out: &mut CrowdModels| {
+            let mut j = CrowdLocalToModelJob::new(sk, p, out);
+            (j.roots, j.backend) = (Some(rts.as_slice()), isa.into());
+            j.threads = if threads == 1 {
+                Threads::One
+            } else {
+                Threads::All
+            };
+            j.run().expect("valid job");
+        };
+        let mut aos = vec![Mat4::ZERO; joints];
+        let mut aff = vec![Affine3A::IDENTITY; joints];
+        let ps = &poses;
+        let mut c: Vec<Candidate<'_>> = vec![
+            (
+                "reference".into(),
+                Box::new(move || {
+                    for ((t, q, s), root) in ps.iter().zip(rts) {
+                        let trs = Trs {
+                            translations: t,
+                            rotations: q,
+                            scales: s,
+                        };
+                        ispc_skinning::reference::local_to_model_trs(
+                            sk,
+                            trs,
+                            root,
+                            &mut aos,
+                            0..joints,
+                        );
+                    }
+                }),
+            ),
+            (
+                "glam".into(),
+                Box::new(move || {
+                    for ((t, q, s), root) in ps.iter().zip(rts) {
+                        let trs = Trs {
+                            translations: t,
+                            rotations: q,
+                            scales: s,
+                        };
+                        baseline::local_to_model_trs(
+                            sk,
+                            trs,
+                            &Affine3A::from_mat4(*root),
+                            &mut aff,
+                        );
+                    }
+                }),
+            ),
+        ];
+        for &isa in isas {
+            let mut out = CrowdModels::new(joints, instances);
+            c.push((isa.name().into(), Box::new(move || job(isa, &mut out))));
+        }
+        if threads == 1 {
+            push(rows, budget, "crowd_local_to_model", items, 1, c);
+        } else {
+            // Only the ISA rows scale with threads; the serial rows are measured again as the reference.
+            let threads_now = rayon::current_num_threads();
+            rayon::scope(|_| push(rows, budget, "crowd_local_to_model", items, threads_now, c));
+        }
+    }
+}
+
+/// The targets for the hierarchy, read off this run's rows.
+pub fn print_summary(rows: &[Row]) {
+    let find = |k: &str, isa: &str, threads: usize| {
+        rows.iter()
+            .find(|r| r.kernel == k && r.isa == isa && r.threads == threads)
+    };
+    let best = |k: &str, threads: usize| {
+        rows.iter()
+            .filter(|r| r.kernel == k && r.threads == threads && Isa::from_name(&r.isa).is_some())
+            .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
+    };
+    for kernel in ["level_sum", "level_sum_wide"] {
+        let ms = |r: &Row| r.ns_per_item * 40_000.0 * 100.0 / 1e6;
+        let serial = [
+            find(kernel, "serial_level_order", 1),
+            find(kernel, "reference", 1),
+        ];
+        let faster = serial
+            .iter()
+            .flatten()
+            .map(|r| r.ns_per_item)
+            .fold(f64::INFINITY, f64::min);
+        print!("{kernel} (40,000 bones x 100 passes, ms): ");
+        if let [Some(a), Some(b)] = serial {
+            print!(
+                "LevelOrderSum {:.3}, RegularTraverseSum {:.3}",
+                ms(a),
+                ms(b)
+            );
+        }
+        for r in rows
+            .iter()
+            .filter(|r| r.kernel == kernel && Isa::from_name(&r.isa).is_some())
+        {
+            print!(
+                ", ISPC {} {:.3} ({:.2}x the faster serial)",
+                r.isa,
+                ms(r),
+                faster / r.ns_per_item
+            );
+        }
+        println!();
+    }
+    println!(
+        "  seed (ms): {}",
+        SEED_MS
+            .iter()
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let (Some(b), Some(r)) = (
+        best("local_to_model", 1),
+        find("local_to_model", "reference", 1),
+    ) {
+        println!("local_to_model, 40,000 joints: best ISA {} {:.2} ns/joint, {:.2}x the reference (target 1.8x)", b.isa, b.ns_per_item, r.ns_per_item / b.ns_per_item);
+    }
+    if let Some(b) = best("local_to_model_trs", 1) {
+        println!("local_to_model_trs, 120 joints: best ISA {} {:.2} ns/joint (target under 4 ns; ozz-animation measured {OZZ_TRS_NS} ns here)", b.isa, b.ns_per_item);
+    }
+    if let (Some(b1), Some(r)) = (
+        best("crowd_local_to_model", 1),
+        find("crowd_local_to_model", "reference", 1),
+    ) {
+        print!("crowd_local_to_model 256 x 64: best ISA {} {:.2} ns/joint-instance on 1 thread, {:.2}x the reference (target 2.5x)", b1.isa, b1.ns_per_item, r.ns_per_item / b1.ns_per_item);
+        if let Some(b2) = rows
+            .iter()
+            .find(|x| x.kernel == "crowd_local_to_model" && x.threads > 1 && x.isa == b1.isa)
+        {
+            print!(
+                "; {} threads {:.2} ns, {:.2}x one thread (target 1.7x)",
+                b2.threads,
+                b2.ns_per_item,
+                b1.ns_per_item / b2.ns_per_item
+            );
+        }
+        println!();
+    }
+    println!();
+}
