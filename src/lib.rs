@@ -14,6 +14,15 @@
 //! - Every entry point validates its input and returns an [`Error`] naming the broken rule; nothing
 //!   panics and nothing writes outside the given slices.
 //!
+//! # What is here
+//! - [`transform_points`] / [`transform_points3`]: a batch of positions times one matrix.
+//! - [`Skeleton`]: a joint hierarchy re-indexed in level order (children and levels contiguous).
+//! - [`LocalToModelJob`]: local transforms (matrices or TRS) to model matrices, with a root transform and
+//!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
+//! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
+//! - [`reference`]: the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
+//!   [`scene`]: procedural rigs and poses; [`level_sum`]: the level-order seed's own benchmark.
+//!
 //! # Choosing who runs a call
 //! Each entry point takes a [`Backend`]:
 //! - [`Backend::Auto`]: `ISPC_SKINNING_ISA` if set, else [`Isa::detect`] (the best ISA that is compiled
