@@ -20,7 +20,7 @@
 //! - [`LocalToModelJob`]: local transforms (matrices or TRS) to model matrices, with a root transform and
 //!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
 //! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
-//! - [`reference`]: the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
+//! - [`reference`](mod@reference): the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
 //!   [`scene`]: procedural rigs and poses; [`level_sum`]: the level-order seed's own benchmark.
 //!
 //! # Choosing who runs a call
