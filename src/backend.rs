@@ -11,7 +11,7 @@ pub enum Backend {
     /// else the serial reference.
     #[default]
     Auto,
-    /// The serial Rust reference ([`crate::reference`]).
+    /// The serial Rust reference ([`reference`](mod@crate::reference)).
     Reference,
     /// One ISA's ISPC kernels. A call fails with [`Error::IsaUnavailable`] where the ISA cannot run.
     Isa(Isa),

@@ -2,7 +2,7 @@
 //!
 //! `ispc-skinning` compiles its ISPC kernels for SSE4, AVX2 and AVX-512 on x86-64 and for NEON on aarch64,
 //! links them all into one library, and picks the best one the CPU supports at run time. Every kernel has
-//! a plain scalar Rust twin in [`reference`] that the tests compare each ISA against.
+//! a plain scalar Rust twin in [`reference`](mod@reference) that the tests compare each ISA against.
 //!
 //! # Conventions
 //! These hold for the whole crate, as in glam:
