@@ -430,3 +430,35 @@ export void EXPORT(level_sum_children)(uniform float data[], uniform const uint3
         }
     }
 }
+
+// The same sum level by level, without the per-parent structure: a level's bones depend only on the
+// level above, so each window of programCount / 4 bones gets its parents' float4s with one broadcast load
+// per bone, merged by lane, and one non-overlapping load-add-store. No branch depends on the tree's shape
+// and no gather is needed; only the last window of a level is masked. levels[k]..levels[k + 1] is level k.
+export void EXPORT(level_sum_levels)(uniform float data[], uniform const int parents[], uniform const uint32 levels[],
+                                     uniform int level_count)
+{
+    const uniform int per_window = programCount / 4;
+    for (uniform int level = 1; level < level_count; level++) {
+        const uniform int end = levels[level + 1];
+        for (uniform int b = levels[level]; b < end; b += per_window) {
+            varying float parent = 0.0f;
+#pragma unroll
+            for (uniform int g = 0; g < programCount / 4; g++) {
+                // A bone past the level's end reads bone b's parent instead; its lanes are masked below.
+                const uniform int p = parents[b + g < end ? b + g : b];
+                varying float pv = 0.0f;
+                if (programIndex < 4)
+                    pv = data[4 * p + programIndex];
+                const varying float replicated = shuffle(pv, programIndex & 3);
+                if ((programIndex >> 2) == g)
+                    parent = replicated;
+            }
+            if (b + per_window <= end) {
+                data[4 * b + programIndex] += parent;
+            } else if (programIndex < 4 * (end - b)) {
+                data[4 * b + programIndex] += parent;
+            }
+        }
+    }
+}

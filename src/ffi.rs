@@ -70,6 +70,7 @@ type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32,
 type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32);
 type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
+type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -86,6 +87,7 @@ pub(crate) struct Kernels {
     crowd_ltm_trs: CrowdLtmTrsFn,
     skin_palette: SkinPaletteFn,
     level_sum_children: LevelSumChildrenFn,
+    level_sum_levels: LevelSumLevelsFn,
 }
 
 macro_rules! kernel_table {
@@ -103,6 +105,7 @@ macro_rules! kernel_table {
                 crowd_ltm_trs: bindings::[<crowd_ltm_trs_ $suffix>],
                 skin_palette: bindings::[<skin_palette_ $suffix>],
                 level_sum_children: bindings::[<level_sum_children_ $suffix>],
+                level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
             }
         }
     };
@@ -469,6 +472,26 @@ pub(crate) fn level_sum_children(isa: Runnable, skeleton: &Skeleton, data: &mut 
             starts.as_ptr(),
             ends.as_ptr(),
             n as i32,
+        )
+    }
+}
+
+/// The seed's sum level by level: each bone of levels 1.. adds its parent's float4.
+pub(crate) fn level_sum_levels(isa: Runnable, skeleton: &Skeleton, data: &mut [Vec4]) {
+    if data.len() != skeleton.len() {
+        return;
+    }
+    let levels = skeleton.level_starts();
+    // SAFETY: `isa` proves the CPU runs the kernel. levels holds level_count + 1 increasing bounds ending
+    // at n, so every bone b the kernel visits is below n, and it reads parents[b] (n i32) and data at
+    // 4 * parents[b], a bone before b; stores touch only bones below each level's end (the last window
+    // is masked). data holds n Vec4 of 16 contiguous bytes.
+    unsafe {
+        (isa.kernels().level_sum_levels)(
+            data.as_mut_ptr().cast(),
+            skeleton.parents().as_ptr(),
+            levels.as_ptr(),
+            (levels.len() - 1) as i32,
         )
     }
 }

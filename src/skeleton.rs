@@ -303,6 +303,11 @@ impl Skeleton {
         (&self.child_start, &self.child_end)
     }
 
+    /// Level bounds: level k is `level_starts()[k]..level_starts()[k + 1]`, for the kernels.
+    pub(crate) fn level_starts(&self) -> &[u32] {
+        &self.level_start
+    }
+
     pub(crate) fn check_count(&self, what: &'static str, got: usize) -> Result<(), Error> {
         if got == self.len() {
             Ok(())

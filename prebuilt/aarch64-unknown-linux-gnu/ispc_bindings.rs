@@ -20,6 +20,14 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn level_sum_levels_neon(
+        data: *mut f32,
+        parents: *const i32,
+        levels: *const u32,
+        level_count: i32,
+    );
+}
+unsafe extern "C" {
     pub fn ltm_children_soa_neon(
         local: *const f32,
         model: *mut f32,

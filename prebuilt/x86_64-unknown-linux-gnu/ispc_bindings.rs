@@ -20,6 +20,14 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn level_sum_levels_sse4(
+        data: *mut f32,
+        parents: *const i32,
+        levels: *const u32,
+        level_count: i32,
+    );
+}
+unsafe extern "C" {
     pub fn ltm_children_soa_sse4(
         local: *const f32,
         model: *mut f32,
@@ -117,6 +125,14 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn level_sum_levels_avx2(
+        data: *mut f32,
+        parents: *const i32,
+        levels: *const u32,
+        level_count: i32,
+    );
+}
+unsafe extern "C" {
     pub fn ltm_children_soa_avx2(
         local: *const f32,
         model: *mut f32,
@@ -211,6 +227,14 @@ unsafe extern "C" {
         child_start: *const u32,
         child_end: *const u32,
         parents: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn level_sum_levels_avx512(
+        data: *mut f32,
+        parents: *const i32,
+        levels: *const u32,
+        level_count: i32,
     );
 }
 unsafe extern "C" {

@@ -70,15 +70,19 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
 /// (about 200 children per parent). Positions start at zero so values stay bounded over millions of
 /// passes; the float adds cost the same whatever the values.
 fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    for (kernel, levels) in [("level_sum", 17usize), ("level_sum_wide", 3)] {
+    for (kernel, by_level, levels) in [
+        ("level_sum", "level_sum_by_level", 17usize),
+        ("level_sum_wide", "level_sum_wide_by_level", 3),
+    ] {
         eprint!("\rbench: {kernel} (40,000 bones, {levels} levels)      ");
         let skeleton = Skeleton::from_parents(&level_tree(40_000, levels, 1)).expect("valid tree");
+        let s = &skeleton;
+        // The seed's three methods.
         let mut bufs: Vec<Vec<Vec4>> = (0..2 + isas.len())
             .map(|_| vec![Vec4::ZERO; 40_000])
             .collect();
         let mut it = bufs.iter_mut();
         let (a, b) = (it.next().unwrap(), it.next().unwrap());
-        let s = &skeleton;
         let mut c: Vec<Candidate<'_>> = vec![
             (
                 "reference".into(),
@@ -96,6 +100,23 @@ fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             ));
         }
         push(rows, budget, kernel, 40_000, 1, c);
+        // The branch-free per-level ISPC method, with the parent loop measured again beside it.
+        let mut bufs: Vec<Vec<Vec4>> = (0..1 + isas.len())
+            .map(|_| vec![Vec4::ZERO; 40_000])
+            .collect();
+        let mut it = bufs.iter_mut();
+        let r = it.next().unwrap();
+        let mut c: Vec<Candidate<'_>> = vec![(
+            "reference".into(),
+            Box::new(move || level_sum::regular_traverse_sum(s, r)),
+        )];
+        for (&isa, d) in isas.iter().zip(it) {
+            c.push((
+                isa.name().into(),
+                Box::new(move || level_sum::level_by_level_sum(isa, s, d).expect("valid")),
+            ));
+        }
+        push(rows, budget, by_level, 40_000, 1, c);
     }
 }
 
@@ -342,7 +363,10 @@ pub fn print_summary(rows: &[Row]) {
             .filter(|r| r.kernel == k && r.threads == threads && Isa::from_name(&r.isa).is_some())
             .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
     };
-    for kernel in ["level_sum", "level_sum_wide"] {
+    for (kernel, by_level) in [
+        ("level_sum", "level_sum_by_level"),
+        ("level_sum_wide", "level_sum_wide_by_level"),
+    ] {
         let ms = |r: &Row| r.ns_per_item * 40_000.0 * 100.0 / 1e6;
         let serial = [
             find(kernel, "serial_level_order", 1),
@@ -361,16 +385,18 @@ pub fn print_summary(rows: &[Row]) {
                 ms(b)
             );
         }
-        for r in rows
-            .iter()
-            .filter(|r| r.kernel == kernel && Isa::from_name(&r.isa).is_some())
-        {
-            print!(
-                ", ISPC {} {:.3} ({:.2}x the faster serial)",
-                r.isa,
-                ms(r),
-                faster / r.ns_per_item
-            );
+        for (label, k) in [("children foreach", kernel), ("by level", by_level)] {
+            for r in rows
+                .iter()
+                .filter(|r| r.kernel == k && Isa::from_name(&r.isa).is_some())
+            {
+                print!(
+                    ", ISPC {label} {} {:.3} ({:.2}x the faster serial)",
+                    r.isa,
+                    ms(r),
+                    faster / r.ns_per_item
+                );
+            }
         }
         println!();
     }

@@ -419,7 +419,7 @@ pub fn check_palette(isa: Isa) -> Result<String, String> {
 pub fn check_level_sum(isa: Isa) -> Result<String, String> {
     use glam::Vec4;
     use ispc_skinning::level_sum::{
-        level_order_sum, parallel_level_order_sum, regular_traverse_sum,
+        level_by_level_sum, level_order_sum, parallel_level_order_sum, regular_traverse_sum,
     };
     let mut cases = 0;
     for (name, parents) in shapes() {
@@ -435,11 +435,20 @@ pub fn check_level_sum(isa: Isa) -> Result<String, String> {
                 )
             })
             .collect();
-        let (mut a, mut b, mut c) = (start.clone(), start.clone(), start);
+        let (mut a, mut b, mut c, mut d) = (start.clone(), start.clone(), start.clone(), start);
         for _ in 0..3 {
             level_order_sum(&skeleton, &mut a);
             regular_traverse_sum(&skeleton, &mut b);
             parallel_level_order_sum(isa, &skeleton, &mut c).map_err(|e| e.to_string())?;
+            level_by_level_sum(isa, &skeleton, &mut d).map_err(|e| e.to_string())?;
+        }
+        if let Some(j) = (0..d.len())
+            .find(|&j| d[j].to_array().map(f32::to_bits) != a[j].to_array().map(f32::to_bits))
+        {
+            return Err(format!(
+                "level_sum (by level) {isa} shape={name}: bone {j}: ispc {} serial {}",
+                d[j], a[j]
+            ));
         }
         if a != b {
             return Err(format!(
