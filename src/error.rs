@@ -1,10 +1,11 @@
 //! The crate's one error type. Every variant names the rule that the input broke.
 
 use crate::isa::{Isa, Unavailable};
+use crate::mesh::Format;
 use std::fmt;
 
 /// What went wrong. Each variant's documentation states the rule it reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// Rule: the output slice has exactly as many items as the input slice.
@@ -81,6 +82,59 @@ pub enum Error {
         /// Number of instances.
         instances: usize,
     },
+    /// Rule: an attribute has one of the formats its role allows (see [`crate::mesh`]).
+    AttributeFormat {
+        /// The attribute (positions, normals, JOINTS_0, ...).
+        attribute: &'static str,
+        /// The format it was given in.
+        format: Format,
+    },
+    /// Rule: an attribute's elements lie inside its buffer, and its stride is at least an element.
+    AttributeOutOfBounds {
+        /// The attribute.
+        attribute: &'static str,
+        /// Its byte offset.
+        offset: usize,
+        /// Its byte stride.
+        stride: usize,
+        /// Its element count.
+        count: usize,
+        /// Bytes in the buffer.
+        available: usize,
+    },
+    /// Rule: joints and weights come in pairs, at least JOINTS_0 and WEIGHTS_0; an output needs the
+    /// matching input attribute.
+    AttributeMissing {
+        /// The attribute that is missing.
+        attribute: &'static str,
+    },
+    /// Rule: a vertex's joint indices (with non-zero weight) are below the palette length.
+    VertexJointOutOfRange {
+        /// The vertex.
+        vertex: usize,
+        /// The joint index it names.
+        joint: usize,
+        /// The palette length.
+        joints: usize,
+    },
+    /// Rule: weights are finite and not negative.
+    InvalidWeight {
+        /// The vertex.
+        vertex: usize,
+        /// The weight.
+        weight: f32,
+    },
+    /// Rule: with weight normalization, a vertex's weights sum to more than zero.
+    ZeroWeights {
+        /// The vertex.
+        vertex: usize,
+    },
+    /// Rule: an output buffer is 4-byte aligned with a stride that is a multiple of 4 and at least the
+    /// attributes it holds, so the kernels can store floats.
+    OutputLayout {
+        /// What is wrong, in words.
+        reason: &'static str,
+    },
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
@@ -119,6 +173,25 @@ impl fmt::Display for Error {
             Error::InstanceOutOfRange { instance, instances } => {
                 write!(f, "instance out of range: instance {instance} given, but the crowd has {instances}")
             }
+            Error::AttributeFormat { attribute, format } => {
+                write!(f, "attribute format: {attribute} cannot be given as {format:?}")
+            }
+            Error::AttributeOutOfBounds { attribute, offset, stride, count, available } => write!(
+                f,
+                "attribute out of bounds: {attribute} ({count} elements at offset {offset}, stride {stride}) does not fit in its {available}-byte buffer, or its stride is shorter than an element"
+            ),
+            Error::AttributeMissing { attribute } => write!(f, "attribute missing: {attribute} is required here"),
+            Error::VertexJointOutOfRange { vertex, joint, joints } => write!(
+                f,
+                "joint out of range: vertex {vertex} uses joint {joint}, but the palette has {joints} joints"
+            ),
+            Error::InvalidWeight { vertex, weight } => {
+                write!(f, "invalid weight: vertex {vertex} has weight {weight}; weights must be finite and not negative")
+            }
+            Error::ZeroWeights { vertex } => {
+                write!(f, "zero weights: vertex {vertex}'s weights sum to zero, so they cannot be normalized")
+            }
+            Error::OutputLayout { reason } => write!(f, "output layout: {reason}"),
             Error::UnknownIsaName(name) => write!(
                 f,
                 "unknown ISA name '{name}': expected sse4, avx2, avx512, neon, reference or auto"

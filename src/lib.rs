@@ -47,10 +47,12 @@ mod ffi;
 pub mod hierarchy;
 mod isa;
 pub mod level_sum;
+pub mod mesh;
 pub mod palette;
 pub mod reference;
 pub mod scene;
 pub mod skeleton;
+pub mod skin;
 mod transform;
 
 pub use backend::Backend;
@@ -58,8 +60,10 @@ pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
 pub use error::Error;
 pub use hierarchy::{local_to_model_soa, LocalToModelJob, Locals, Method, SoaMatrices, Trs};
 pub use isa::{Isa, Runnable, Unavailable};
+pub use mesh::{Attribute, Format, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy};
 pub use palette::{PaletteJob, PaletteMatrix};
 pub use skeleton::Skeleton;
+pub use skin::{Renormalize, SkinOutput, SkinningJob};
 pub use transform::{transform_points, transform_points3};
 
 // The README's examples are compiled and run as doc tests, so they cannot drift from the API.

@@ -1,0 +1,455 @@
+//! Skinned meshes: bind-pose vertex data in, the layout the skinning kernels want out.
+//!
+//! Input is described attribute by attribute with [`Attribute`], glTF's accessor model: a byte buffer, an
+//! offset, a byte stride, a count and a [`Format`]. Interleaved vertex buffers (one buffer, several
+//! offsets, one stride) and separate streams (one buffer per attribute) are then the same thing, and a
+//! glTF primitive maps onto it directly. Typed constructors take glam slices.
+//!
+//! [`SkinnedMesh::prepare`] validates everything once, so that the skinning kernels need no per-vertex
+//! checks, and converts the data into the seed's "SSE friendly" form: vertices grouped by influence count
+//! (Davies' future work), each group with its own contiguous arrays. Its rules, each its own [`Error`]:
+//! - positions are `F32x3`, normals `F32x3`, tangents `F32x4` (w is the handedness sign, preserved),
+//!   joints `U8x4`/`U16x4`, weights `F32x4`/`Unorm8x4`/`Unorm16x4` ([`Error::AttributeFormat`]);
+//! - every attribute has one element per position ([`Error::CountMismatch`]) and fits in its buffer
+//!   ([`Error::AttributeOutOfBounds`]); a stride is at least the element size;
+//! - joints and weights come in pairs (JOINTS_n with WEIGHTS_n), at least the first pair
+//!   ([`Error::AttributeMissing`]);
+//! - every joint index with a non-zero weight is below the palette length ([`Error::VertexJointOutOfRange`]);
+//! - weights are finite and not negative ([`Error::InvalidWeight`]);
+//! - with [`WeightPolicy::Normalize`], each vertex has a positive weight sum ([`Error::ZeroWeights`]).
+//!
+//! Weight policy: [`WeightPolicy::Normalize`] (the default) divides each vertex's weights by their sum, so
+//! unorm-quantized weights that sum to 0.996 still skin rigidly; [`WeightPolicy::Keep`] uses them as
+//! given (a vertex whose weights sum to s is scaled by s about the origin). Zero weights are dropped,
+//! so a vertex's influence count is its number of non-zero weights. Influence LOD
+//! ([`PrepareOptions::max_influences`], van Waveren) keeps the heaviest k and renormalizes.
+
+use crate::error::Error;
+use glam::{Vec3, Vec4};
+
+/// How one attribute element is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Three little-endian f32 (positions, normals).
+    F32x3,
+    /// Four little-endian f32 (tangents, float weights).
+    F32x4,
+    /// Four u8 (joint indices).
+    U8x4,
+    /// Four little-endian u16 (joint indices).
+    U16x4,
+    /// Four u8 read as value / 255 (weights).
+    Unorm8x4,
+    /// Four little-endian u16 read as value / 65535 (weights).
+    Unorm16x4,
+}
+
+impl Format {
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            Format::F32x3 => 12,
+            Format::F32x4 => 16,
+            Format::U8x4 | Format::Unorm8x4 => 4,
+            Format::U16x4 | Format::Unorm16x4 => 8,
+        }
+    }
+}
+
+/// A strided view of one vertex attribute: element `i` is the `format.size()` bytes at
+/// `bytes[offset + i * stride ..]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Attribute<'a> {
+    /// The buffer (a whole vertex buffer for interleaved data).
+    pub bytes: &'a [u8],
+    /// Byte offset of element 0.
+    pub offset: usize,
+    /// Bytes from one element to the next.
+    pub stride: usize,
+    /// Number of elements.
+    pub count: usize,
+    /// Element format.
+    pub format: Format,
+}
+
+impl<'a> Attribute<'a> {
+    /// A view of `count` elements of `format` in `bytes` (checked by [`SkinnedMesh::prepare`]).
+    pub fn new(
+        bytes: &'a [u8],
+        offset: usize,
+        stride: usize,
+        count: usize,
+        format: Format,
+    ) -> Attribute<'a> {
+        Attribute {
+            bytes,
+            offset,
+            stride,
+            count,
+            format,
+        }
+    }
+
+    fn packed(bytes: &'a [u8], format: Format) -> Attribute<'a> {
+        Attribute {
+            bytes,
+            offset: 0,
+            stride: format.size(),
+            count: bytes.len() / format.size(),
+            format,
+        }
+    }
+
+    /// Positions or normals from a glam slice.
+    pub fn vec3(data: &'a [Vec3]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x3)
+    }
+
+    /// Tangents (xyz and the handedness sign in w), or float weights, from a glam slice.
+    pub fn vec4(data: &'a [Vec4]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x4)
+    }
+
+    /// Float weights.
+    pub fn weights_f32(data: &'a [[f32; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x4)
+    }
+
+    /// Normalized u8 weights (value / 255).
+    pub fn weights_unorm8(data: &'a [[u8; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::Unorm8x4)
+    }
+
+    /// Normalized u16 weights (value / 65535).
+    pub fn weights_unorm16(data: &'a [[u16; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::Unorm16x4)
+    }
+
+    /// u8 joint indices.
+    pub fn joints_u8(data: &'a [[u8; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::U8x4)
+    }
+
+    /// u16 joint indices.
+    pub fn joints_u16(data: &'a [[u16; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::U16x4)
+    }
+
+    /// Checks the format against the allowed ones and the extent against the buffer.
+    fn check(
+        &self,
+        attribute: &'static str,
+        allowed: &[Format],
+        count: usize,
+    ) -> Result<(), Error> {
+        if !allowed.contains(&self.format) {
+            return Err(Error::AttributeFormat {
+                attribute,
+                format: self.format,
+            });
+        }
+        if self.count != count {
+            return Err(Error::CountMismatch {
+                what: attribute,
+                expected: count,
+                got: self.count,
+            });
+        }
+        let size = self.format.size();
+        let needed = match self.count {
+            0 => Some(0),
+            n => (n - 1)
+                .checked_mul(self.stride)
+                .and_then(|x| x.checked_add(self.offset))
+                .and_then(|x| x.checked_add(size)),
+        };
+        match needed {
+            Some(needed) if self.stride >= size && needed <= self.bytes.len() => Ok(()),
+            _ => Err(Error::AttributeOutOfBounds {
+                attribute,
+                offset: self.offset,
+                stride: self.stride,
+                count: self.count,
+                available: self.bytes.len(),
+            }),
+        }
+    }
+
+    fn element(&self, i: usize) -> &'a [u8] {
+        let start = self.offset + i * self.stride;
+        &self.bytes[start..start + self.format.size()]
+    }
+
+    /// Element `i` as floats (missing components 0; unorm scaled). Only after `check`.
+    fn floats(&self, i: usize) -> [f32; 4] {
+        let e = self.element(i);
+        let f = |k: usize| f32::from_le_bytes([e[4 * k], e[4 * k + 1], e[4 * k + 2], e[4 * k + 3]]);
+        let u16s = |k: usize| u16::from_le_bytes([e[2 * k], e[2 * k + 1]]);
+        match self.format {
+            Format::F32x3 => [f(0), f(1), f(2), 0.0],
+            Format::F32x4 => [f(0), f(1), f(2), f(3)],
+            Format::Unorm8x4 => [0, 1, 2, 3].map(|k| e[k] as f32 / 255.0),
+            Format::Unorm16x4 => [0, 1, 2, 3].map(|k| u16s(k) as f32 / 65535.0),
+            Format::U8x4 => [0, 1, 2, 3].map(|k| e[k] as f32),
+            Format::U16x4 => [0, 1, 2, 3].map(|k| u16s(k) as f32),
+        }
+    }
+
+    /// Element `i` as joint indices. Only after `check`.
+    fn indices(&self, i: usize) -> [u32; 4] {
+        let e = self.element(i);
+        match self.format {
+            Format::U16x4 => {
+                [0, 1, 2, 3].map(|k| u16::from_le_bytes([e[2 * k], e[2 * k + 1]]) as u32)
+            }
+            _ => [0, 1, 2, 3].map(|k| e[k] as u32),
+        }
+    }
+}
+
+/// Bind-pose vertex data of one skinned mesh.
+#[derive(Clone, Copy, Debug)]
+pub struct MeshInput<'a> {
+    /// Positions (`F32x3`), required.
+    pub positions: Attribute<'a>,
+    /// Normals (`F32x3`), optional.
+    pub normals: Option<Attribute<'a>>,
+    /// Tangents (`F32x4`, w = handedness sign), optional.
+    pub tangents: Option<Attribute<'a>>,
+    /// JOINTS_0 and JOINTS_1 (`U8x4` or `U16x4`): up to 8 influences per vertex.
+    pub joints: [Option<Attribute<'a>>; 2],
+    /// WEIGHTS_0 and WEIGHTS_1 (`F32x4`, `Unorm8x4` or `Unorm16x4`), paired with `joints`.
+    pub weights: [Option<Attribute<'a>>; 2],
+}
+
+impl<'a> MeshInput<'a> {
+    /// Positions and one set of four influences.
+    pub fn new(
+        positions: Attribute<'a>,
+        joints: Attribute<'a>,
+        weights: Attribute<'a>,
+    ) -> MeshInput<'a> {
+        MeshInput {
+            positions,
+            normals: None,
+            tangents: None,
+            joints: [Some(joints), None],
+            weights: [Some(weights), None],
+        }
+    }
+}
+
+/// What [`SkinnedMesh::prepare`] does with weights that do not sum to 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightPolicy {
+    /// Divide each vertex's weights by their sum (a zero sum is [`Error::ZeroWeights`]).
+    #[default]
+    Normalize,
+    /// Use the weights as given.
+    Keep,
+}
+
+/// Options of [`SkinnedMesh::prepare`].
+#[derive(Clone, Copy, Debug)]
+pub struct PrepareOptions {
+    /// The palette length: every used joint index must be below it.
+    pub joint_count: usize,
+    /// Weights that do not sum to 1.
+    pub weights: WeightPolicy,
+    /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
+    /// renormalize. 8 keeps everything.
+    pub max_influences: usize,
+}
+
+impl PrepareOptions {
+    /// Normalized weights, every influence kept, for a palette of `joint_count` joints.
+    pub fn new(joint_count: usize) -> PrepareOptions {
+        PrepareOptions {
+            joint_count,
+            weights: WeightPolicy::Normalize,
+            max_influences: MAX_INFLUENCES,
+        }
+    }
+}
+
+/// Most influences per vertex (JOINTS_0 and JOINTS_1).
+pub const MAX_INFLUENCES: usize = 8;
+
+/// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
+/// original index is `vertices[v]`, its position `positions[3v..3v+3]`, its joints and weights
+/// `joints[k*v..k*v+k]` and `weights[k*v..k*v+k]` (k = `influences`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct InfluenceGroup {
+    pub(crate) influences: usize,
+    pub(crate) vertices: Vec<u32>,
+    pub(crate) positions: Vec<f32>,
+    pub(crate) normals: Vec<f32>,
+    pub(crate) tangents: Vec<f32>,
+    pub(crate) joints: Vec<u32>,
+    pub(crate) weights: Vec<f32>,
+}
+
+/// A validated skinned mesh in the kernels' layout (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinnedMesh {
+    vertex_count: usize,
+    joint_count: usize,
+    has_normals: bool,
+    has_tangents: bool,
+    /// Index k holds the vertices with k influences (k = 0 only with `WeightPolicy::Keep`).
+    pub(crate) groups: Vec<InfluenceGroup>,
+}
+
+impl SkinnedMesh {
+    /// Validates the input and converts it (see the module docs for every rule).
+    pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
+        let n = input.positions.count;
+        input.positions.check("positions", &[Format::F32x3], n)?;
+        if let Some(a) = &input.normals {
+            a.check("normals", &[Format::F32x3], n)?;
+        }
+        if let Some(a) = &input.tangents {
+            a.check("tangents", &[Format::F32x4], n)?;
+        }
+        const JOINT_NAMES: [&str; 2] = ["JOINTS_0", "JOINTS_1"];
+        const WEIGHT_NAMES: [&str; 2] = ["WEIGHTS_0", "WEIGHTS_1"];
+        let mut sets = Vec::new();
+        for set in 0..2 {
+            match (&input.joints[set], &input.weights[set]) {
+                (Some(j), Some(w)) => {
+                    j.check(JOINT_NAMES[set], &[Format::U8x4, Format::U16x4], n)?;
+                    w.check(
+                        WEIGHT_NAMES[set],
+                        &[Format::F32x4, Format::Unorm8x4, Format::Unorm16x4],
+                        n,
+                    )?;
+                    sets.push((*j, *w));
+                }
+                (Some(_), None) => {
+                    return Err(Error::AttributeMissing {
+                        attribute: WEIGHT_NAMES[set],
+                    })
+                }
+                (None, Some(_)) => {
+                    return Err(Error::AttributeMissing {
+                        attribute: JOINT_NAMES[set],
+                    })
+                }
+                (None, None) if set == 0 => {
+                    return Err(Error::AttributeMissing {
+                        attribute: JOINT_NAMES[0],
+                    })
+                }
+                (None, None) => {}
+            }
+        }
+        let max_influences = options.max_influences.clamp(1, MAX_INFLUENCES);
+
+        let mut groups: Vec<InfluenceGroup> = (0..=MAX_INFLUENCES)
+            .map(|influences| InfluenceGroup {
+                influences,
+                ..Default::default()
+            })
+            .collect();
+        let mut influences: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
+        for v in 0..n {
+            influences.clear();
+            for (j, w) in &sets {
+                let (ji, wi) = (j.indices(v), w.floats(v));
+                for k in 0..4 {
+                    let weight = wi[k];
+                    if !weight.is_finite() || weight < 0.0 {
+                        return Err(Error::InvalidWeight { vertex: v, weight });
+                    }
+                    if weight == 0.0 {
+                        continue;
+                    }
+                    if ji[k] as usize >= options.joint_count {
+                        return Err(Error::VertexJointOutOfRange {
+                            vertex: v,
+                            joint: ji[k] as usize,
+                            joints: options.joint_count,
+                        });
+                    }
+                    influences.push((ji[k], weight));
+                }
+            }
+            // Influence LOD: the heaviest first (stable, so equal weights keep their order).
+            if influences.len() > max_influences {
+                influences.sort_by(|a, b| b.1.total_cmp(&a.1));
+                influences.truncate(max_influences);
+            }
+            let sum: f32 = influences.iter().map(|i| i.1).sum();
+            if !sum.is_finite() {
+                // Finite weights can still overflow when summed; normalizing by infinity would zero them.
+                return Err(Error::InvalidWeight {
+                    vertex: v,
+                    weight: sum,
+                });
+            }
+            if options.weights == WeightPolicy::Normalize {
+                if sum <= 0.0 {
+                    return Err(Error::ZeroWeights { vertex: v });
+                }
+                influences.iter_mut().for_each(|i| i.1 /= sum);
+            }
+            let g = &mut groups[influences.len()];
+            g.vertices.push(v as u32);
+            g.positions
+                .extend_from_slice(&input.positions.floats(v)[..3]);
+            if let Some(a) = &input.normals {
+                g.normals.extend_from_slice(&a.floats(v)[..3]);
+            }
+            if let Some(a) = &input.tangents {
+                g.tangents.extend_from_slice(&a.floats(v));
+            }
+            for &(j, w) in &influences {
+                g.joints.push(j);
+                g.weights.push(w);
+            }
+        }
+        Ok(SkinnedMesh {
+            vertex_count: n,
+            joint_count: options.joint_count,
+            has_normals: input.normals.is_some(),
+            has_tangents: input.tangents.is_some(),
+            groups,
+        })
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    /// The palette length this mesh was validated against.
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// True when normals were given.
+    pub fn has_normals(&self) -> bool {
+        self.has_normals
+    }
+
+    /// True when tangents were given.
+    pub fn has_tangents(&self) -> bool {
+        self.has_tangents
+    }
+
+    /// How many vertices have 0, 1, ..., 8 influences.
+    pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
+        std::array::from_fn(|k| self.groups[k].vertices.len())
+    }
+
+    /// The vertex order the kernels work in (grouped by influence count): `permutation()[i]` is the
+    /// original index of the i-th vertex. Reordering the vertex buffers this way once (and remapping the
+    /// index buffer with the inverse) makes the output writes sequential; the results are in original
+    /// order either way.
+    pub fn permutation(&self) -> Vec<u32> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.vertices.iter().copied())
+            .collect()
+    }
+}

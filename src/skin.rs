@@ -1,0 +1,336 @@
+//! Linear blend skinning with blended ("collapsed") matrices: positions, normals and tangents.
+//!
+//! [`SkinningJob`] rules, each its own [`Error`]: the palette has at least the mesh's joint count
+//! ([`Error::CountMismatch`]); every output has one element per vertex ([`Error::CountMismatch`]); an
+//! output of normals or tangents needs them in the mesh ([`Error::AttributeMissing`]); an interleaved
+//! output is 4-byte aligned, its stride a multiple of 4 that holds every attribute it writes, and its
+//! buffer long enough ([`Error::OutputLayout`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+//!
+//! Per vertex, with weights w_i and palette rows P_i (3x4 affine): B = sum w_i P_i, then p' = B (p, 1),
+//! n' = B3 n and t' = B3 t.xyz with t'.w = t.w (B3 is B's 3x3 part). Normals and tangents are optionally
+//! renormalized ([`Renormalize`]). As in every linear blend skinning, B3 is not a rotation when the
+//! joints disagree, so n' is exact only for rigid (1-influence) vertices; renormalizing fixes its length.
+
+use crate::backend::{Backend, Resolved};
+use crate::error::Error;
+use crate::mesh::SkinnedMesh;
+use crate::palette::PaletteMatrix;
+use glam::{Vec3, Vec4};
+
+/// Whether skinned normals and tangents are made unit length again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Renormalize {
+    /// Left as the blended matrix makes them.
+    #[default]
+    None,
+    /// Divided by their length (a square root and a division).
+    Precise,
+    /// Multiplied by an approximate reciprocal square root refined by one Newton step (relative
+    /// error below 1e-6, documented by the tests).
+    Fast,
+}
+
+/// Where skinned vertices go.
+#[derive(Debug)]
+pub enum SkinOutput<'a> {
+    /// One stream per attribute, one element per vertex.
+    Separate {
+        /// Skinned positions.
+        positions: &'a mut [Vec3],
+        /// Skinned normals, when wanted.
+        normals: Option<&'a mut [Vec3]>,
+        /// Skinned tangents (w copied from the input), when wanted.
+        tangents: Option<&'a mut [Vec4]>,
+    },
+    /// An interleaved vertex buffer: vertex i starts at byte `i * stride`, each attribute at its offset
+    /// (positions and normals 12 bytes, tangents 16), f32, native byte order.
+    Interleaved {
+        /// The vertex buffer.
+        bytes: &'a mut [u8],
+        /// Bytes per vertex.
+        stride: usize,
+        /// Byte offset of the position in a vertex.
+        positions: usize,
+        /// Byte offset of the normal, when wanted.
+        normals: Option<usize>,
+        /// Byte offset of the tangent, when wanted.
+        tangents: Option<usize>,
+    },
+}
+
+/// A validated output as float slices, for the reference and the kernels.
+#[derive(Debug)]
+pub(crate) enum OutputView<'o> {
+    /// Stream slices: positions (3 floats per vertex), normals (3) and tangents (4).
+    Separate {
+        positions: &'o mut [f32],
+        normals: Option<&'o mut [f32]>,
+        tangents: Option<&'o mut [f32]>,
+    },
+    /// One buffer: vertex v's attribute at `floats[v * stride + offset]`.
+    Interleaved {
+        floats: &'o mut [f32],
+        stride: usize,
+        positions: usize,
+        normals: Option<usize>,
+        tangents: Option<usize>,
+    },
+}
+
+impl OutputView<'_> {
+    /// Writes the attributes of vertex `v` that this output holds.
+    pub(crate) fn write(
+        &mut self,
+        v: usize,
+        position: [f32; 3],
+        normal: [f32; 3],
+        tangent: [f32; 4],
+    ) {
+        match self {
+            OutputView::Separate {
+                positions,
+                normals,
+                tangents,
+            } => {
+                positions[3 * v..3 * v + 3].copy_from_slice(&position);
+                if let Some(n) = normals {
+                    n[3 * v..3 * v + 3].copy_from_slice(&normal);
+                }
+                if let Some(t) = tangents {
+                    t[4 * v..4 * v + 4].copy_from_slice(&tangent);
+                }
+            }
+            OutputView::Interleaved {
+                floats,
+                stride,
+                positions,
+                normals,
+                tangents,
+            } => {
+                let base = v * *stride;
+                floats[base + *positions..base + *positions + 3].copy_from_slice(&position);
+                if let Some(o) = normals {
+                    floats[base + *o..base + *o + 3].copy_from_slice(&normal);
+                }
+                if let Some(o) = tangents {
+                    floats[base + *o..base + *o + 4].copy_from_slice(&tangent);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn wants_normals(&self) -> bool {
+        matches!(
+            self,
+            OutputView::Separate {
+                normals: Some(_),
+                ..
+            } | OutputView::Interleaved {
+                normals: Some(_),
+                ..
+            }
+        )
+    }
+
+    pub(crate) fn wants_tangents(&self) -> bool {
+        matches!(
+            self,
+            OutputView::Separate {
+                tangents: Some(_),
+                ..
+            } | OutputView::Interleaved {
+                tangents: Some(_),
+                ..
+            }
+        )
+    }
+}
+
+/// Skins a prepared mesh with a palette.
+#[derive(Debug)]
+pub struct SkinningJob<'a> {
+    /// The prepared mesh.
+    pub mesh: &'a SkinnedMesh,
+    /// Palette rows (from [`PaletteJob`](crate::PaletteJob)), at least the mesh's joint count.
+    pub palette: &'a [PaletteMatrix],
+    /// Renormalization of normals and tangents; none by default.
+    pub renormalize: Renormalize,
+    /// The ISA; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// Output.
+    pub output: SkinOutput<'a>,
+}
+
+impl<'a> SkinningJob<'a> {
+    /// A job with no renormalization and the automatic ISA.
+    pub fn new(
+        mesh: &'a SkinnedMesh,
+        palette: &'a [PaletteMatrix],
+        output: SkinOutput<'a>,
+    ) -> SkinningJob<'a> {
+        SkinningJob {
+            mesh,
+            palette,
+            renormalize: Renormalize::None,
+            backend: Backend::Auto,
+            output,
+        }
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.palette.len() < self.mesh.joint_count() {
+            return Err(Error::CountMismatch {
+                what: "palette entries (at least the mesh's joint count)",
+                expected: self.mesh.joint_count(),
+                got: self.palette.len(),
+            });
+        }
+        let n = self.mesh.vertex_count();
+        let (wants_normals, wants_tangents) = match &self.output {
+            SkinOutput::Separate {
+                positions,
+                normals,
+                tangents,
+            } => {
+                let counts = [
+                    ("skinned positions", Some(positions.len())),
+                    ("skinned normals", normals.as_ref().map(|x| x.len())),
+                    ("skinned tangents", tangents.as_ref().map(|x| x.len())),
+                ];
+                for (what, len) in counts {
+                    if let Some(len) = len {
+                        if len != n {
+                            return Err(Error::CountMismatch {
+                                what,
+                                expected: n,
+                                got: len,
+                            });
+                        }
+                    }
+                }
+                (normals.is_some(), tangents.is_some())
+            }
+            SkinOutput::Interleaved {
+                bytes,
+                stride,
+                positions,
+                normals,
+                tangents,
+            } => {
+                check_interleaved(bytes, *stride, *positions, *normals, *tangents, n)?;
+                (normals.is_some(), tangents.is_some())
+            }
+        };
+        if wants_normals && !self.mesh.has_normals() {
+            return Err(Error::AttributeMissing {
+                attribute: "normals",
+            });
+        }
+        if wants_tangents && !self.mesh.has_tangents() {
+            return Err(Error::AttributeMissing {
+                attribute: "tangents",
+            });
+        }
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then skins every vertex.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        let resolved = self.backend.resolve()?;
+        let view = match &mut self.output {
+            SkinOutput::Separate {
+                positions,
+                normals,
+                tangents,
+            } => OutputView::Separate {
+                positions: bytemuck::cast_slice_mut(&mut positions[..]),
+                normals: normals
+                    .as_mut()
+                    .map(|n| bytemuck::cast_slice_mut(&mut n[..])),
+                tangents: tangents
+                    .as_mut()
+                    .map(|t| bytemuck::cast_slice_mut(&mut t[..])),
+            },
+            SkinOutput::Interleaved {
+                bytes,
+                stride,
+                positions,
+                normals,
+                tangents,
+            } => OutputView::Interleaved {
+                // Validated: 4-byte aligned; a trailing partial float (never written) is cut off.
+                floats: bytemuck::try_cast_slice_mut({
+                    let whole = bytes.len() / 4 * 4;
+                    &mut bytes[..whole]
+                })
+                .map_err(|_| Error::OutputLayout {
+                    reason: "the interleaved buffer must be 4-byte aligned",
+                })?,
+                stride: *stride / 4,
+                positions: *positions / 4,
+                normals: normals.map(|o| o / 4),
+                tangents: tangents.map(|o| o / 4),
+            },
+        };
+        skin(resolved, self.mesh, self.palette, self.renormalize, view);
+        Ok(())
+    }
+}
+
+fn check_interleaved(
+    bytes: &[u8],
+    stride: usize,
+    positions: usize,
+    normals: Option<usize>,
+    tangents: Option<usize>,
+    n: usize,
+) -> Result<(), Error> {
+    let attrs = [(Some(positions), 12), (normals, 12), (tangents, 16)];
+    if stride == 0 || stride % 4 != 0 {
+        return Err(Error::OutputLayout {
+            reason: "the stride must be a non-zero multiple of 4 bytes",
+        });
+    }
+    if bytes.as_ptr() as usize % 4 != 0 {
+        return Err(Error::OutputLayout {
+            reason: "the interleaved buffer must be 4-byte aligned",
+        });
+    }
+    for (offset, size) in attrs {
+        if let Some(o) = offset {
+            if o % 4 != 0 || o + size > stride {
+                return Err(Error::OutputLayout {
+                    reason:
+                        "every attribute offset must be a multiple of 4 and fit inside the stride",
+                });
+            }
+        }
+    }
+    let needed = n.checked_mul(stride).ok_or(Error::OutputLayout {
+        reason: "the buffer size overflows",
+    })?;
+    if bytes.len() < needed {
+        return Err(Error::OutputLayout {
+            reason: "the interleaved buffer is shorter than vertex count times stride",
+        });
+    }
+    Ok(())
+}
+
+/// Runs the selected implementation (the ISPC kernels come next; until then every backend runs the
+/// reference, which the job reports through [`Backend`] resolution only).
+fn skin(
+    resolved: Resolved,
+    mesh: &SkinnedMesh,
+    palette: &[PaletteMatrix],
+    renormalize: Renormalize,
+    out: OutputView<'_>,
+) {
+    match resolved {
+        Resolved::Reference | Resolved::Ispc(_) => {
+            crate::reference::skin(mesh, palette, renormalize, out)
+        }
+    }
+}

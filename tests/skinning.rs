@@ -1,0 +1,607 @@
+//! Mesh preparation and the skinning job: one test per rule, the weight policy, influence LOD, every
+//! input form, and the reference against glam's own math.
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+use ispc_skinning::mesh::Format;
+use ispc_skinning::scene::Rng;
+use ispc_skinning::{
+    Attribute, Backend, Error, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
+    SkinnedMesh, SkinningJob, WeightPolicy,
+};
+
+fn positions(n: usize) -> Vec<Vec3> {
+    (0..n).map(|i| Vec3::new(i as f32, 1.0, -2.0)).collect()
+}
+
+fn prepare(input: &MeshInput<'_>) -> Result<SkinnedMesh, Error> {
+    SkinnedMesh::prepare(input, &PrepareOptions::new(8))
+}
+
+#[test]
+fn positions_in_the_wrong_format_are_rejected() {
+    let bytes = [0u8; 16];
+    let joints = [[0u8; 4]; 4];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 4];
+    let input = MeshInput::new(
+        Attribute::new(&bytes, 0, 4, 4, Format::U8x4),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::AttributeFormat {
+            attribute: "positions",
+            format: Format::U8x4
+        }
+    );
+}
+
+#[test]
+fn attribute_counts_must_match_the_positions() {
+    let p = positions(4);
+    let joints = [[0u16; 4]; 3];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 4];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::CountMismatch {
+            what: "JOINTS_0",
+            expected: 4,
+            got: 3
+        }
+    );
+}
+
+#[test]
+fn a_stride_past_the_buffer_is_out_of_bounds() {
+    let p = positions(4);
+    let bytes: &[u8] = bytemuck::cast_slice(&p);
+    let joints = [[0u8; 4]; 4];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 4];
+    let input = MeshInput::new(
+        Attribute::new(bytes, 0, 16, 4, Format::F32x3),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert!(matches!(
+        prepare(&input).unwrap_err(),
+        Error::AttributeOutOfBounds {
+            attribute: "positions",
+            stride: 16,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_stride_shorter_than_an_element_is_rejected() {
+    let p = positions(4);
+    let joints = [[0u8; 4]; 4];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 4];
+    let mut input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    input.positions.stride = 8;
+    assert!(matches!(
+        prepare(&input).unwrap_err(),
+        Error::AttributeOutOfBounds {
+            attribute: "positions",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn joints_and_weights_come_in_pairs() {
+    let p = positions(2);
+    let joints = [[0u8; 4]; 2];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 2];
+    let mut input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    input.weights[1] = Some(Attribute::weights_f32(&weights));
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::AttributeMissing {
+            attribute: "JOINTS_1"
+        }
+    );
+    input.weights = [None, None];
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::AttributeMissing {
+            attribute: "WEIGHTS_0"
+        }
+    );
+}
+
+#[test]
+fn a_joint_past_the_palette_names_the_vertex() {
+    let p = positions(3);
+    let joints = [[0u16, 1, 0, 0], [0, 9, 0, 0], [0; 4]];
+    let weights = [[0.5f32, 0.5, 0.0, 0.0]; 3];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::VertexJointOutOfRange {
+            vertex: 1,
+            joint: 9,
+            joints: 8
+        }
+    );
+}
+
+#[test]
+fn an_out_of_range_joint_with_zero_weight_is_ignored() {
+    let p = positions(1);
+    let joints = [[0u16, 200, 0, 0]];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert_eq!(prepare(&input).unwrap().influence_histogram()[1], 1);
+}
+
+#[test]
+fn negative_and_non_finite_weights_name_the_vertex() {
+    let p = positions(2);
+    let joints = [[0u8, 1, 0, 0]; 2];
+    for bad in [-0.25f32, f32::NAN, f32::INFINITY] {
+        let weights = [[1.0f32, 0.0, 0.0, 0.0], [0.5, bad, 0.0, 0.0]];
+        let input = MeshInput::new(
+            Attribute::vec3(&p),
+            Attribute::joints_u8(&joints),
+            Attribute::weights_f32(&weights),
+        );
+        match prepare(&input).unwrap_err() {
+            Error::InvalidWeight { vertex: 1, weight } => {
+                assert!(weight.to_bits() == bad.to_bits())
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn weights_that_overflow_when_summed_are_invalid() {
+    let p = positions(1);
+    let joints = [[0u8, 1, 2, 3]];
+    let weights = [[f32::MAX; 4]];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert!(matches!(
+        prepare(&input).unwrap_err(),
+        Error::InvalidWeight { vertex: 0, .. }
+    ));
+}
+
+#[test]
+fn zero_weights_cannot_be_normalized_but_can_be_kept() {
+    let p = positions(2);
+    let joints = [[0u8; 4]; 2];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0], [0.0; 4]];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::ZeroWeights { vertex: 1 }
+    );
+    let keep = PrepareOptions {
+        weights: WeightPolicy::Keep,
+        ..PrepareOptions::new(8)
+    };
+    let mesh = SkinnedMesh::prepare(&input, &keep).unwrap();
+    assert_eq!(mesh.influence_histogram()[0], 1);
+    // A vertex with no weight collapses to the origin under linear blend skinning.
+    let out = skin(&mesh, &[PaletteMatrix::IDENTITY; 8], Backend::Reference);
+    assert_eq!(out[1], Vec3::ZERO);
+    assert_eq!(out[0], p[0]);
+}
+
+fn skin(mesh: &SkinnedMesh, palette: &[PaletteMatrix], backend: Backend) -> Vec<Vec3> {
+    let mut out = vec![Vec3::NAN; mesh.vertex_count()];
+    let mut job = SkinningJob::new(
+        mesh,
+        palette,
+        SkinOutput::Separate {
+            positions: &mut out,
+            normals: None,
+            tangents: None,
+        },
+    );
+    job.backend = backend;
+    job.run().unwrap();
+    out
+}
+
+fn random_palette(n: usize, rng: &mut Rng) -> (Vec<Mat4>, Vec<PaletteMatrix>) {
+    let mats: Vec<Mat4> = (0..n)
+        .map(|_| {
+            Mat4::from_scale_rotation_translation(
+                Vec3::new(
+                    rng.range(0.8, 1.2),
+                    rng.range(0.8, 1.2),
+                    rng.range(0.8, 1.2),
+                ),
+                Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                ),
+                Vec3::new(
+                    rng.range(-2.0, 2.0),
+                    rng.range(-2.0, 2.0),
+                    rng.range(-2.0, 2.0),
+                ),
+            )
+        })
+        .collect();
+    let palette = mats.iter().map(|m| PaletteMatrix::from_mat4(*m)).collect();
+    (mats, palette)
+}
+
+#[test]
+fn unorm_weights_are_normalized_and_u8_equals_u16_joints() {
+    let mut rng = Rng::new(1);
+    let (mats, palette) = random_palette(8, &mut rng);
+    let p = positions(3);
+    let j8 = [[1u8, 2, 3, 0], [4, 5, 0, 0], [7, 0, 0, 0]];
+    let j16 = j8.map(|j| j.map(u16::from));
+    // 0.5 + 0.25 + 0.24 = 0.99 in unorm8: normalized, the vertex is an affine blend again.
+    let w8 = [[128u8, 64, 61, 0], [200, 55, 0, 0], [255, 0, 0, 0]];
+    let a = prepare(&MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&j8),
+        Attribute::weights_unorm8(&w8),
+    ))
+    .unwrap();
+    let b = prepare(&MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&j16),
+        Attribute::weights_unorm8(&w8),
+    ))
+    .unwrap();
+    assert_eq!(a, b);
+    let out = skin(&a, &palette, Backend::Reference);
+    let wsum: f32 = w8[0].iter().map(|&w| w as f32).sum();
+    let blended = (0..3).fold(Mat4::ZERO, |m, i| {
+        m + mats[j8[0][i] as usize] * (w8[0][i] as f32 / wsum)
+    });
+    assert!(
+        out[0].abs_diff_eq(blended.transform_point3(p[0]), 1e-4),
+        "{} vs {}",
+        out[0],
+        blended.transform_point3(p[0])
+    );
+    assert!(out[2].abs_diff_eq(mats[7].transform_point3(p[2]), 1e-5));
+}
+
+#[test]
+fn eight_influences_come_from_joints_1_and_weights_1() {
+    let p = positions(1);
+    let j0 = [[0u16, 1, 2, 3]];
+    let j1 = [[4u16, 5, 6, 7]];
+    let w = [[0.125f32; 4]];
+    let mut input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&j0),
+        Attribute::weights_f32(&w),
+    );
+    input.joints[1] = Some(Attribute::joints_u16(&j1));
+    input.weights[1] = Some(Attribute::weights_f32(&w));
+    let mesh = prepare(&input).unwrap();
+    assert_eq!(mesh.influence_histogram()[8], 1);
+    let mut rng = Rng::new(2);
+    let (mats, palette) = random_palette(8, &mut rng);
+    let blended = mats.iter().fold(Mat4::ZERO, |m, x| m + *x * 0.125);
+    assert!(skin(&mesh, &palette, Backend::Reference)[0]
+        .abs_diff_eq(blended.transform_point3(p[0]), 1e-4));
+}
+
+#[test]
+fn influence_lod_keeps_the_heaviest_and_renormalizes() {
+    let p = positions(1);
+    let j = [[0u8, 1, 2, 3]];
+    let w = [[0.1f32, 0.5, 0.15, 0.25]];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&j),
+        Attribute::weights_f32(&w),
+    );
+    let mesh = SkinnedMesh::prepare(
+        &input,
+        &PrepareOptions {
+            max_influences: 2,
+            ..PrepareOptions::new(4)
+        },
+    )
+    .unwrap();
+    assert_eq!(mesh.influence_histogram()[2], 1);
+    let mut rng = Rng::new(3);
+    let (mats, palette) = random_palette(4, &mut rng);
+    let blended = mats[1] * (0.5 / 0.75) + mats[3] * (0.25 / 0.75);
+    assert!(skin(&mesh, &palette, Backend::Reference)[0]
+        .abs_diff_eq(blended.transform_point3(p[0]), 1e-4));
+}
+
+/// One random mesh described twice: interleaved in one vertex buffer, and as separate streams.
+#[test]
+fn interleaved_input_equals_separate_streams_and_outputs_agree() {
+    let n = 37;
+    let mut rng = Rng::new(4);
+    let pos: Vec<Vec3> = (0..n)
+        .map(|_| {
+            Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            )
+        })
+        .collect();
+    let nrm: Vec<Vec3> = (0..n)
+        .map(|_| {
+            Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            )
+            .normalize()
+        })
+        .collect();
+    let tan: Vec<Vec4> = (0..n)
+        .map(|i| {
+            Vec4::new(
+                rng.range(-1.0, 1.0),
+                0.5,
+                0.25,
+                if i % 2 == 0 { 1.0 } else { -1.0 },
+            )
+        })
+        .collect();
+    let jnt: Vec<[u16; 4]> = (0..n)
+        .map(|_| [0, 1, 2, 3].map(|_| rng.below(6) as u16))
+        .collect();
+    let wgt: Vec<[u16; 4]> = (0..n)
+        .map(|_| [0, 1, 2, 3].map(|_| rng.below(65536) as u16))
+        .collect();
+    // Interleaved: position 12, normal 12, tangent 16, joints 8, weights 8 = 56 bytes, plus 4 padding.
+    let stride = 60;
+    let mut buf = vec![0u8; n * stride];
+    for i in 0..n {
+        let v = &mut buf[i * stride..(i + 1) * stride];
+        v[0..12].copy_from_slice(bytemuck::cast_slice(&pos[i].to_array()));
+        v[12..24].copy_from_slice(bytemuck::cast_slice(&nrm[i].to_array()));
+        v[24..40].copy_from_slice(bytemuck::cast_slice(&tan[i].to_array()));
+        v[40..48].copy_from_slice(bytemuck::cast_slice(&jnt[i]));
+        v[48..56].copy_from_slice(bytemuck::cast_slice(&wgt[i]));
+    }
+    let interleaved = MeshInput {
+        positions: Attribute::new(&buf, 0, stride, n, Format::F32x3),
+        normals: Some(Attribute::new(&buf, 12, stride, n, Format::F32x3)),
+        tangents: Some(Attribute::new(&buf, 24, stride, n, Format::F32x4)),
+        joints: [
+            Some(Attribute::new(&buf, 40, stride, n, Format::U16x4)),
+            None,
+        ],
+        weights: [
+            Some(Attribute::new(&buf, 48, stride, n, Format::Unorm16x4)),
+            None,
+        ],
+    };
+    let separate = MeshInput {
+        positions: Attribute::vec3(&pos),
+        normals: Some(Attribute::vec3(&nrm)),
+        tangents: Some(Attribute::vec4(&tan)),
+        joints: [Some(Attribute::joints_u16(&jnt)), None],
+        weights: [Some(Attribute::weights_unorm16(&wgt)), None],
+    };
+    let options = PrepareOptions::new(6);
+    let a = SkinnedMesh::prepare(&interleaved, &options).unwrap();
+    let b = SkinnedMesh::prepare(&separate, &options).unwrap();
+    assert_eq!(a, b);
+    let mut perm = a.permutation();
+    perm.sort();
+    assert_eq!(perm, (0..n as u32).collect::<Vec<_>>());
+
+    let (_, palette) = random_palette(6, &mut rng);
+    let (mut p, mut nn, mut t) = (
+        vec![Vec3::ZERO; n],
+        vec![Vec3::ZERO; n],
+        vec![Vec4::ZERO; n],
+    );
+    let mut job = SkinningJob::new(
+        &a,
+        &palette,
+        SkinOutput::Separate {
+            positions: &mut p,
+            normals: Some(&mut nn),
+            tangents: Some(&mut t),
+        },
+    );
+    job.renormalize = Renormalize::Precise;
+    job.run().unwrap();
+    let mut out = vec![0u8; n * 44];
+    let mut job = SkinningJob::new(
+        &a,
+        &palette,
+        SkinOutput::Interleaved {
+            bytes: &mut out,
+            stride: 44,
+            positions: 0,
+            normals: Some(12),
+            tangents: Some(24),
+        },
+    );
+    job.renormalize = Renormalize::Precise;
+    job.run().unwrap();
+    for i in 0..n {
+        let f: &[f32] = bytemuck::cast_slice(&out[i * 44..(i + 1) * 44]);
+        assert_eq!(&f[0..3], &p[i].to_array());
+        assert_eq!(&f[3..6], &nn[i].to_array());
+        assert_eq!(&f[6..10], &t[i].to_array());
+        assert_eq!(t[i].w, tan[i].w, "the handedness sign is preserved");
+        assert!(
+            (nn[i].length() - 1.0).abs() < 1e-5 && (t[i].truncate().length() - 1.0).abs() < 1e-5
+        );
+    }
+}
+
+fn tiny_mesh(with_normals: bool) -> (Vec<Vec3>, SkinnedMesh) {
+    let p = positions(4);
+    let j = [[0u8; 4]; 4];
+    let w = [[1.0f32, 0.0, 0.0, 0.0]; 4];
+    let mut input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u8(&j),
+        Attribute::weights_f32(&w),
+    );
+    if with_normals {
+        input.normals = Some(Attribute::vec3(&p));
+    }
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(2)).unwrap();
+    (p, mesh)
+}
+
+#[test]
+fn the_palette_must_cover_the_mesh_joints() {
+    let (_, mesh) = tiny_mesh(false);
+    let mut out = vec![Vec3::ZERO; 4];
+    let err = SkinningJob::new(
+        &mesh,
+        &[PaletteMatrix::IDENTITY; 1],
+        SkinOutput::Separate {
+            positions: &mut out,
+            normals: None,
+            tangents: None,
+        },
+    )
+    .run()
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::CountMismatch {
+                expected: 2,
+                got: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn output_lengths_must_match() {
+    let (_, mesh) = tiny_mesh(true);
+    let (mut p, mut n) = (vec![Vec3::ZERO; 4], vec![Vec3::ZERO; 3]);
+    let err = SkinningJob::new(
+        &mesh,
+        &[PaletteMatrix::IDENTITY; 2],
+        SkinOutput::Separate {
+            positions: &mut p,
+            normals: Some(&mut n),
+            tangents: None,
+        },
+    )
+    .validate()
+    .unwrap_err();
+    assert_eq!(
+        err,
+        Error::CountMismatch {
+            what: "skinned normals",
+            expected: 4,
+            got: 3
+        }
+    );
+}
+
+#[test]
+fn outputs_need_their_input_attributes() {
+    let (_, mesh) = tiny_mesh(false);
+    let (mut p, mut n) = (vec![Vec3::ZERO; 4], vec![Vec3::ZERO; 4]);
+    let err = SkinningJob::new(
+        &mesh,
+        &[PaletteMatrix::IDENTITY; 2],
+        SkinOutput::Separate {
+            positions: &mut p,
+            normals: Some(&mut n),
+            tangents: None,
+        },
+    )
+    .validate()
+    .unwrap_err();
+    assert_eq!(
+        err,
+        Error::AttributeMissing {
+            attribute: "normals"
+        }
+    );
+}
+
+#[test]
+fn interleaved_outputs_are_checked() {
+    let (_, mesh) = tiny_mesh(true);
+    let palette = [PaletteMatrix::IDENTITY; 2];
+    let mut buf = vec![0u32; 4 * 8];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf);
+    for (stride, normals, len, reason) in [
+        (30, None, 120, "stride"),
+        (24, Some(14), 96, "offset"),
+        (24, Some(16), 96, "offset"),
+        (24, Some(12), 90, "shorter"),
+    ] {
+        let err = SkinningJob::new(
+            &mesh,
+            &palette,
+            SkinOutput::Interleaved {
+                bytes: &mut bytes[..len],
+                stride,
+                positions: 0,
+                normals,
+                tangents: None,
+            },
+        )
+        .validate()
+        .unwrap_err();
+        match err {
+            Error::OutputLayout { reason: r } => assert!(r.contains(reason), "{r}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A buffer that starts 2 bytes into an aligned one is not 4-byte aligned.
+    let err = SkinningJob::new(
+        &mesh,
+        &palette,
+        SkinOutput::Interleaved {
+            bytes: &mut bytes[2..],
+            stride: 12,
+            positions: 0,
+            normals: None,
+            tangents: None,
+        },
+    )
+    .validate()
+    .unwrap_err();
+    assert!(matches!(err, Error::OutputLayout { reason } if reason.contains("aligned")));
+}
