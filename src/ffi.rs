@@ -19,8 +19,10 @@
 use crate::crowd::{CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::hierarchy::{SoaMatrices, Trs};
 use crate::isa::{Isa, Runnable};
+use crate::mesh::SkinnedMesh;
 use crate::palette::PaletteMatrix;
 use crate::skeleton::Skeleton;
+use crate::skin::OutputView;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::ops::Range;
 
@@ -71,6 +73,23 @@ type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32,
 type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
+type SkinPntFn = unsafe extern "C" fn(
+    i32,
+    i32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+    *mut f32,
+    i32,
+    bool,
+    *mut f32,
+    i32,
+    bool,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -88,6 +107,7 @@ pub(crate) struct Kernels {
     skin_palette: SkinPaletteFn,
     level_sum_children: LevelSumChildrenFn,
     level_sum_levels: LevelSumLevelsFn,
+    skin_pnt: SkinPntFn,
 }
 
 macro_rules! kernel_table {
@@ -106,6 +126,7 @@ macro_rules! kernel_table {
                 skin_palette: bindings::[<skin_palette_ $suffix>],
                 level_sum_children: bindings::[<level_sum_children_ $suffix>],
                 level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
+                skin_pnt: bindings::[<skin_pnt_ $suffix>],
             }
         }
     };
@@ -493,5 +514,113 @@ pub(crate) fn level_sum_levels(isa: Runnable, skeleton: &Skeleton, data: &mut [V
             levels.as_ptr(),
             (levels.len() - 1) as i32,
         )
+    }
+}
+
+/// Skins every influence group of a prepared mesh into a validated output. Does nothing unless the
+/// palette covers the mesh's joints and the output holds every vertex it writes.
+pub(crate) fn skin_pnt(
+    isa: Runnable,
+    mesh: &SkinnedMesh,
+    palette: &[PaletteMatrix],
+    out: OutputView<'_>,
+) {
+    let n = mesh.vertex_count();
+    if palette.len() < mesh.joint_count() || n == 0 {
+        return;
+    }
+    // Output pointers, float strides, and the number of floats each pointer may be written at.
+    let null = std::ptr::null_mut();
+    let (pos, ps, nrm, ns, wn, tng, ts, wt) = match out {
+        OutputView::Separate {
+            positions,
+            normals,
+            tangents,
+        } => {
+            let (wn, wt) = (normals.is_some(), tangents.is_some());
+            if positions.len() < 3 * n
+                || normals.as_ref().is_some_and(|x| x.len() < 3 * n)
+                || tangents.as_ref().is_some_and(|x| x.len() < 4 * n)
+            {
+                return;
+            }
+            let nrm = normals.map_or(null, |x| x.as_mut_ptr());
+            let tng = tangents.map_or(null, |x| x.as_mut_ptr());
+            (positions.as_mut_ptr(), 3, nrm, 3, wn, tng, 4, wt)
+        }
+        OutputView::Interleaved {
+            floats,
+            stride,
+            positions,
+            normals,
+            tangents,
+        } => {
+            let fits = |o: Option<usize>, size: usize| o.is_none_or(|o| o + size <= stride);
+            if floats.len() < n * stride
+                || !fits(Some(positions), 3)
+                || !fits(normals, 3)
+                || !fits(tangents, 4)
+            {
+                return;
+            }
+            let base = floats.as_mut_ptr();
+            // SAFETY (pointer offsets only, nothing is accessed here): every offset is below stride, and
+            // the buffer holds n >= 1 strides, so each pointer stays inside the buffer.
+            let at = |o: usize| unsafe { base.add(o) };
+            (
+                at(positions),
+                stride,
+                normals.map_or(null, at),
+                stride,
+                normals.is_some(),
+                tangents.map_or(null, at),
+                stride,
+                tangents.is_some(),
+            )
+        }
+    };
+    // The kernel computes out_index * stride in 32-bit arithmetic.
+    if n.checked_mul(ps.max(ns).max(ts))
+        .is_none_or(|x| x > (i32::MAX as usize) / 4)
+    {
+        return;
+    }
+    for g in &mesh.groups {
+        let count = g.vertices.len();
+        let k = g.influences;
+        if count == 0
+            || g.blocks.len() != 12 * count
+            || g.joints.len() != k * count
+            || g.weights.len() != k * count
+        {
+            continue;
+        }
+        // SAFETY: `isa` proves the CPU runs the kernel. For v < count it reads blocks[12v..12v+12],
+        // joints and weights [k*v..k*v+k] (lengths checked above) and palette entries joints[..] <
+        // mesh.joint_count() <= palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It
+        // writes, at out = vertices[v] < n, 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and
+        // 4 at tng + out * ts when wt: inside the separate streams (3n, 3n, 4n floats) or, interleaved,
+        // inside vertex out's stride (offset + size <= stride, n strides in the buffer). Separate streams
+        // are distinct &mut slices; interleaved pointers write disjoint floats of one buffer. All float
+        // offsets stay below 2^31 / 4 (checked above) for 32-bit addressing.
+        unsafe {
+            (isa.kernels().skin_pnt)(
+                k as i32,
+                count as i32,
+                g.blocks.as_ptr(),
+                g.joints.as_ptr(),
+                g.weights.as_ptr(),
+                g.vertices.as_ptr(),
+                palette.as_ptr().cast(),
+                pos,
+                ps as i32,
+                nrm,
+                ns as i32,
+                wn,
+                tng,
+                ts as i32,
+                wt,
+            )
+        }
     }
 }

@@ -276,17 +276,34 @@ impl PrepareOptions {
 pub const MAX_INFLUENCES: usize = 8;
 
 /// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
-/// original index is `vertices[v]`, its position `positions[3v..3v+3]`, its joints and weights
-/// `joints[k*v..k*v+k]` and `weights[k*v..k*v+k]` (k = `influences`).
+/// original index is `vertices[v]`, its joints and weights `joints[k*v..k*v+k]` and
+/// `weights[k*v..k*v+k]` (k = `influences`), and its attributes the 12 floats `blocks[12v..12v+12]`:
+/// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
+/// small matrix product reads each row with one broadcast load (absent attributes are zero).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct InfluenceGroup {
     pub(crate) influences: usize,
     pub(crate) vertices: Vec<u32>,
-    pub(crate) positions: Vec<f32>,
-    pub(crate) normals: Vec<f32>,
-    pub(crate) tangents: Vec<f32>,
+    pub(crate) blocks: Vec<f32>,
     pub(crate) joints: Vec<u32>,
     pub(crate) weights: Vec<f32>,
+}
+
+impl InfluenceGroup {
+    pub(crate) fn position(&self, v: usize) -> [f32; 3] {
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[0], b[4], b[8]]
+    }
+
+    pub(crate) fn normal(&self, v: usize) -> [f32; 3] {
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[1], b[5], b[9]]
+    }
+
+    pub(crate) fn tangent(&self, v: usize) -> [f32; 4] {
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[2], b[6], b[10], b[3]]
+    }
 }
 
 /// A validated skinned mesh in the kernels' layout (see the module docs).
@@ -395,14 +412,12 @@ impl SkinnedMesh {
             }
             let g = &mut groups[influences.len()];
             g.vertices.push(v as u32);
-            g.positions
-                .extend_from_slice(&input.positions.floats(v)[..3]);
-            if let Some(a) = &input.normals {
-                g.normals.extend_from_slice(&a.floats(v)[..3]);
-            }
-            if let Some(a) = &input.tangents {
-                g.tangents.extend_from_slice(&a.floats(v));
-            }
+            let p = input.positions.floats(v);
+            let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            g.blocks.extend_from_slice(&[
+                p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
+            ]);
             for &(j, w) in &influences {
                 g.joints.push(j);
                 g.weights.push(w);

@@ -205,14 +205,14 @@ pub(crate) fn skin(
                     }
                 }
             }
-            let p = &g.positions[3 * v..3 * v + 3];
+            let p = g.position(v);
             let mut position = [0.0f32; 3];
             for r in 0..3 {
                 position[r] = b[r][0] * p[0] + b[r][1] * p[1] + b[r][2] * p[2] + b[r][3];
             }
             let mut normal = [0.0f32; 3];
             if want_n {
-                let n = &g.normals[3 * v..3 * v + 3];
+                let n = g.normal(v);
                 for r in 0..3 {
                     normal[r] = b[r][0] * n[0] + b[r][1] * n[1] + b[r][2] * n[2];
                 }
@@ -220,7 +220,7 @@ pub(crate) fn skin(
             }
             let mut tangent = [0.0f32; 4];
             if want_t {
-                let t = &g.tangents[4 * v..4 * v + 4];
+                let t = g.tangent(v);
                 let mut xyz = [0.0f32; 3];
                 for r in 0..3 {
                     xyz[r] = b[r][0] * t[0] + b[r][1] * t[1] + b[r][2] * t[2];

@@ -222,6 +222,18 @@ impl<'a> SkinningJob<'a> {
                 (normals.is_some(), tangents.is_some())
             }
         };
+        // The kernels compute vertex * stride in 32-bit float offsets.
+        let stride_floats = match &self.output {
+            SkinOutput::Separate { .. } => 4,
+            SkinOutput::Interleaved { stride, .. } => stride / 4,
+        };
+        if n.checked_mul(stride_floats)
+            .is_none_or(|x| x > (i32::MAX as usize) / 4)
+        {
+            return Err(Error::OutputLayout {
+                reason: "the output is too large: vertex count times stride must stay below 2 GiB",
+            });
+        }
         if wants_normals && !self.mesh.has_normals() {
             return Err(Error::AttributeMissing {
                 attribute: "normals",
@@ -319,8 +331,8 @@ fn check_interleaved(
     Ok(())
 }
 
-/// Runs the selected implementation (the ISPC kernels come next; until then every backend runs the
-/// reference, which the job reports through [`Backend`] resolution only).
+/// Runs the selected implementation. The ISPC kernels do not renormalize yet, so a renormalizing job
+/// runs the reference (see the issue notes).
 fn skin(
     resolved: Resolved,
     mesh: &SkinnedMesh,
@@ -329,8 +341,9 @@ fn skin(
     out: OutputView<'_>,
 ) {
     match resolved {
-        Resolved::Reference | Resolved::Ispc(_) => {
-            crate::reference::skin(mesh, palette, renormalize, out)
+        Resolved::Ispc(isa) if renormalize == Renormalize::None => {
+            crate::ffi::skin_pnt(isa, mesh, palette, out)
         }
+        _ => crate::reference::skin(mesh, palette, renormalize, out),
     }
 }

@@ -101,6 +101,25 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn skin_pnt_sse4(
+        k: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
+    );
+}
+unsafe extern "C" {
     pub fn transform_points_vec3_sse4(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
 }
 unsafe extern "C" {
@@ -206,6 +225,25 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn skin_pnt_avx2(
+        k: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
+    );
+}
+unsafe extern "C" {
     pub fn transform_points_vec3_avx2(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
 }
 unsafe extern "C" {
@@ -308,6 +346,25 @@ unsafe extern "C" {
         local: *mut f32,
         stride: i32,
         n: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_pnt_avx512(
+        k: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
     );
 }
 unsafe extern "C" {

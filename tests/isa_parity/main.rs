@@ -4,6 +4,7 @@
 #[path = "../harness/mod.rs"]
 mod harness;
 mod hierarchy;
+mod skin;
 mod transform;
 
 fn main() {
@@ -18,5 +19,6 @@ fn main() {
         ("crowd_local_to_model", hierarchy::check_crowd),
         ("skin_palette", hierarchy::check_palette),
         ("level_sum", hierarchy::check_level_sum),
+        ("skin_pnt", skin::check_skin),
     ])
 }

@@ -1,0 +1,104 @@
+// Linear blend skinning with blended ("collapsed") matrices, one vertex at a time with the gang spread
+// horizontally (the notes: one vertex per lane with gathered palettes ran slower than scalar Rust).
+//
+// Palette entries are row-major 4x4 (16 floats, 64-byte aligned; rows 0..2 are the affine 3x4). For a
+// vertex with influences (j_i, w_i), chunk ch of the blended rows is B = sum_i w_i * palette[j_i] over the
+// chunk's lanes: lane e = 4r + c holds B[r][c], one contiguous load per influence, no gather.
+//
+// The outputs come from one small matrix product: with M_k = (p_k, n_k, t_k, .) for k = 0..2 (the
+// vertex's position, normal and tangent, transposed) and M_3 = (1, 0, 0, 0),
+//   R[r][c] = sum_k B[r][k] * M_k[c],
+// so column 0 of R is p' = B (p, 1), column 1 is n' = B3 n and column 2 is t' = B3 t. B[r][k] is broadcast
+// inside each row group with in-lane shuffles, and M_k is a broadcast load of the vertex block that
+// SkinnedMesh::prepare stores already transposed. One permute then lines up p', n' and t' for the stores.
+
+#include "common.isph"
+
+#define CHUNKS (16 / TARGET_WIDTH)
+
+static inline varying int elem(uniform int ch) { return ch * programCount + programIndex; }
+
+// Lane (r, c) of R for chunk ch.
+static inline varying float product_chunk(varying float b, const varying float m[3], uniform int ch)
+{
+    const varying int base = programIndex & ~3;
+    varying float r = shuffle(b, base) * m[0] + shuffle(b, base + 1) * m[1] + shuffle(b, base + 2) * m[2];
+    // Column 0 (the position) also takes the translation, B[r][3] * 1.
+    if ((elem(ch) & 3) == 0)
+        r += shuffle(b, base + 3);
+    return r;
+}
+
+// R's lanes (r, c) are spread over CHUNKS vectors. Output lane l takes R[q % 3][q / 3] with
+// q = l + first: first = 0 lines up p'xyz n'xyz t'xyz from lane 0 (as far as the gang is wide), first = 3
+// n'xyz and first = 6 t'xyz.
+static inline varying float line_up(const varying float res[CHUNKS], uniform int first)
+{
+    const varying int q = min(programIndex + first, 8);
+    const varying int src = 4 * (q % 3) + q / 3;  // element index of R[q % 3][q / 3], below 12
+#if TARGET_WIDTH == 16
+    return shuffle(res[0], src);
+#elif TARGET_WIDTH == 8
+    // Rows 0 and 1 are in res[0], row 2 in res[1]; the two-source index is the element index.
+    return shuffle(res[0], res[1], src);
+#else
+    // Four one-row chunks: lanes 0..2 of column first / 3.
+    const uniform int c = first / 3;
+    const varying float lo = shuffle(res[0], res[1], programIndex == 0 ? c : 4 + c);
+    const varying float hi = shuffle(res[2], res[2], c);
+    return programIndex < 2 ? lo : hi;
+#endif
+}
+
+// Skins the vertices [0, count) of one influence group (k influences each). blocks holds 12 floats per
+// vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds k palette indices per vertex, weights k
+// weights. Vertex v's results go to original index vertices[v]: position at pos[vertices[v] * pos_stride]
+// (always), normal at nrm[...* nrm_stride] when write_normals, tangent (xyz, then w copied) at
+// tng[... * tng_stride] when write_tangents.
+export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const float blocks[],
+                             uniform const uint32 joints[], uniform const float weights[],
+                             uniform const uint32 vertices[], uniform const float palette[],
+                             uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
+                             uniform bool write_normals, uniform float tng[], uniform int tng_stride,
+                             uniform bool write_tangents)
+{
+    for (uniform int v = 0; v < count; v++) {
+        varying float m[3];
+#pragma unroll
+        for (uniform int kk = 0; kk < 3; kk++) {
+            varying float raw = 0.0f;
+            if (programIndex < 4)
+                raw = blocks[12 * v + 4 * kk + programIndex];
+            m[kk] = shuffle(raw, programIndex & 3);
+        }
+        varying float res[CHUNKS];
+#pragma unroll
+        for (uniform int ch = 0; ch < CHUNKS; ch++) {
+            varying float b = 0.0f;
+            for (uniform int i = 0; i < k; i++) {
+                const uniform int j = joints[k * v + i];
+                b += weights[k * v + i] * palette[16 * j + ch * programCount + programIndex];
+            }
+            res[ch] = product_chunk(b, m, ch);
+        }
+        const uniform int out = vertices[v];
+        const varying float p = line_up(res, 0);
+#if TARGET_WIDTH == 4
+        const varying float n = line_up(res, 3);
+#else
+        // The same permute already put n' in lanes 3..5.
+        const varying float n = shuffle(p, min(programIndex + 3, programCount - 1));
+#endif
+        if (programIndex < 3)
+            pos[out * pos_stride + programIndex] = p;
+        if (write_normals && programIndex < 3)
+            nrm[out * nrm_stride + programIndex] = n;
+        if (write_tangents) {
+            varying float t = line_up(res, 6);
+            if (programIndex == 3)
+                t = blocks[12 * v + 3];  // the handedness sign, copied
+            if (programIndex < 4)
+                tng[out * tng_stride + programIndex] = t;
+        }
+    }
+}

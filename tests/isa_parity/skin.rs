@@ -1,0 +1,264 @@
+//! Skinning checks: every ISA against the reference on random meshes with every influence count (1 to 8,
+//! alone and mixed), weights normalized or kept as given (zero weights included), separate and strided
+//! interleaved outputs, at sizes around each gang width and large.
+//!
+//! Tolerance: a component is sum_c B[r][c] * v_c with B = sum_i w_i P_i, a sum of at most 4k products,
+//! computed in other orders and with fused multiply-adds by the kernels. Both sides are within
+//! gamma_(k+4) of the exact value relative to S = sum_i |w_i| sum_c |P_i[r][c]| |v_c|, so they may differ
+//! by (k + 4) * eps * S.
+
+use crate::harness::{Rng, SIZES};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use ispc_skinning::{
+    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
+    SkinningJob, WeightPolicy,
+};
+
+const JOINTS: usize = 40;
+
+/// How many influences vertex i gets.
+type InfluenceFn = Box<dyn Fn(usize) -> usize>;
+/// Skinned positions, normals and tangents.
+type Skinned = (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>);
+
+struct Mesh {
+    pos: Vec<Vec3>,
+    nrm: Vec<Vec3>,
+    tan: Vec<Vec4>,
+    j0: Vec<[u16; 4]>,
+    j1: Vec<[u16; 4]>,
+    w0: Vec<[f32; 4]>,
+    w1: Vec<[f32; 4]>,
+}
+
+/// A mesh whose vertex i has `influences(i)` non-zero weights (0 allowed with the Keep policy).
+fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized: bool) -> Mesh {
+    let mut m = Mesh {
+        pos: vec![],
+        nrm: vec![],
+        tan: vec![],
+        j0: vec![],
+        j1: vec![],
+        w0: vec![],
+        w1: vec![],
+    };
+    for i in 0..n {
+        m.pos.push(Vec3::new(
+            rng.range(-2.0, 2.0),
+            rng.range(-2.0, 2.0),
+            rng.range(-2.0, 2.0),
+        ));
+        m.nrm.push(Vec3::new(
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+        ));
+        m.tan.push(Vec4::new(
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 1.0),
+            if i % 3 == 0 { -1.0 } else { 1.0 },
+        ));
+        let k = influences(i);
+        let mut j = [0u16; 8];
+        let mut w = [0f32; 8];
+        for s in 0..k {
+            j[s] = rng.below(JOINTS) as u16;
+            w[s] = rng.range(0.05, 1.0);
+        }
+        if normalized {
+            let sum: f32 = w.iter().sum();
+            if sum > 0.0 {
+                w.iter_mut().for_each(|x| *x /= sum);
+            }
+        }
+        m.j0.push([j[0], j[1], j[2], j[3]]);
+        m.j1.push([j[4], j[5], j[6], j[7]]);
+        m.w0.push([w[0], w[1], w[2], w[3]]);
+        m.w1.push([w[4], w[5], w[6], w[7]]);
+    }
+    m
+}
+
+fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
+    (0..JOINTS)
+        .map(|_| {
+            PaletteMatrix::from_mat4(Mat4::from_scale_rotation_translation(
+                Vec3::new(
+                    rng.range(0.7, 1.3),
+                    rng.range(0.7, 1.3),
+                    rng.range(0.7, 1.3),
+                ),
+                Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                ),
+                Vec3::new(
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// S for one output component (see the file comment), from the input influences.
+fn bound(m: &Mesh, i: usize, pal: &[PaletteMatrix], r: usize, v: [f32; 4]) -> (f32, usize) {
+    let mut s = 0.0;
+    let mut k = 0;
+    let (j, w) = ([m.j0[i], m.j1[i]].concat(), [m.w0[i], m.w1[i]].concat());
+    let wsum: f32 = w.iter().sum();
+    for (jj, ww) in j.iter().zip(&w) {
+        if *ww > 0.0 {
+            k += 1;
+            let row = pal[*jj as usize].rows[r];
+            s += (ww / wsum.max(f32::MIN_POSITIVE)).max(*ww)
+                * (0..4).map(|c| (row[c] * v[c]).abs()).sum::<f32>();
+        }
+    }
+    (s, k)
+}
+
+pub fn check_skin(isa: Isa) -> Result<String, String> {
+    let mut rng = Rng::new(21);
+    let pal = palette(&mut rng);
+    let mut cases = 0;
+    let shapes: Vec<(String, InfluenceFn)> = {
+        let mut v: Vec<(String, InfluenceFn)> = (1..=8usize)
+            .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
+            .collect();
+        v.push(("mixed".into(), Box::new(|i: usize| 1 + (i * 7 + i / 3) % 8)));
+        v
+    };
+    for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
+        for (shape, influences) in &shapes {
+            for &n in SIZES
+                .iter()
+                .filter(|&&n| n <= 1000 || shape == "mixed" || shape == "k4")
+            {
+                let zero_ok = policy == WeightPolicy::Keep && shape == "mixed";
+                let infl = |i: usize| {
+                    if zero_ok && i % 11 == 5 {
+                        0
+                    } else {
+                        influences(i)
+                    }
+                };
+                let m = mesh(n, &mut rng, &infl, normalized);
+                let input = MeshInput {
+                    positions: Attribute::vec3(&m.pos),
+                    normals: Some(Attribute::vec3(&m.nrm)),
+                    tangents: Some(Attribute::vec4(&m.tan)),
+                    joints: [
+                        Some(Attribute::joints_u16(&m.j0)),
+                        Some(Attribute::joints_u16(&m.j1)),
+                    ],
+                    weights: [
+                        Some(Attribute::weights_f32(&m.w0)),
+                        Some(Attribute::weights_f32(&m.w1)),
+                    ],
+                };
+                let prepared = SkinnedMesh::prepare(
+                    &input,
+                    &PrepareOptions {
+                        weights: policy,
+                        ..PrepareOptions::new(JOINTS)
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+                let run = |backend: Backend, interleaved: bool| -> Result<Skinned, String> {
+                    let (mut p, mut nn, mut t) =
+                        (vec![Vec3::NAN; n], vec![Vec3::NAN; n], vec![Vec4::NAN; n]);
+                    if interleaved {
+                        // Stride 13 floats (52 bytes): guard, position (1..4), normal (4..7), guard, tangent
+                        // (8..12), guard. Attributes sit at 4-byte but not 16-byte boundaries, and the
+                        // guards must stay untouched.
+                        let mut buf = vec![-7.25e30f32; n * 13];
+                        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf);
+                        let out = SkinOutput::Interleaved {
+                            bytes,
+                            stride: 52,
+                            positions: 4,
+                            normals: Some(16),
+                            tangents: Some(32),
+                        };
+                        let mut job = SkinningJob::new(&prepared, &pal, out);
+                        job.backend = backend;
+                        job.run().map_err(|e| e.to_string())?;
+                        for i in 0..n {
+                            let f = &buf[13 * i..13 * i + 13];
+                            if f[0] != -7.25e30 || f[7] != -7.25e30 || f[12] != -7.25e30 {
+                                return Err(format!(
+                                    "vertex {i}: a float outside the attributes was written: {f:?}"
+                                ));
+                            }
+                            p[i] = Vec3::new(f[1], f[2], f[3]);
+                            nn[i] = Vec3::new(f[4], f[5], f[6]);
+                            t[i] = Vec4::new(f[8], f[9], f[10], f[11]);
+                        }
+                    } else {
+                        let out = SkinOutput::Separate {
+                            positions: &mut p,
+                            normals: Some(&mut nn),
+                            tangents: Some(&mut t),
+                        };
+                        let mut job = SkinningJob::new(&prepared, &pal, out);
+                        job.backend = backend;
+                        job.run().map_err(|e| e.to_string())?;
+                    }
+                    Ok((p, nn, t))
+                };
+                let (wp, wn, wt) = run(Backend::Reference, false)?;
+                for interleaved in [false, true] {
+                    let (gp, gn, gt) = run(isa.into(), interleaved)?;
+                    let ctx = format!("skin_pnt {isa} policy={policy:?} shape={shape} n={n} interleaved={interleaved}");
+                    for i in 0..n {
+                        for (what, got, want, v) in [
+                            (
+                                "position",
+                                gp[i].to_array(),
+                                wp[i].to_array(),
+                                m.pos[i].extend(1.0).to_array(),
+                            ),
+                            (
+                                "normal",
+                                gn[i].to_array(),
+                                wn[i].to_array(),
+                                m.nrm[i].extend(0.0).to_array(),
+                            ),
+                            (
+                                "tangent",
+                                gt[i].truncate().to_array(),
+                                wt[i].truncate().to_array(),
+                                m.tan[i].truncate().extend(0.0).to_array(),
+                            ),
+                        ] {
+                            for r in 0..3 {
+                                let (s, k) = bound(&m, i, &pal, r, v);
+                                let tol = (k as f32 + 4.0) * f32::EPSILON * s;
+                                let diff = (got[r] - want[r]).abs();
+                                if !matches!(
+                                    diff.partial_cmp(&tol),
+                                    Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                                ) {
+                                    return Err(format!("{ctx}: vertex {i} {what}[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}", got[r], want[r]));
+                                }
+                            }
+                        }
+                        if gt[i].w != m.tan[i].w {
+                            return Err(format!(
+                                "{ctx}: vertex {i}: tangent w {} is not the input's {}",
+                                gt[i].w, m.tan[i].w
+                            ));
+                        }
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
