@@ -50,35 +50,38 @@ static inline varying float line_up(const varying float res[CHUNKS], uniform int
 #endif
 }
 
-// Skins the vertices [0, count) of one influence group (k influences each). blocks holds 12 floats per
-// vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds k palette indices per vertex, weights k
-// weights. Vertex v's results go to original index vertices[v]: position at pos[vertices[v] * pos_stride]
-// (always), normal at nrm[...* nrm_stride] when write_normals, tangent (xyz, then w copied) at
-// tng[... * tng_stride] when write_tangents.
-export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const float blocks[],
-                             uniform const uint32 joints[], uniform const float weights[],
-                             uniform const uint32 vertices[], uniform const float palette[],
-                             uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
-                             uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                             uniform bool write_tangents)
+// Skins the vertices [0, count) of one influence group with K influences each (Davies' future work:
+// each influence count gets its own kernel, so the influence loop is unrolled with no count test).
+// blocks holds 12 floats per vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette
+// indices per vertex, weights K weights. Vertex v's results go to original index vertices[v]: position at
+// pos[vertices[v] * pos_stride] (always), normal at nrm[... * nrm_stride] when write_normals, tangent
+// (xyz, then w copied) at tng[... * tng_stride] when write_tangents.
+static inline void skin_group(uniform int K, uniform int count, uniform const float blocks[],
+                              uniform const uint32 joints[], uniform const float weights[],
+                              uniform const uint32 vertices[], uniform const float palette[],
+                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
+                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
+                              uniform bool write_tangents)
 {
-    for (uniform int v = 0; v < count; v++) {
+    uniform const float * uniform bp = blocks;
+    uniform const uint32 * uniform jp = joints;
+    uniform const float * uniform wp = weights;
+    for (uniform int v = 0; v < count; v++, bp += 12, jp += K, wp += K) {
         varying float m[3];
 #pragma unroll
         for (uniform int kk = 0; kk < 3; kk++) {
             varying float raw = 0.0f;
             if (programIndex < 4)
-                raw = blocks[12 * v + 4 * kk + programIndex];
+                raw = bp[4 * kk + programIndex];
             m[kk] = shuffle(raw, programIndex & 3);
         }
         varying float res[CHUNKS];
 #pragma unroll
         for (uniform int ch = 0; ch < CHUNKS; ch++) {
             varying float b = 0.0f;
-            for (uniform int i = 0; i < k; i++) {
-                const uniform int j = joints[k * v + i];
-                b += weights[k * v + i] * palette[16 * j + ch * programCount + programIndex];
-            }
+#pragma unroll
+            for (uniform int i = 0; i < K; i++)
+                b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
             res[ch] = product_chunk(b, m, ch);
         }
         const uniform int out = vertices[v];
@@ -96,9 +99,33 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const flo
         if (write_tangents) {
             varying float t = line_up(res, 6);
             if (programIndex == 3)
-                t = blocks[12 * v + 3];  // the handedness sign, copied
+                t = bp[3];  // the handedness sign, copied
             if (programIndex < 4)
                 tng[out * tng_stride + programIndex] = t;
         }
     }
+}
+
+export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const float blocks[],
+                             uniform const uint32 joints[], uniform const float weights[],
+                             uniform const uint32 vertices[], uniform const float palette[],
+                             uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
+                             uniform bool write_normals, uniform float tng[], uniform int tng_stride,
+                             uniform bool write_tangents)
+{
+#define SKIN_GROUP(K)                                                                                       \
+    skin_group(K, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, nrm_stride,     \
+               write_normals, tng, tng_stride, write_tangents)
+    switch (k) {
+    case 0: SKIN_GROUP(0); break;
+    case 1: SKIN_GROUP(1); break;
+    case 2: SKIN_GROUP(2); break;
+    case 3: SKIN_GROUP(3); break;
+    case 4: SKIN_GROUP(4); break;
+    case 5: SKIN_GROUP(5); break;
+    case 6: SKIN_GROUP(6); break;
+    case 7: SKIN_GROUP(7); break;
+    case 8: SKIN_GROUP(8); break;
+    }
+#undef SKIN_GROUP
 }
