@@ -64,3 +64,37 @@ pub fn local_to_model_trs(
         models[j] = parent * local;
     }
 }
+
+/// Skinning as a glam user writes it, four influences per vertex: blend the joints' matrices
+/// (`Mat4 * f32`, `Mat4 + Mat4`), then `transform_point3` / `transform_vector3`. Normals and tangents are
+/// skinned when their outputs are given (tangent w copied).
+#[allow(clippy::too_many_arguments)]
+pub fn skin4(
+    positions: &[Vec3],
+    normals: &[Vec3],
+    tangents: &[Vec4],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    palette: &[Mat4],
+    out_positions: &mut [Vec3],
+    mut out_normals: Option<&mut [Vec3]>,
+    mut out_tangents: Option<&mut [Vec4]>,
+) {
+    for (i, ((p, j), w)) in positions.iter().zip(joints).zip(weights).enumerate() {
+        let get = |k: usize| palette.get(j[k] as usize).copied().unwrap_or(Mat4::ZERO);
+        let m = get(0) * w[0] + get(1) * w[1] + get(2) * w[2] + get(3) * w[3];
+        if let Some(o) = out_positions.get_mut(i) {
+            *o = m.transform_point3(*p);
+        }
+        if let (Some(out), Some(n)) = (out_normals.as_deref_mut(), normals.get(i)) {
+            if let Some(o) = out.get_mut(i) {
+                *o = m.transform_vector3(*n);
+            }
+        }
+        if let (Some(out), Some(t)) = (out_tangents.as_deref_mut(), tangents.get(i)) {
+            if let Some(o) = out.get_mut(i) {
+                *o = m.transform_vector3(t.truncate()).extend(t.w);
+            }
+        }
+    }
+}

@@ -86,10 +86,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut rows = Vec::new();
     transform_rows(budget, &isas, &mut rows);
     super::hierarchy_bench::rows(budget, &isas, &mut rows);
+    super::skin_bench::rows(budget, &isas, &mut rows);
+    let bandwidth = super::skin_bench::copy_bandwidth(budget);
 
     print_table(&rows);
     print_transform_summary(&rows);
     super::hierarchy_bench::print_summary(&rows);
+    super::skin_bench::print_summary(&rows, bandwidth);
     if let Some(path) = opts.json {
         std::fs::write(&path, to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {} rows to {path}", rows.len());

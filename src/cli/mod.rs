@@ -1,4 +1,5 @@
 pub mod bench;
 pub mod hierarchy_bench;
 pub mod info;
+pub mod skin_bench;
 pub mod timing;

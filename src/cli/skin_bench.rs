@@ -1,0 +1,232 @@
+//! The skinning rows of the report: `skin_p`, `skin_pn` and `skin_pnt` with 4 influences, on 1,024
+//! vertices (in cache) and on 1,048,576 (out of cache, with the bytes moved per vertex and GB/s), next
+//! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
+
+use super::bench::Row;
+use super::timing::{median_ns_per_call, Budget};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use ispc_skinning::scene::Rng;
+use ispc_skinning::{
+    baseline, Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput,
+    SkinnedMesh, SkinningJob,
+};
+
+const JOINTS: usize = 64;
+/// ozz-animation's SkinningJob with 4 influences on this machine class (notes), ns per vertex.
+const OZZ_NS: [(&str, f64); 3] = [("skin_p", 4.48), ("skin_pn", 5.82), ("skin_pnt", 7.14)];
+
+/// Bytes one vertex moves with 4 influences: the prepared block (48), joints (16), weights (16) and
+/// the original index (4) in, plus the outputs (12 per position and normal, 16 per tangent). The
+/// write-allocate read of the output lines is not counted.
+fn bytes_per_vertex(kernel: &str) -> f64 {
+    84.0 + match kernel {
+        "skin_p" => 12.0,
+        "skin_pn" => 24.0,
+        _ => 40.0,
+    }
+}
+
+struct Data {
+    pos: Vec<Vec3>,
+    nrm: Vec<Vec3>,
+    tan: Vec<Vec4>,
+    joints: Vec<[u16; 4]>,
+    weights: Vec<[f32; 4]>,
+}
+
+fn data(n: usize) -> Data {
+    let mut rng = Rng::new(7);
+    let pos: Vec<Vec3> = (0..n)
+        .map(|_| {
+            Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(0.0, 2.0),
+                rng.range(-1.0, 1.0),
+            )
+        })
+        .collect();
+    let nrm = pos.iter().map(|p| p.normalize_or_zero()).collect();
+    let tan = pos
+        .iter()
+        .map(|p| p.any_orthonormal_vector().extend(1.0))
+        .collect();
+    // Neighbouring joints, as on a real mesh: a base joint and three near it.
+    let joints = (0..n)
+        .map(|_| {
+            let b = rng.below(JOINTS - 4);
+            [b as u16, (b + 1) as u16, (b + 2) as u16, (b + 3) as u16]
+        })
+        .collect();
+    let weights = (0..n)
+        .map(|_| {
+            let w = [
+                rng.range(0.1, 1.0),
+                rng.range(0.1, 1.0),
+                rng.range(0.0, 0.5),
+                rng.range(0.0, 0.3),
+            ];
+            let s: f32 = w.iter().sum();
+            w.map(|x| x / s)
+        })
+        .collect();
+    Data {
+        pos,
+        nrm,
+        tan,
+        joints,
+        weights,
+    }
+}
+
+fn palette() -> (Vec<Mat4>, Vec<PaletteMatrix>) {
+    let m: Vec<Mat4> = (0..JOINTS)
+        .map(|i| {
+            Mat4::from_rotation_translation(
+                Quat::from_rotation_y(i as f32 * 0.1),
+                Vec3::new(0.0, i as f32 * 0.05, 0.0),
+            )
+        })
+        .collect();
+    let p = m.iter().map(|m| PaletteMatrix::from_mat4(*m)).collect();
+    (m, p)
+}
+
+/// Single-core streaming copy bandwidth, bytes read plus written per ns, on 64 MiB buffers.
+pub fn copy_bandwidth(budget: Budget) -> f64 {
+    let src = vec![1.0f32; 16 << 20];
+    let mut dst = vec![0.0f32; 16 << 20];
+    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(|| dst.copy_from_slice(&src))];
+    let t = median_ns_per_call(
+        Budget {
+            samples: budget.samples.min(5),
+            ..budget
+        },
+        &mut c,
+    )[0];
+    2.0 * (64u64 << 20) as f64 / t
+}
+
+pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    let (mats, pal) = palette();
+    for n in [1024usize, 1 << 20] {
+        eprint!("\rbench: skinning, {n} vertices                ");
+        let d = data(n);
+        let input = MeshInput {
+            positions: Attribute::vec3(&d.pos),
+            normals: Some(Attribute::vec3(&d.nrm)),
+            tangents: Some(Attribute::vec4(&d.tan)),
+            joints: [Some(Attribute::joints_u16(&d.joints)), None],
+            weights: [Some(Attribute::weights_f32(&d.weights)), None],
+        };
+        let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
+        // Long meshes get fewer, longer samples: one call already takes milliseconds.
+        let budget = if n > 100_000 {
+            Budget {
+                samples: budget.samples.min(7),
+                ..budget
+            }
+        } else {
+            budget
+        };
+        for (kernel, wn, wt) in [
+            ("skin_p", false, false),
+            ("skin_pn", true, false),
+            ("skin_pnt", true, true),
+        ] {
+            let (mesh, pal, mats, d) = (&mesh, &pal, &mats, &d);
+            let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..2 + isas.len())
+                .map(|_| {
+                    (
+                        vec![Vec3::ZERO; n],
+                        vec![Vec3::ZERO; n],
+                        vec![Vec4::ZERO; n],
+                    )
+                })
+                .collect();
+            let mut it = outs.iter_mut();
+            let glam_out = it.next().unwrap();
+            let job = move |backend: Backend, o: &mut (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)| {
+                let out = SkinOutput::Separate {
+                    positions: &mut o.0,
+                    normals: if wn { Some(&mut o.1) } else { None },
+                    tangents: if wt { Some(&mut o.2) } else { None },
+                };
+                let mut j = SkinningJob::new(mesh, pal, out);
+                j.backend = backend;
+                j.run().expect("valid job");
+            };
+            let mut names = vec!["reference".to_string(), "glam".to_string()];
+            let r = it.next().unwrap();
+            let mut c: Vec<Box<dyn FnMut() + '_>> = vec![
+                Box::new(move || job(Backend::Reference, r)),
+                Box::new(move || {
+                    let (p, nn, t) = (&mut glam_out.0, &mut glam_out.1, &mut glam_out.2);
+                    baseline::skin4(
+                        &d.pos,
+                        &d.nrm,
+                        &d.tan,
+                        &d.joints,
+                        &d.weights,
+                        mats,
+                        p,
+                        wn.then_some(&mut nn[..]),
+                        wt.then_some(&mut t[..]),
+                    );
+                }),
+            ];
+            for (&isa, o) in isas.iter().zip(it) {
+                names.push(isa.name().to_string());
+                c.push(Box::new(move || job(isa.into(), o)));
+            }
+            let times = median_ns_per_call(budget, &mut c);
+            let reference = times[0] / n as f64;
+            for (name, t) in names.into_iter().zip(times) {
+                rows.push(Row {
+                    kernel: match kernel {
+                        "skin_p" => "skin_p",
+                        "skin_pn" => "skin_pn",
+                        _ => "skin_pnt",
+                    },
+                    isa: name,
+                    size: n,
+                    influences: Some(4),
+                    threads: 1,
+                    ns_per_item: t / n as f64,
+                    reference_ns_per_item: reference,
+                });
+            }
+        }
+    }
+    eprintln!("\rbench: skinning done                        ");
+}
+
+/// The targets for skinning, read off this run's rows.
+pub fn print_summary(rows: &[Row], bandwidth: f64) {
+    let best = |k: &str, n: usize| {
+        rows.iter()
+            .filter(|r| r.kernel == k && r.size == n && Isa::from_name(&r.isa).is_some())
+            .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
+    };
+    println!("single-core copy bandwidth measured in this run: {bandwidth:.1} GB/s (bytes read + written per ns)");
+    for (kernel, ozz) in OZZ_NS {
+        if let Some(b) = best(kernel, 1024) {
+            println!(
+                "{kernel}, 4 influences, 1,024 vertices: best ISA {} {:.2} ns/vertex, {:.2}x the reference (ozz-animation measured {ozz} ns here)",
+                b.isa,
+                b.ns_per_item,
+                b.speedup()
+            );
+        }
+        if let Some(b) = best(kernel, 1 << 20) {
+            let gbs = bytes_per_vertex(kernel) / b.ns_per_item;
+            println!(
+                "{kernel}, 4 influences, 1,048,576 vertices: best ISA {} {:.2} ns/vertex, {:.0} bytes/vertex moved, {gbs:.1} GB/s = {:.0}% of the copy bandwidth",
+                b.isa,
+                b.ns_per_item,
+                bytes_per_vertex(kernel),
+                100.0 * gbs / bandwidth
+            );
+        }
+    }
+    println!();
+}
