@@ -50,6 +50,22 @@ static inline varying float line_up(const varying float res[CHUNKS], uniform int
 #endif
 }
 
+// Renormalization modes (the Rust enum Renormalize): none, precise, fast.
+#define RENORM_NONE 0
+#define RENORM_PRECISE 1
+#define RENORM_FAST 2
+
+// Makes lanes 0..2 of v (x, y, z) unit length; a zero vector stays zero. Precise divides by the square
+// root; fast multiplies by rsqrt, ISPC's approximate reciprocal square root refined by a Newton step.
+static inline varying float renormalize3(varying float v, uniform int mode)
+{
+    const varying float sq = programIndex < 3 ? v * v : 0.0f;
+    const varying float len2 = shuffle(sq + shuffle(sq, 1) + shuffle(sq, 2), 0);
+    if (len2 > 0.0f)
+        v *= mode == RENORM_FAST ? rsqrt(len2) : 1.0f / sqrt(len2);
+    return v;
+}
+
 // Skins the vertices [0, count) of one influence group with K influences each (Davies' future work:
 // each influence count gets its own kernel, so the influence loop is unrolled with no count test).
 // blocks holds 12 floats per vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette
@@ -61,7 +77,7 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
                               uniform const uint32 vertices[], uniform const float palette[],
                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                              uniform bool write_tangents)
+                              uniform bool write_tangents, uniform int renormalize)
 {
     uniform const float * uniform bp = blocks;
     uniform const uint32 * uniform jp = joints;
@@ -87,17 +103,21 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
         const uniform int out = vertices[v];
         const varying float p = line_up(res, 0);
 #if TARGET_WIDTH == 4
-        const varying float n = line_up(res, 3);
+        varying float n = line_up(res, 3);
 #else
         // The same permute already put n' in lanes 3..5.
-        const varying float n = shuffle(p, min(programIndex + 3, programCount - 1));
+        varying float n = shuffle(p, min(programIndex + 3, programCount - 1));
 #endif
+        if (renormalize != RENORM_NONE && write_normals)
+            n = renormalize3(n, renormalize);
         if (programIndex < 3)
             pos[out * pos_stride + programIndex] = p;
         if (write_normals && programIndex < 3)
             nrm[out * nrm_stride + programIndex] = n;
         if (write_tangents) {
             varying float t = line_up(res, 6);
+            if (renormalize != RENORM_NONE)
+                t = renormalize3(t, renormalize);
             if (programIndex == 3)
                 t = bp[3];  // the handedness sign, copied
             if (programIndex < 4)
@@ -111,11 +131,11 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const flo
                              uniform const uint32 vertices[], uniform const float palette[],
                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                             uniform bool write_tangents)
+                             uniform bool write_tangents, uniform int renormalize)
 {
 #define SKIN_GROUP(K)                                                                                       \
     skin_group(K, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, nrm_stride,     \
-               write_normals, tng, tng_stride, write_tangents)
+               write_normals, tng, tng_stride, write_tangents, renormalize)
     switch (k) {
     case 0: SKIN_GROUP(0); break;
     case 1: SKIN_GROUP(1); break;

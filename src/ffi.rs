@@ -89,6 +89,7 @@ type SkinPntFn = unsafe extern "C" fn(
     *mut f32,
     i32,
     bool,
+    i32,
 );
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
@@ -523,8 +524,15 @@ pub(crate) fn skin_pnt(
     isa: Runnable,
     mesh: &SkinnedMesh,
     palette: &[PaletteMatrix],
+    renormalize: crate::skin::Renormalize,
     out: OutputView<'_>,
 ) {
+    // The kernel's modes: 0 none, 1 precise, 2 fast.
+    let mode = match renormalize {
+        crate::skin::Renormalize::None => 0,
+        crate::skin::Renormalize::Precise => 1,
+        crate::skin::Renormalize::Fast => 2,
+    };
     let n = mesh.vertex_count();
     if palette.len() < mesh.joint_count() || n == 0 {
         return;
@@ -620,6 +628,7 @@ pub(crate) fn skin_pnt(
                 tng,
                 ts as i32,
                 wt,
+                mode,
             )
         }
     }

@@ -117,6 +117,7 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
+        renormalize: i32,
     );
 }
 unsafe extern "C" {

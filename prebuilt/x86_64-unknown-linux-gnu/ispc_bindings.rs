@@ -117,6 +117,7 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
+        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -241,6 +242,7 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
+        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -365,6 +367,7 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
+        renormalize: i32,
     );
 }
 unsafe extern "C" {

@@ -20,5 +20,6 @@ fn main() {
         ("skin_palette", hierarchy::check_palette),
         ("level_sum", hierarchy::check_level_sum),
         ("skin_pnt", skin::check_skin),
+        ("skin_pnt_renormalize", skin::check_skin_renormalize),
     ])
 }

@@ -262,3 +262,97 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
     }
     Ok(format!("{cases} cases"))
 }
+
+/// Renormalized normals and tangents, both modes, against the reference's precise result. Dividing by
+/// the length |v| turns the blend's error bound (see the file comment) into 2 (k + 4) eps S / |v|, plus
+/// the mode's own error: 4 eps for a square root and a division, 1e-6 for the fast reciprocal square
+/// root (the bound Renormalize::Fast documents).
+pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::Renormalize;
+    let mut rng = Rng::new(33);
+    let pal = palette(&mut rng);
+    let mut cases = 0;
+    for n in [1usize, 5, 17, 1000] {
+        let m = mesh(n, &mut rng, &|i| 1 + (i * 5) % 8, true);
+        let input = MeshInput {
+            positions: Attribute::vec3(&m.pos),
+            normals: Some(Attribute::vec3(&m.nrm)),
+            tangents: Some(Attribute::vec4(&m.tan)),
+            joints: [
+                Some(Attribute::joints_u16(&m.j0)),
+                Some(Attribute::joints_u16(&m.j1)),
+            ],
+            weights: [
+                Some(Attribute::weights_f32(&m.w0)),
+                Some(Attribute::weights_f32(&m.w1)),
+            ],
+        };
+        let prepared = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS))
+            .map_err(|e| e.to_string())?;
+        let run = |backend: Backend, mode: Renormalize| -> Result<Skinned, String> {
+            let (mut p, mut nn, mut t) =
+                (vec![Vec3::NAN; n], vec![Vec3::NAN; n], vec![Vec4::NAN; n]);
+            let mut job = SkinningJob::new(
+                &prepared,
+                &pal,
+                SkinOutput::Separate {
+                    positions: &mut p,
+                    normals: Some(&mut nn),
+                    tangents: Some(&mut t),
+                },
+            );
+            (job.backend, job.renormalize) = (backend, mode);
+            job.run().map_err(|e| e.to_string())?;
+            Ok((p, nn, t))
+        };
+        let (_, raw_n, raw_t) = run(Backend::Reference, Renormalize::None)?;
+        for (mode, mode_tol) in [
+            (Renormalize::Precise, 4.0 * f32::EPSILON),
+            (Renormalize::Fast, 1e-6),
+        ] {
+            let (_, wn, wt) = run(Backend::Reference, mode)?;
+            let (_, gn, gt) = run(isa.into(), mode)?;
+            for i in 0..n {
+                for (what, got, want, raw, v) in [
+                    (
+                        "normal",
+                        gn[i],
+                        wn[i],
+                        raw_n[i],
+                        m.nrm[i].extend(0.0).to_array(),
+                    ),
+                    (
+                        "tangent",
+                        gt[i].truncate(),
+                        wt[i].truncate(),
+                        raw_t[i].truncate(),
+                        m.tan[i].truncate().extend(0.0).to_array(),
+                    ),
+                ] {
+                    for r in 0..3 {
+                        let (s, k) = bound(&m, i, &pal, r, v);
+                        let tol =
+                            2.0 * (k as f32 + 4.0) * f32::EPSILON * s / raw.length() + mode_tol;
+                        let diff = (got[r] - want[r]).abs();
+                        if !matches!(
+                            diff.partial_cmp(&tol),
+                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                        ) {
+                            return Err(format!(
+                                "renormalize {mode:?} {isa} n={n}: vertex {i} {what}[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}",
+                                got[r], want[r]
+                            ));
+                        }
+                    }
+                }
+                if gt[i].w != m.tan[i].w {
+                    return Err(format!(
+                        "renormalize {mode:?} {isa}: vertex {i}: tangent w changed"
+                    ));
+                }
+            }
+            cases += 1;
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
