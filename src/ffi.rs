@@ -16,7 +16,7 @@
     dead_code
 )]
 
-use crate::crowd::{CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
+use crate::crowd::{Threads, CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::hierarchy::{SoaMatrices, Trs};
 use crate::isa::{Isa, Runnable};
 use crate::mesh::SkinnedMesh;
@@ -525,6 +525,7 @@ pub(crate) fn skin_pnt(
     mesh: &SkinnedMesh,
     palette: &[PaletteMatrix],
     renormalize: crate::skin::Renormalize,
+    threads: Threads,
     out: OutputView<'_>,
 ) {
     // The kernel's modes: 0 none, 1 precise, 2 fast.
@@ -593,6 +594,7 @@ pub(crate) fn skin_pnt(
     {
         return;
     }
+    let outputs = OutputPointers { pos, nrm, tng };
     for g in &mesh.groups {
         let count = g.vertices.len();
         let k = g.influences;
@@ -603,33 +605,67 @@ pub(crate) fn skin_pnt(
         {
             continue;
         }
-        // SAFETY: `isa` proves the CPU runs the kernel. For v < count it reads blocks[12v..12v+12],
-        // joints and weights [k*v..k*v+k] (lengths checked above) and palette entries joints[..] <
-        // mesh.joint_count() <= palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It
-        // writes, at out = vertices[v] < n, 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and
-        // 4 at tng + out * ts when wt: inside the separate streams (3n, 3n, 4n floats) or, interleaved,
-        // inside vertex out's stride (offset + size <= stride, n strides in the buffer). Separate streams
-        // are distinct &mut slices; interleaved pointers write disjoint floats of one buffer. All float
-        // offsets stay below 2^31 / 4 (checked above) for 32-bit addressing.
-        unsafe {
-            (isa.kernels().skin_pnt)(
-                k as i32,
-                count as i32,
-                g.blocks.as_ptr(),
-                g.joints.as_ptr(),
-                g.weights.as_ptr(),
-                g.vertices.as_ptr(),
-                palette.as_ptr().cast(),
-                pos,
-                ps as i32,
-                nrm,
-                ns as i32,
-                wn,
-                tng,
-                ts as i32,
-                wt,
-                mode,
-            )
+        let chunk = |range: std::ops::Range<usize>| {
+            let o = outputs;
+            // SAFETY: `isa` proves the CPU runs the kernel. For v in `range` (inside 0..count) it reads
+            // blocks[12v..12v+12], joints and weights [k*v..k*v+k] (lengths checked above; the pointers
+            // are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
+            // palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It writes, at
+            // out = vertices[v] < n, 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and 4 at
+            // tng + out * ts when wt: inside the separate streams (3n, 3n, 4n floats) or, interleaved,
+            // inside vertex out's stride (offset + size <= stride, n strides in the buffer). Separate
+            // streams are distinct &mut slices; interleaved pointers write disjoint floats of one buffer.
+            // Chunks of any group write distinct vertices, because `vertices` over all groups is a
+            // permutation of 0..n (SkinnedMesh::prepare puts each vertex in exactly one group once), so
+            // chunks running on several threads never write the same float. All float offsets stay
+            // below 2^31 / 4 (checked above) for 32-bit addressing.
+            unsafe {
+                (isa.kernels().skin_pnt)(
+                    k as i32,
+                    range.len() as i32,
+                    g.blocks.as_ptr().add(12 * range.start),
+                    g.joints.as_ptr().add(k * range.start),
+                    g.weights.as_ptr().add(k * range.start),
+                    g.vertices.as_ptr().add(range.start),
+                    palette.as_ptr().cast(),
+                    o.pos,
+                    ps as i32,
+                    o.nrm,
+                    ns as i32,
+                    wn,
+                    o.tng,
+                    ts as i32,
+                    wt,
+                    mode,
+                )
+            }
+        };
+        match threads {
+            Threads::One => chunk(0..count),
+            Threads::All => {
+                use rayon::prelude::*;
+                let ranges: Vec<_> = (0..count)
+                    .step_by(SKIN_CHUNK)
+                    .map(|s| s..(s + SKIN_CHUNK).min(count))
+                    .collect();
+                ranges.into_par_iter().for_each(chunk);
+            }
         }
     }
 }
+
+/// Vertices per parallel task: big enough to amortize a task, small enough to balance two to many cores.
+const SKIN_CHUNK: usize = 16 * 1024;
+
+/// The output pointers of one skinning call, shared by the parallel chunks.
+#[derive(Clone, Copy)]
+struct OutputPointers {
+    pos: *mut f32,
+    nrm: *mut f32,
+    tng: *mut f32,
+}
+
+// SAFETY: the pointers are only used by skin_pnt's chunks, which write disjoint vertices (see the SAFETY
+// comment there) into buffers that outlive the call (they are borrowed for all of skin_pnt).
+unsafe impl Send for OutputPointers {}
+unsafe impl Sync for OutputPointers {}

@@ -12,6 +12,7 @@
 //! joints disagree, so n' is exact only for rigid (1-influence) vertices; renormalizing fixes its length.
 
 use crate::backend::{Backend, Resolved};
+use crate::crowd::Threads;
 use crate::error::Error;
 use crate::mesh::SkinnedMesh;
 use crate::palette::PaletteMatrix;
@@ -157,6 +158,9 @@ pub struct SkinningJob<'a> {
     pub renormalize: Renormalize,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,
+    /// One thread (default) or rayon's pool, chunks of vertices per task; the result is bit-identical.
+    /// The serial reference always runs on one thread.
+    pub threads: Threads,
     /// Output.
     pub output: SkinOutput<'a>,
 }
@@ -173,6 +177,7 @@ impl<'a> SkinningJob<'a> {
             palette,
             renormalize: Renormalize::None,
             backend: Backend::Auto,
+            threads: Threads::One,
             output,
         }
     }
@@ -286,7 +291,19 @@ impl<'a> SkinningJob<'a> {
                 tangents: tangents.map(|o| o / 4),
             },
         };
-        skin(resolved, self.mesh, self.palette, self.renormalize, view);
+        match resolved {
+            Resolved::Ispc(isa) => crate::ffi::skin_pnt(
+                isa,
+                self.mesh,
+                self.palette,
+                self.renormalize,
+                self.threads,
+                view,
+            ),
+            Resolved::Reference => {
+                crate::reference::skin(self.mesh, self.palette, self.renormalize, view)
+            }
+        }
         Ok(())
     }
 }
@@ -329,18 +346,4 @@ fn check_interleaved(
         });
     }
     Ok(())
-}
-
-/// Runs the selected implementation.
-fn skin(
-    resolved: Resolved,
-    mesh: &SkinnedMesh,
-    palette: &[PaletteMatrix],
-    renormalize: Renormalize,
-    out: OutputView<'_>,
-) {
-    match resolved {
-        Resolved::Ispc(isa) => crate::ffi::skin_pnt(isa, mesh, palette, renormalize, out),
-        Resolved::Reference => crate::reference::skin(mesh, palette, renormalize, out),
-    }
 }

@@ -6,6 +6,7 @@ use super::bench::Row;
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::scene::Rng;
+use ispc_skinning::Threads;
 use ispc_skinning::{
     baseline, Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput,
     SkinnedMesh, SkinningJob,
@@ -197,14 +198,78 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             }
         }
     }
+    threads_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
+}
+
+/// `skin_pnt` on 1M vertices with rayon's pool (vertex chunks), next to the reference measured again.
+fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
+    let n = 1 << 20;
+    let d = data(n);
+    let input = MeshInput {
+        positions: Attribute::vec3(&d.pos),
+        normals: Some(Attribute::vec3(&d.nrm)),
+        tangents: Some(Attribute::vec4(&d.tan)),
+        joints: [Some(Attribute::joints_u16(&d.joints)), None],
+        weights: [Some(Attribute::weights_f32(&d.weights)), None],
+    };
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
+    let budget = Budget {
+        samples: budget.samples.min(7),
+        ..budget
+    };
+    let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..1 + isas.len())
+        .map(|_| {
+            (
+                vec![Vec3::ZERO; n],
+                vec![Vec3::ZERO; n],
+                vec![Vec4::ZERO; n],
+            )
+        })
+        .collect();
+    let mesh = &mesh;
+    let job =
+        move |backend: Backend, threads: Threads, o: &mut (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)| {
+            let out = SkinOutput::Separate {
+                positions: &mut o.0,
+                normals: Some(&mut o.1),
+                tangents: Some(&mut o.2),
+            };
+            let mut j = SkinningJob::new(mesh, pal, out);
+            (j.backend, j.threads) = (backend, threads);
+            j.run().expect("valid job");
+        };
+    let mut it = outs.iter_mut();
+    let r = it.next().unwrap();
+    let mut names = vec!["reference".to_string()];
+    let mut c: Vec<Box<dyn FnMut() + '_>> =
+        vec![Box::new(move || job(Backend::Reference, Threads::One, r))];
+    for (&isa, o) in isas.iter().zip(it) {
+        names.push(isa.name().to_string());
+        c.push(Box::new(move || job(isa.into(), Threads::All, o)));
+    }
+    let times = median_ns_per_call(budget, &mut c);
+    let threads = rayon::current_num_threads();
+    for (name, t) in names.into_iter().zip(&times) {
+        rows.push(Row {
+            kernel: "skin_pnt",
+            isa: name.clone(),
+            size: n,
+            influences: Some(4),
+            threads: if name == "reference" { 1 } else { threads },
+            ns_per_item: t / n as f64,
+            reference_ns_per_item: times[0] / n as f64,
+        });
+    }
 }
 
 /// The targets for skinning, read off this run's rows.
 pub fn print_summary(rows: &[Row], bandwidth: f64) {
     let best = |k: &str, n: usize| {
         rows.iter()
-            .filter(|r| r.kernel == k && r.size == n && Isa::from_name(&r.isa).is_some())
+            .filter(|r| {
+                r.kernel == k && r.size == n && r.threads == 1 && Isa::from_name(&r.isa).is_some()
+            })
             .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
     };
     println!("single-core copy bandwidth measured in this run: {bandwidth:.1} GB/s (bytes read + written per ns)");
@@ -225,6 +290,22 @@ pub fn print_summary(rows: &[Row], bandwidth: f64) {
                 b.ns_per_item,
                 bytes_per_vertex(kernel),
                 100.0 * gbs / bandwidth
+            );
+        }
+    }
+    for r in rows
+        .iter()
+        .filter(|r| r.kernel == "skin_pnt" && r.size == 1 << 20 && r.threads > 1)
+    {
+        if let Some(one) = rows.iter().find(|x| {
+            x.kernel == "skin_pnt" && x.size == 1 << 20 && x.threads == 1 && x.isa == r.isa
+        }) {
+            println!(
+                "skin_pnt, 1,048,576 vertices, {} threads, {}: {:.2} ns/vertex, {:.2}x one thread (target 1.7x)",
+                r.threads,
+                r.isa,
+                r.ns_per_item,
+                one.ns_per_item / r.ns_per_item
             );
         }
     }

@@ -21,5 +21,6 @@ fn main() {
         ("level_sum", hierarchy::check_level_sum),
         ("skin_pnt", skin::check_skin),
         ("skin_pnt_renormalize", skin::check_skin_renormalize),
+        ("skin_pnt_threads", skin::check_skin_threads),
     ])
 }

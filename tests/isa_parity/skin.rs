@@ -356,3 +356,50 @@ pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
     }
     Ok(format!("{cases} cases"))
 }
+
+/// rayon over vertex chunks: bit-identical to one thread, on a mesh of several chunks and every
+/// influence count, into an interleaved buffer.
+pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{Renormalize, Threads};
+    let mut rng = Rng::new(44);
+    let pal = palette(&mut rng);
+    let n = 100_000;
+    let m = mesh(n, &mut rng, &|i| 1 + (i * 7 + i / 5) % 8, true);
+    let input = MeshInput {
+        positions: Attribute::vec3(&m.pos),
+        normals: Some(Attribute::vec3(&m.nrm)),
+        tangents: Some(Attribute::vec4(&m.tan)),
+        joints: [
+            Some(Attribute::joints_u16(&m.j0)),
+            Some(Attribute::joints_u16(&m.j1)),
+        ],
+        weights: [
+            Some(Attribute::weights_f32(&m.w0)),
+            Some(Attribute::weights_f32(&m.w1)),
+        ],
+    };
+    let prepared =
+        SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).map_err(|e| e.to_string())?;
+    let run = |threads: Threads| -> Result<Vec<u32>, String> {
+        let mut buf = vec![0u32; n * 10];
+        let out = SkinOutput::Interleaved {
+            bytes: bytemuck::cast_slice_mut(&mut buf),
+            stride: 40,
+            positions: 0,
+            normals: Some(12),
+            tangents: Some(24),
+        };
+        let mut job = SkinningJob::new(&prepared, &pal, out);
+        (job.backend, job.threads, job.renormalize) = (isa.into(), threads, Renormalize::Fast);
+        job.run().map_err(|e| e.to_string())?;
+        Ok(buf)
+    };
+    let (one, all) = (run(Threads::One)?, run(Threads::All)?);
+    match (0..one.len()).find(|&i| one[i] != all[i]) {
+        Some(i) => Err(format!(
+            "skin threads {isa}: float {i} (vertex {}) differs between one thread and all",
+            i / 10
+        )),
+        None => Ok("bit-identical".into()),
+    }
+}
