@@ -105,6 +105,23 @@ fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
         .collect()
 }
 
+/// The mesh as input attributes: every stream separate, two sets of joints and weights.
+fn input(m: &Mesh) -> MeshInput<'_> {
+    MeshInput {
+        positions: Attribute::vec3(&m.pos),
+        normals: Some(Attribute::vec3(&m.nrm)),
+        tangents: Some(Attribute::vec4(&m.tan)),
+        joints: [
+            Some(Attribute::joints_u16(&m.j0)),
+            Some(Attribute::joints_u16(&m.j1)),
+        ],
+        weights: [
+            Some(Attribute::weights_f32(&m.w0)),
+            Some(Attribute::weights_f32(&m.w1)),
+        ],
+    }
+}
+
 /// S for one output component (see the file comment), from the input influences.
 fn bound(m: &Mesh, i: usize, pal: &[PaletteMatrix], r: usize, v: [f32; 4]) -> (f32, usize) {
     let mut s = 0.0;
@@ -148,19 +165,7 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
                     }
                 };
                 let m = mesh(n, &mut rng, &infl, normalized);
-                let input = MeshInput {
-                    positions: Attribute::vec3(&m.pos),
-                    normals: Some(Attribute::vec3(&m.nrm)),
-                    tangents: Some(Attribute::vec4(&m.tan)),
-                    joints: [
-                        Some(Attribute::joints_u16(&m.j0)),
-                        Some(Attribute::joints_u16(&m.j1)),
-                    ],
-                    weights: [
-                        Some(Attribute::weights_f32(&m.w0)),
-                        Some(Attribute::weights_f32(&m.w1)),
-                    ],
-                };
+                let input = input(&m);
                 let prepared = SkinnedMesh::prepare(
                     &input,
                     &PrepareOptions {
@@ -274,19 +279,7 @@ pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
     let mut cases = 0;
     for n in [1usize, 5, 17, 1000] {
         let m = mesh(n, &mut rng, &|i| 1 + (i * 5) % 8, true);
-        let input = MeshInput {
-            positions: Attribute::vec3(&m.pos),
-            normals: Some(Attribute::vec3(&m.nrm)),
-            tangents: Some(Attribute::vec4(&m.tan)),
-            joints: [
-                Some(Attribute::joints_u16(&m.j0)),
-                Some(Attribute::joints_u16(&m.j1)),
-            ],
-            weights: [
-                Some(Attribute::weights_f32(&m.w0)),
-                Some(Attribute::weights_f32(&m.w1)),
-            ],
-        };
+        let input = input(&m);
         let prepared = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS))
             .map_err(|e| e.to_string())?;
         let run = |backend: Backend, mode: Renormalize| -> Result<Skinned, String> {
@@ -365,19 +358,7 @@ pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
     let pal = palette(&mut rng);
     let n = 100_000;
     let m = mesh(n, &mut rng, &|i| 1 + (i * 7 + i / 5) % 8, true);
-    let input = MeshInput {
-        positions: Attribute::vec3(&m.pos),
-        normals: Some(Attribute::vec3(&m.nrm)),
-        tangents: Some(Attribute::vec4(&m.tan)),
-        joints: [
-            Some(Attribute::joints_u16(&m.j0)),
-            Some(Attribute::joints_u16(&m.j1)),
-        ],
-        weights: [
-            Some(Attribute::weights_f32(&m.w0)),
-            Some(Attribute::weights_f32(&m.w1)),
-        ],
-    };
+    let input = input(&m);
     let prepared =
         SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).map_err(|e| e.to_string())?;
     let run = |threads: Threads| -> Result<Vec<u32>, String> {
