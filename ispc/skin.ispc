@@ -77,7 +77,7 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
                               uniform const uint32 vertices[], uniform const float palette[],
                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                              uniform bool write_tangents, uniform int renormalize)
+                              uniform bool write_tangents, uniform int renormalize, uniform bool rigid)
 {
     uniform const float * uniform bp = blocks;
     uniform const uint32 * uniform jp = joints;
@@ -95,9 +95,14 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
 #pragma unroll
         for (uniform int ch = 0; ch < CHUNKS; ch++) {
             varying float b = 0.0f;
+            if (rigid) {
+                // One influence of weight exactly 1: the palette matrix itself, no multiply.
+                b = palette[16 * jp[0] + ch * programCount + programIndex];
+            } else {
 #pragma unroll
-            for (uniform int i = 0; i < K; i++)
-                b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
+                for (uniform int i = 0; i < K; i++)
+                    b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
+            }
             res[ch] = product_chunk(b, m, ch);
         }
         const uniform int out = vertices[v];
@@ -135,7 +140,7 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const flo
 {
 #define SKIN_GROUP(K)                                                                                       \
     skin_group(K, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, nrm_stride,     \
-               write_normals, tng, tng_stride, write_tangents, renormalize)
+               write_normals, tng, tng_stride, write_tangents, renormalize, false)
     switch (k) {
     case 0: SKIN_GROUP(0); break;
     case 1: SKIN_GROUP(1); break;
@@ -148,4 +153,17 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const flo
     case 8: SKIN_GROUP(8); break;
     }
 #undef SKIN_GROUP
+}
+
+// Rigid skinning (van Waveren's one-influence LOD, the common case of machine parts and props): every
+// vertex follows one joint with weight 1, so each output is a plain transform by that palette matrix.
+// weights is not read; joints holds one palette index per vertex.
+export void EXPORT(skin_rigid)(uniform int count, uniform const float blocks[], uniform const uint32 joints[],
+                               uniform const uint32 vertices[], uniform const float palette[],
+                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
+                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
+                               uniform bool write_tangents, uniform int renormalize)
+{
+    skin_group(1, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride, nrm, nrm_stride, write_normals,
+               tng, tng_stride, write_tangents, renormalize, true);
 }

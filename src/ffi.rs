@@ -19,7 +19,7 @@
 use crate::crowd::{Threads, CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::hierarchy::{SoaMatrices, Trs};
 use crate::isa::{Isa, Runnable};
-use crate::mesh::SkinnedMesh;
+use crate::mesh::{BaseVectorMesh, BoneMajorMesh, SkinnedMesh, SKIN_CHUNK};
 use crate::palette::PaletteMatrix;
 use crate::skeleton::Skeleton;
 use crate::skin::OutputView;
@@ -91,6 +91,35 @@ type SkinPntFn = unsafe extern "C" fn(
     bool,
     i32,
 );
+type SkinRigidFn = unsafe extern "C" fn(
+    i32,
+    *const f32,
+    *const u32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+    *mut f32,
+    i32,
+    bool,
+    *mut f32,
+    i32,
+    bool,
+    i32,
+);
+type SkinPBaseFn =
+    unsafe extern "C" fn(i32, *const u8, *const u32, *const f32, *const f32, *mut f32);
+type SkinPBoneMajorFn = unsafe extern "C" fn(
+    i32,
+    *const u32,
+    *const u32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *mut f32,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -109,6 +138,9 @@ pub(crate) struct Kernels {
     level_sum_children: LevelSumChildrenFn,
     level_sum_levels: LevelSumLevelsFn,
     skin_pnt: SkinPntFn,
+    skin_rigid: SkinRigidFn,
+    skin_p_base: SkinPBaseFn,
+    skin_p_bone_major: SkinPBoneMajorFn,
 }
 
 macro_rules! kernel_table {
@@ -128,6 +160,9 @@ macro_rules! kernel_table {
                 level_sum_children: bindings::[<level_sum_children_ $suffix>],
                 level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
                 skin_pnt: bindings::[<skin_pnt_ $suffix>],
+                skin_rigid: bindings::[<skin_rigid_ $suffix>],
+                skin_p_base: bindings::[<skin_p_base_ $suffix>],
+                skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
             }
         }
     };
@@ -607,7 +642,31 @@ pub(crate) fn skin_pnt(
             // Chunks of any group write distinct vertices, because `vertices` over all groups is a
             // permutation of 0..n (SkinnedMesh::prepare puts each vertex in exactly one group once), so
             // chunks running on several threads never write the same float. All float offsets stay
-            // below 2^31 / 4 (checked above) for 32-bit addressing.
+            // below 2^31 / 4 (checked above) for 32-bit addressing. The rigid kernel (k = 1) makes the
+            // same accesses without reading weights.
+            if g.rigid && k == 1 {
+                // SAFETY: see above; k = 1, so joints[v] is at range.start + v.
+                unsafe {
+                    (isa.kernels().skin_rigid)(
+                        range.len() as i32,
+                        g.blocks.as_ptr().add(12 * range.start),
+                        g.joints.as_ptr().add(range.start),
+                        g.vertices.as_ptr().add(range.start),
+                        palette.as_ptr().cast(),
+                        o.pos,
+                        ps as i32,
+                        o.nrm,
+                        ns as i32,
+                        wn,
+                        o.tng,
+                        ts as i32,
+                        wt,
+                        mode,
+                    )
+                }
+                return;
+            }
+            // SAFETY: see above.
             unsafe {
                 (isa.kernels().skin_pnt)(
                     k as i32,
@@ -643,9 +702,6 @@ pub(crate) fn skin_pnt(
     }
 }
 
-/// Vertices per parallel task: big enough to amortize a task, small enough to balance two to many cores.
-const SKIN_CHUNK: usize = 16 * 1024;
-
 /// The output pointers of one skinning call, shared by the parallel chunks.
 #[derive(Clone, Copy)]
 struct OutputPointers {
@@ -658,3 +714,113 @@ struct OutputPointers {
 // comment there) into buffers that outlive the call (they are borrowed for all of skin_pnt).
 unsafe impl Send for OutputPointers {}
 unsafe impl Sync for OutputPointers {}
+
+/// van Waveren's weighted base vectors, positions only: `positions` (3 floats per vertex, original
+/// order) gets `sum palette[joints[f]] * bases[f]` over each vertex's influences. Does nothing unless the
+/// palette covers the mesh's joints and `positions` holds 3 floats per vertex.
+pub(crate) fn skin_p_base(
+    isa: Runnable,
+    mesh: &BaseVectorMesh,
+    palette: &[PaletteMatrix],
+    threads: Threads,
+    positions: &mut [f32],
+) {
+    let n = mesh.vertex_count();
+    let total = mesh.joints.len();
+    let chunks = n.div_ceil(SKIN_CHUNK);
+    if palette.len() < mesh.joint_count()
+        || positions.len() < 3 * n
+        || n == 0
+        || mesh.bases.len() != total
+        || mesh.chunk_firsts.len() != chunks + 1
+        || mesh.chunk_firsts[chunks] != total
+        || 4 * total > i32::MAX as usize
+        || 3 * n > i32::MAX as usize
+    {
+        return;
+    }
+    let out = OutputPointers {
+        pos: positions.as_mut_ptr(),
+        nrm: std::ptr::null_mut(),
+        tng: std::ptr::null_mut(),
+    };
+    let chunk = |c: usize| {
+        let o = out;
+        let (start, end) = (c * SKIN_CHUNK, ((c + 1) * SKIN_CHUNK).min(n));
+        let first = mesh.chunk_firsts[c];
+        // SAFETY: `isa` proves the CPU runs the kernel. BaseVectorMesh::from_mesh (its only constructor)
+        // makes the counts sum to `total` and chunk_firsts[c] the sum of the counts before vertex `start`
+        // (its last entry equals `total`, checked above), so the influences of vertices start..end
+        // are first..first + sum(counts[start..end]) <= total: joints (1 u32 each) and bases (4 f32 each)
+        // are read inside their vectors. Every joint index is below mesh.joint_count() <= palette.len()
+        // (validated by SkinnedMesh::prepare), 16 floats per entry. It writes 3 floats per vertex at
+        // pos + 3 * start onwards, inside positions (3n floats). Chunks cover disjoint vertex ranges, so
+        // threads never write the same float. Offsets stay below 2^31 (checked above).
+        unsafe {
+            (isa.kernels().skin_p_base)(
+                (end - start) as i32,
+                mesh.counts.as_ptr().add(start),
+                mesh.joints.as_ptr().add(first),
+                mesh.bases.as_ptr().add(first).cast(),
+                palette.as_ptr().cast(),
+                o.pos.add(3 * start),
+            )
+        }
+    };
+    match threads {
+        Threads::One => (0..chunks).for_each(chunk),
+        Threads::All => {
+            use rayon::prelude::*;
+            (0..chunks).into_par_iter().for_each(chunk);
+        }
+    }
+}
+
+/// Bone-major accumulation, positions only: zeroes `positions` (3 floats per vertex) and adds, joint
+/// after joint, each entry's weighted transformed position. Does nothing unless the palette covers the
+/// mesh's joints and `positions` holds 3 floats per vertex.
+pub(crate) fn skin_p_bone_major(
+    isa: Runnable,
+    mesh: &BoneMajorMesh,
+    palette: &[PaletteMatrix],
+    positions: &mut [f32],
+) {
+    let n = mesh.vertex_count();
+    let bones = mesh.joint_count();
+    let total = mesh.vertex.len();
+    let consistent = [&mesh.weight, &mesh.px, &mesh.py, &mesh.pz]
+        .iter()
+        .all(|a| a.len() == total);
+    if palette.len() < bones
+        || positions.len() < 3 * n
+        || !consistent
+        || mesh.starts.first() != Some(&0)
+        || mesh.starts.last().map(|&s| s as usize) != Some(total)
+        || mesh.starts.windows(2).any(|w| w[0] > w[1])
+        || 3 * n > i32::MAX as usize
+        || total > i32::MAX as usize
+    {
+        return;
+    }
+    positions[..3 * n].fill(0.0);
+    // SAFETY: `isa` proves the CPU runs the kernel. starts has bones + 1 non-decreasing entries from 0 to
+    // `total` (checked above), so entries starts[b]..starts[b + 1] index inside vertex, weight, px, py and
+    // pz (each `total` long, checked). Palette entries 0..bones are read (bones <= palette.len()).
+    // BoneMajorMesh::from_mesh (its only constructor) takes every vertex index from a SkinnedMesh of n
+    // vertices, so each is below n and the 3 floats read and written at pos + 3 * vertex lie inside
+    // positions (3n floats); within one joint's list the vertices are distinct (BoneMajorMesh merges
+    // duplicates), so one step's lanes never write the same float. Offsets stay below 2^31 (checked).
+    unsafe {
+        (isa.kernels().skin_p_bone_major)(
+            bones as i32,
+            mesh.starts.as_ptr(),
+            mesh.vertex.as_ptr(),
+            mesh.weight.as_ptr(),
+            mesh.px.as_ptr(),
+            mesh.py.as_ptr(),
+            mesh.pz.as_ptr(),
+            palette.as_ptr().cast(),
+            positions.as_mut_ptr(),
+        )
+    }
+}

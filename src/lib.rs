@@ -60,10 +60,13 @@ pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
 pub use error::Error;
 pub use hierarchy::{local_to_model_soa, LocalToModelJob, Locals, Method, SoaMatrices, Trs};
 pub use isa::{Isa, Runnable, Unavailable};
-pub use mesh::{Attribute, Format, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy};
+pub use mesh::{
+    Attribute, BaseVectorMesh, BoneMajorMesh, Format, MeshInput, PrepareOptions, SkinnedMesh,
+    WeightPolicy,
+};
 pub use palette::{PaletteJob, PaletteMatrix};
 pub use skeleton::Skeleton;
-pub use skin::{Renormalize, SkinOutput, SkinningJob};
+pub use skin::{BaseVectorJob, BoneMajorJob, Renormalize, SkinOutput, SkinningJob};
 pub use transform::{transform_points, transform_points3};
 
 // The README's examples are compiled and run as doc tests, so they cannot drift from the API.

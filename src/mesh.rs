@@ -272,6 +272,10 @@ impl PrepareOptions {
     }
 }
 
+/// Vertices per parallel skinning task: big enough to amortize a task, small enough to balance two to
+/// many cores.
+pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
+
 /// Most influences per vertex (JOINTS_0 and JOINTS_1).
 pub const MAX_INFLUENCES: usize = 8;
 
@@ -287,6 +291,9 @@ pub(crate) struct InfluenceGroup {
     pub(crate) blocks: Vec<f32>,
     pub(crate) joints: Vec<u32>,
     pub(crate) weights: Vec<f32>,
+    /// One influence per vertex, each of weight exactly 1: the rigid kernel transforms these vertices by
+    /// their palette matrix with no weighting (the result is the same, with fewer operations).
+    pub(crate) rigid: bool,
 }
 
 impl InfluenceGroup {
@@ -423,6 +430,7 @@ impl SkinnedMesh {
                 g.weights.push(w);
             }
         }
+        groups[1].rigid = groups[1].weights.iter().all(|&w| w == 1.0);
         Ok(SkinnedMesh {
             vertex_count: n,
             joint_count: options.joint_count,
@@ -466,5 +474,182 @@ impl SkinnedMesh {
             .iter()
             .flat_map(|g| g.vertices.iter().copied())
             .collect()
+    }
+}
+
+/// A positions-only mesh for van Waveren's weighted base vectors (see
+/// [`BaseVectorJob`](crate::skin::BaseVectorJob)), in original vertex order with a variable influence
+/// count per vertex.
+///
+/// van Waveren stores each base vector in its joint's space, so his palette is the joints' model matrices.
+/// Here it is stored in bind (mesh) space, `w * (p, 1)`, so that it works with the same palette as every
+/// other kernel (model matrix times inverse bind); the work per influence, one 3x4 matrix times a weighted
+/// 4-vector, is the same.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BaseVectorMesh {
+    joint_count: usize,
+    /// Influences of each vertex (0 to 8).
+    pub(crate) counts: Vec<u8>,
+    /// Palette index of each influence, vertex after vertex.
+    pub(crate) joints: Vec<u32>,
+    /// Weighted base vector of each influence: `w * (x, y, z, 1)`.
+    pub(crate) bases: Vec<[f32; 4]>,
+    /// Index of the first influence of vertex `c * SKIN_CHUNK`, for each chunk c, plus the total: where
+    /// each parallel chunk starts reading.
+    pub(crate) chunk_firsts: Vec<usize>,
+}
+
+impl BaseVectorMesh {
+    /// Converts a prepared mesh (its validation, weight policy and influence LOD carry over).
+    pub fn from_mesh(mesh: &SkinnedMesh) -> BaseVectorMesh {
+        let n = mesh.vertex_count();
+        // Where each original vertex sits: (group, index in group).
+        let mut place = vec![(0usize, 0usize); n];
+        for (k, g) in mesh.groups.iter().enumerate() {
+            for (i, &v) in g.vertices.iter().enumerate() {
+                place[v as usize] = (k, i);
+            }
+        }
+        let total: usize = mesh.groups.iter().map(|g| g.joints.len()).sum();
+        let mut out = BaseVectorMesh {
+            joint_count: mesh.joint_count(),
+            counts: Vec::with_capacity(n),
+            joints: Vec::with_capacity(total),
+            bases: Vec::with_capacity(total),
+            chunk_firsts: Vec::new(),
+        };
+        for (v, &(k, i)) in place.iter().enumerate() {
+            if v % SKIN_CHUNK == 0 {
+                out.chunk_firsts.push(out.joints.len());
+            }
+            let g = &mesh.groups[k];
+            let p = g.position(i);
+            out.counts.push(k as u8);
+            for f in k * i..k * i + k {
+                let w = g.weights[f];
+                out.joints.push(g.joints[f]);
+                out.bases.push([w * p[0], w * p[1], w * p[2], w]);
+            }
+        }
+        out.chunk_firsts.push(out.joints.len());
+        out
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// The palette length this mesh was validated against.
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+}
+
+/// A positions-only mesh for bone-major accumulation, the VFP seed's layout (see
+/// [`BoneMajorJob`](crate::skin::BoneMajorJob)): for each palette joint, the list of vertices it moves,
+/// with their weights. Each entry also carries its vertex's bind position, so that the kernel reads its
+/// inputs contiguously and only the output is gathered and scattered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneMajorMesh {
+    vertex_count: usize,
+    /// Joint b's entries are `starts[b]..starts[b + 1]`; `starts.len()` is joint count + 1.
+    pub(crate) starts: Vec<u32>,
+    pub(crate) vertex: Vec<u32>,
+    pub(crate) weight: Vec<f32>,
+    pub(crate) px: Vec<f32>,
+    pub(crate) py: Vec<f32>,
+    pub(crate) pz: Vec<f32>,
+}
+
+impl BoneMajorMesh {
+    /// Converts a prepared mesh (its validation, weight policy and influence LOD carry over). Entries of
+    /// one joint are in increasing vertex order.
+    pub fn from_mesh(mesh: &SkinnedMesh) -> BoneMajorMesh {
+        let joints = mesh.joint_count();
+        let mut lists: Vec<Vec<(u32, f32, [f32; 3])>> = vec![Vec::new(); joints];
+        for g in &mesh.groups {
+            let k = g.influences;
+            for (i, &v) in g.vertices.iter().enumerate() {
+                let p = g.position(i);
+                for f in k * i..k * i + k {
+                    // prepare() validated joints[f] < joint_count.
+                    if let Some(list) = lists.get_mut(g.joints[f] as usize) {
+                        list.push((v, g.weights[f], p));
+                    }
+                }
+            }
+        }
+        let total: usize = lists.iter().map(Vec::len).sum();
+        let mut out = BoneMajorMesh {
+            vertex_count: mesh.vertex_count(),
+            starts: Vec::with_capacity(joints + 1),
+            vertex: Vec::with_capacity(total),
+            weight: Vec::with_capacity(total),
+            px: Vec::with_capacity(total),
+            py: Vec::with_capacity(total),
+            pz: Vec::with_capacity(total),
+        };
+        out.starts.push(0);
+        for mut list in lists {
+            list.sort_by_key(|e| e.0);
+            // prepare() keeps a joint index that one vertex lists twice as two influences. Merge them
+            // here, because the kernel's lanes must never write one vertex twice in one step.
+            let mut merged: Vec<(u32, f32, [f32; 3])> = Vec::with_capacity(list.len());
+            for e in list {
+                match merged.last_mut() {
+                    Some(last) if last.0 == e.0 => last.1 += e.1,
+                    _ => merged.push(e),
+                }
+            }
+            for (v, w, p) in merged {
+                out.vertex.push(v);
+                out.weight.push(w);
+                out.px.push(p[0]);
+                out.py.push(p[1]);
+                out.pz.push(p[2]);
+            }
+            out.starts.push(out.vertex.len() as u32);
+        }
+        out
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    /// The palette length this mesh was validated against (one list per joint).
+    pub fn joint_count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_influence(weight: f32, policy: WeightPolicy) -> SkinnedMesh {
+        let pos = [Vec3::ONE; 3];
+        let joints = [[1u8, 0, 0, 0]; 3];
+        let weights = [[weight, 0.0, 0.0, 0.0]; 3];
+        let input = MeshInput::new(
+            Attribute::vec3(&pos),
+            Attribute::joints_u8(&joints),
+            Attribute::weights_f32(&weights),
+        );
+        let options = PrepareOptions {
+            weights: policy,
+            ..PrepareOptions::new(2)
+        };
+        SkinnedMesh::prepare(&input, &options).unwrap()
+    }
+
+    /// The rigid kernel runs exactly when every one-influence weight is 1.
+    #[test]
+    fn rigid_group_needs_unit_weights() {
+        assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid);
+        assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid);
+        assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid);
     }
 }

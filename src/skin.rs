@@ -14,7 +14,7 @@
 use crate::backend::{Backend, Resolved};
 use crate::crowd::Threads;
 use crate::error::Error;
-use crate::mesh::SkinnedMesh;
+use crate::mesh::{BaseVectorMesh, BoneMajorMesh, SkinnedMesh};
 use crate::palette::PaletteMatrix;
 use glam::{Vec3, Vec4};
 
@@ -343,6 +343,158 @@ fn check_interleaved(
     if bytes.len() < needed {
         return Err(Error::OutputLayout {
             reason: "the interleaved buffer is shorter than vertex count times stride",
+        });
+    }
+    Ok(())
+}
+
+/// van Waveren's positions-only skinning from weighted base vectors (section 3 of his paper), a measured
+/// alternative to [`SkinningJob`] for meshes that need positions only (collision, shadows, ray tracing).
+///
+/// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
+/// element per vertex ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+/// Positions are written in original vertex order.
+#[derive(Debug)]
+pub struct BaseVectorJob<'a> {
+    /// The mesh, from [`BaseVectorMesh::from_mesh`].
+    pub mesh: &'a BaseVectorMesh,
+    /// Palette rows, at least the mesh's joint count.
+    pub palette: &'a [PaletteMatrix],
+    /// The ISA; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// One thread (default) or rayon's pool in vertex chunks; the result is bit-identical.
+    pub threads: Threads,
+    /// Skinned positions, one per vertex.
+    pub positions: &'a mut [Vec3],
+}
+
+impl<'a> BaseVectorJob<'a> {
+    /// A job on one thread with the automatic ISA.
+    pub fn new(
+        mesh: &'a BaseVectorMesh,
+        palette: &'a [PaletteMatrix],
+        positions: &'a mut [Vec3],
+    ) -> BaseVectorJob<'a> {
+        BaseVectorJob {
+            mesh,
+            palette,
+            backend: Backend::Auto,
+            threads: Threads::One,
+            positions,
+        }
+    }
+
+    /// Checks every rule without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_positions_only(
+            self.mesh.joint_count(),
+            self.mesh.vertex_count(),
+            self.palette.len(),
+            self.positions.len(),
+        )?;
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then skins every vertex.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        match self.backend.resolve()? {
+            Resolved::Ispc(isa) => crate::ffi::skin_p_base(
+                isa,
+                self.mesh,
+                self.palette,
+                self.threads,
+                bytemuck::cast_slice_mut(&mut self.positions[..]),
+            ),
+            Resolved::Reference => {
+                crate::reference::skin_p_base(self.mesh, self.palette, self.positions)
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bone-major accumulation (the VFP seed), positions only: for each joint, its list of (vertex, weight)
+/// is transformed and added into the output. Kept as a measured comparison: it reads its inputs
+/// contiguously but must gather and scatter the output, and it runs on one thread, because every joint
+/// writes vertices that other joints also write.
+///
+/// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
+/// element per vertex ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+#[derive(Debug)]
+pub struct BoneMajorJob<'a> {
+    /// The mesh, from [`BoneMajorMesh::from_mesh`].
+    pub mesh: &'a BoneMajorMesh,
+    /// Palette rows, at least the mesh's joint count.
+    pub palette: &'a [PaletteMatrix],
+    /// The ISA; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// Skinned positions, one per vertex.
+    pub positions: &'a mut [Vec3],
+}
+
+impl<'a> BoneMajorJob<'a> {
+    /// A job with the automatic ISA.
+    pub fn new(
+        mesh: &'a BoneMajorMesh,
+        palette: &'a [PaletteMatrix],
+        positions: &'a mut [Vec3],
+    ) -> BoneMajorJob<'a> {
+        BoneMajorJob {
+            mesh,
+            palette,
+            backend: Backend::Auto,
+            positions,
+        }
+    }
+
+    /// Checks every rule without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_positions_only(
+            self.mesh.joint_count(),
+            self.mesh.vertex_count(),
+            self.palette.len(),
+            self.positions.len(),
+        )?;
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then skins every vertex.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        match self.backend.resolve()? {
+            Resolved::Ispc(isa) => crate::ffi::skin_p_bone_major(
+                isa,
+                self.mesh,
+                self.palette,
+                bytemuck::cast_slice_mut(&mut self.positions[..]),
+            ),
+            Resolved::Reference => {
+                crate::reference::skin_p_bone_major(self.mesh, self.palette, self.positions)
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_positions_only(
+    joints: usize,
+    vertices: usize,
+    palette: usize,
+    positions: usize,
+) -> Result<(), Error> {
+    if palette < joints {
+        return Err(Error::CountMismatch {
+            what: "palette entries (at least the mesh's joint count)",
+            expected: joints,
+            got: palette,
+        });
+    }
+    if positions != vertices {
+        return Err(Error::CountMismatch {
+            what: "skinned positions",
+            expected: vertices,
+            got: positions,
         });
     }
     Ok(())

@@ -121,6 +121,47 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn skin_rigid_sse4(
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
+        renormalize: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_base_sse4(
+        count: i32,
+        counts: *const u8,
+        joints: *const u32,
+        bases: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_bone_major_sse4(
+        bones: i32,
+        starts: *const u32,
+        vertex: *const u32,
+        weight: *const f32,
+        px: *const f32,
+        py: *const f32,
+        pz: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn transform_points_vec3_sse4(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
 }
 unsafe extern "C" {
@@ -246,6 +287,47 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn skin_rigid_avx2(
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
+        renormalize: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_base_avx2(
+        count: i32,
+        counts: *const u8,
+        joints: *const u32,
+        bases: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_bone_major_avx2(
+        bones: i32,
+        starts: *const u32,
+        vertex: *const u32,
+        weight: *const f32,
+        px: *const f32,
+        py: *const f32,
+        pz: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn transform_points_vec3_avx2(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
 }
 unsafe extern "C" {
@@ -368,6 +450,47 @@ unsafe extern "C" {
         tng_stride: i32,
         write_tangents: bool,
         renormalize: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_rigid_avx512(
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+        nrm: *mut f32,
+        nrm_stride: i32,
+        write_normals: bool,
+        tng: *mut f32,
+        tng_stride: i32,
+        write_tangents: bool,
+        renormalize: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_base_avx512(
+        count: i32,
+        counts: *const u8,
+        joints: *const u32,
+        bases: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
+    );
+}
+unsafe extern "C" {
+    pub fn skin_p_bone_major_avx512(
+        bones: i32,
+        starts: *const u32,
+        vertex: *const u32,
+        weight: *const f32,
+        px: *const f32,
+        py: *const f32,
+        pz: *const f32,
+        palette: *const f32,
+        pos: *mut f32,
     );
 }
 unsafe extern "C" {

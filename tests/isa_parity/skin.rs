@@ -384,3 +384,111 @@ pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
         None => Ok("bit-identical".into()),
     }
 }
+
+/// The positions-only methods: van Waveren's weighted base vectors and the VFP seed's bone-major
+/// accumulation, each against its own serial reference, with every influence count, both weight
+/// policies (zero-influence vertices included) and every size. Both sides sum the same products per
+/// row in other orders (and the kernels fuse multiply-adds): each is within gamma_(4k + 4) of the exact
+/// value relative to S (see the file comment), so they may differ by 2 (4k + 4) eps S.
+/// Skins a prepared mesh's positions with one backend.
+type PositionsFn =
+    dyn Fn(&SkinnedMesh, &[PaletteMatrix], Backend, &mut [Vec3]) -> Result<(), String>;
+
+fn check_positions_only(isa: Isa, name: &str, run: &PositionsFn) -> Result<String, String> {
+    let mut rng = Rng::new(55);
+    let pal = palette(&mut rng);
+    let mut cases = 0;
+    for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
+        for shape in 1..=9usize {
+            for &n in SIZES.iter().filter(|&&n| n <= 1000 || shape >= 8) {
+                // Shape 9 mixes every count, with zero-influence vertices under the Keep policy.
+                let infl = |i: usize| match shape {
+                    9 if policy == WeightPolicy::Keep && i % 11 == 5 => 0,
+                    9 => 1 + (i * 7 + i / 3) % 8,
+                    k => k,
+                };
+                let m = mesh(n, &mut rng, &infl, normalized);
+                let prepared = SkinnedMesh::prepare(
+                    &input(&m),
+                    &PrepareOptions {
+                        weights: policy,
+                        ..PrepareOptions::new(JOINTS)
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+                let mut want = vec![Vec3::NAN; n];
+                let mut got = vec![Vec3::NAN; n];
+                run(&prepared, &pal, Backend::Reference, &mut want)?;
+                run(&prepared, &pal, isa.into(), &mut got)?;
+                for i in 0..n {
+                    let (g, w) = (got[i].to_array(), want[i].to_array());
+                    for r in 0..3 {
+                        let (s, k) = bound(&m, i, &pal, r, m.pos[i].extend(1.0).to_array());
+                        let tol = 2.0 * (4.0 * k as f32 + 4.0) * f32::EPSILON * s;
+                        let diff = (g[r] - w[r]).abs();
+                        if !matches!(
+                            diff.partial_cmp(&tol),
+                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                        ) {
+                            return Err(format!(
+                                "{name} {isa} policy={policy:?} shape={shape} n={n}: vertex {i} position[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}",
+                                g[r], w[r]
+                            ));
+                        }
+                    }
+                }
+                cases += 1;
+            }
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
+
+pub fn check_skin_p_base(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{BaseVectorJob, BaseVectorMesh};
+    check_positions_only(isa, "skin_p_base", &|mesh, pal, backend, out| {
+        let base = BaseVectorMesh::from_mesh(mesh);
+        let mut job = BaseVectorJob::new(&base, pal, out);
+        job.backend = backend;
+        job.run().map_err(|e| e.to_string())
+    })
+}
+
+pub fn check_skin_p_bone_major(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{BoneMajorJob, BoneMajorMesh};
+    check_positions_only(isa, "skin_p_bone_major", &|mesh, pal, backend, out| {
+        let lists = BoneMajorMesh::from_mesh(mesh);
+        let mut job = BoneMajorJob::new(&lists, pal, out);
+        job.backend = backend;
+        job.run().map_err(|e| e.to_string())
+    })
+}
+
+/// Base vectors over rayon's pool: bit-identical to one thread on a mesh of several chunks.
+pub fn check_skin_p_base_threads(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{BaseVectorJob, BaseVectorMesh, Threads};
+    let mut rng = Rng::new(66);
+    let pal = palette(&mut rng);
+    let n = 100_000;
+    let m = mesh(n, &mut rng, &|i| 1 + (i * 7 + i / 5) % 8, true);
+    let prepared = SkinnedMesh::prepare(&input(&m), &PrepareOptions::new(JOINTS))
+        .map_err(|e| e.to_string())?;
+    let base = BaseVectorMesh::from_mesh(&prepared);
+    let run = |threads: Threads| -> Result<Vec<Vec3>, String> {
+        let mut out = vec![Vec3::NAN; n];
+        let mut job = BaseVectorJob::new(&base, &pal, &mut out);
+        (job.backend, job.threads) = (isa.into(), threads);
+        job.run().map_err(|e| e.to_string())?;
+        Ok(out)
+    };
+    let (one, all) = (run(Threads::One)?, run(Threads::All)?);
+    match (0..n)
+        .find(|&i| one[i].to_array().map(f32::to_bits) != all[i].to_array().map(f32::to_bits))
+    {
+        Some(i) => Err(format!(
+            "skin_p_base threads {isa}: vertex {i} differs: {} vs {}",
+            one[i], all[i]
+        )),
+        None => Ok("bit-identical".into()),
+    }
+}
