@@ -49,6 +49,7 @@ mod isa;
 pub mod level_sum;
 pub mod mesh;
 pub mod palette;
+pub mod pipeline;
 pub mod reference;
 pub mod scene;
 pub mod skeleton;
@@ -65,6 +66,7 @@ pub use mesh::{
     WeightPolicy,
 };
 pub use palette::{PaletteJob, PaletteMatrix};
+pub use pipeline::FramePipeline;
 pub use skeleton::Skeleton;
 pub use skin::{BaseVectorJob, BoneMajorJob, Renormalize, SkinOutput, SkinningJob};
 pub use transform::{transform_points, transform_points3};

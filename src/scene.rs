@@ -171,3 +171,100 @@ pub fn animated_pose(
     }
     (t, q, s)
 }
+
+/// One cylinder of Davies' skinning scene: a tube along +y weighted to a chain of bones, with its bind
+/// pose. Vertices are rings of `segments` around the axis, `rings` of them from y = 0 to y = `height`.
+#[derive(Clone, Debug)]
+pub struct Cylinder {
+    /// Bind-pose positions.
+    pub positions: Vec<Vec3>,
+    /// Bind-pose normals (unit, radial).
+    pub normals: Vec<Vec3>,
+    /// Up to 4 joints per vertex (unused slots have weight 0).
+    pub joints: Vec<[u16; 4]>,
+    /// Weights, summing to 1.
+    pub weights: Vec<[f32; 4]>,
+    /// The bone chain: bone i's parent is bone i - 1.
+    pub parents: Vec<Option<usize>>,
+    /// Bone i's bind-pose model matrix is a translation to y = i * height / bones; these are its inverses.
+    pub inverse_binds: Vec<glam::Mat4>,
+    /// Distance between bones along y.
+    pub bone_length: f32,
+}
+
+/// A cylinder of `rings` x `segments` vertices (radius 0.25, height 3) skinned to a chain of `bones`
+/// bones. Each vertex is weighted to the `influences` (1 to 4) bones nearest its height, with weights
+/// falling off linearly with distance, normalized.
+pub fn cylinder(rings: usize, segments: usize, bones: usize, influences: usize) -> Cylinder {
+    let (height, radius) = (3.0f32, 0.25f32);
+    let bones = bones.max(1);
+    let bone_length = height / bones as f32;
+    let k = influences.clamp(1, 4).min(bones);
+    let mut c = Cylinder {
+        positions: Vec::with_capacity(rings * segments),
+        normals: Vec::with_capacity(rings * segments),
+        joints: Vec::with_capacity(rings * segments),
+        weights: Vec::with_capacity(rings * segments),
+        parents: (0..bones).map(|i| i.checked_sub(1)).collect(),
+        inverse_binds: (0..bones)
+            .map(|i| glam::Mat4::from_translation(Vec3::new(0.0, -(i as f32) * bone_length, 0.0)))
+            .collect(),
+        bone_length,
+    };
+    for r in 0..rings {
+        let y = height * r as f32 / (rings.max(2) - 1) as f32;
+        // Bones sorted by the distance from this height to their centre, nearest first.
+        let mut near: Vec<(f32, usize)> = (0..bones)
+            .map(|b| ((y - (b as f32 + 0.5) * bone_length).abs(), b))
+            .collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut joints = [0u16; 4];
+        let mut weights = [0.0f32; 4];
+        let reach = near[k.min(bones) - 1].0 + bone_length;
+        for i in 0..k {
+            joints[i] = near[i].1 as u16;
+            weights[i] = (reach - near[i].0).max(1e-3);
+        }
+        let sum: f32 = weights.iter().sum();
+        weights.iter_mut().for_each(|w| *w /= sum);
+        for s in 0..segments {
+            let a = std::f32::consts::TAU * s as f32 / segments as f32;
+            let n = Vec3::new(a.cos(), 0.0, a.sin());
+            c.positions.push(n * radius + Vec3::new(0.0, y, 0.0));
+            c.normals.push(n);
+            c.joints.push(joints);
+            c.weights.push(weights);
+        }
+    }
+    c
+}
+
+/// The local pose of a cylinder's bone chain at `time`: each bone sits `bone_length` above its parent
+/// (the first at the origin) and bends about z and x by sine waves. `octaves` sums that many sine terms
+/// per angle (1 is Davies' sine-wave animation; 20 stands in for his 20-octave noise, to make animation
+/// as costly as skinning). `phase` shifts the animation per cylinder. The pose is written to
+/// `(translations, rotations, scales)`, as far as all three reach.
+pub fn cylinder_pose(
+    bone_length: f32,
+    time: f32,
+    phase: f32,
+    octaves: usize,
+    (translations, rotations, scales): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
+) {
+    let n = translations.len().min(rotations.len()).min(scales.len());
+    for i in 0..n {
+        let mut bend = 0.0f32;
+        let mut twist = 0.0f32;
+        let mut amplitude = 0.12f32;
+        let mut frequency = 1.0f32;
+        for _ in 0..octaves.max(1) {
+            bend += amplitude * (frequency * (2.0 * time + phase) + 0.4 * i as f32).sin();
+            twist += amplitude * (frequency * (1.3 * time + phase) + 0.7 * i as f32).sin();
+            amplitude *= 0.5;
+            frequency *= 2.0;
+        }
+        translations[i] = Vec3::new(0.0, if i == 0 { 0.0 } else { bone_length }, 0.0);
+        rotations[i] = Quat::from_euler(EulerRot::ZXY, bend, 0.5 * twist, 0.0);
+        scales[i] = Vec3::ONE;
+    }
+}

@@ -87,12 +87,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
     transform_rows(budget, &isas, &mut rows);
     super::hierarchy_bench::rows(budget, &isas, &mut rows);
     super::skin_bench::rows(budget, &isas, &mut rows);
+    super::davies_bench::rows(budget, &isas, &mut rows);
     let bandwidth = super::skin_bench::copy_bandwidth(budget);
 
     print_table(&rows);
     print_transform_summary(&rows);
     super::hierarchy_bench::print_summary(&rows);
     super::skin_bench::print_summary(&rows, bandwidth);
+    super::davies_bench::print_summary(&rows);
     if let Some(path) = opts.json {
         std::fs::write(&path, to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {} rows to {path}", rows.len());

@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod davies_bench;
 pub mod hierarchy_bench;
 pub mod info;
 pub mod skin_bench;

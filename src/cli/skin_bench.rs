@@ -35,7 +35,8 @@ struct Data {
     weights: Vec<[f32; 4]>,
 }
 
-fn data(n: usize) -> Data {
+/// `n` vertices with `k` (1 to 4) influences each.
+fn data(n: usize, k: usize) -> Data {
     let mut rng = Rng::new(7);
     let pos: Vec<Vec3> = (0..n)
         .map(|_| {
@@ -60,12 +61,13 @@ fn data(n: usize) -> Data {
         .collect();
     let weights = (0..n)
         .map(|_| {
-            let w = [
+            let mut w = [
                 rng.range(0.1, 1.0),
                 rng.range(0.1, 1.0),
-                rng.range(0.0, 0.5),
-                rng.range(0.0, 0.3),
+                rng.range(0.05, 0.5),
+                rng.range(0.05, 0.3),
             ];
+            w[k.clamp(1, 4)..].fill(0.0);
             let s: f32 = w.iter().sum();
             w.map(|x| x / s)
         })
@@ -111,7 +113,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     let (mats, pal) = palette();
     for n in [1024usize, 1 << 20] {
         eprint!("\rbench: skinning, {n} vertices                ");
-        let d = data(n);
+        let d = data(n, 4);
         let input = MeshInput {
             positions: Attribute::vec3(&d.pos),
             normals: Some(Attribute::vec3(&d.nrm)),
@@ -199,13 +201,102 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         }
     }
     threads_rows(budget, isas, rows, &pal);
+    variant_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
+}
+
+fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
+    let input = MeshInput {
+        positions: Attribute::vec3(&d.pos),
+        normals: normals.then(|| Attribute::vec3(&d.nrm)),
+        tangents: tangents.then(|| Attribute::vec4(&d.tan)),
+        joints: [Some(Attribute::joints_u16(&d.joints)), None],
+        weights: [Some(Attribute::weights_f32(&d.weights)), None],
+    };
+    SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh")
+}
+
+/// Times one kernel on the reference and every ISA (each against its own serial reference) and adds the
+/// rows. `run(backend)` skins once.
+fn measure(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    kernel: &'static str,
+    n: usize,
+    influences: u32,
+    run: &dyn Fn(Backend),
+) {
+    let mut names = vec!["reference".to_string()];
+    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(|| run(Backend::Reference))];
+    for &isa in isas {
+        names.push(isa.name().to_string());
+        c.push(Box::new(move || run(isa.into())));
+    }
+    let times = median_ns_per_call(budget, &mut c);
+    for (name, t) in names.into_iter().zip(&times) {
+        rows.push(Row {
+            kernel,
+            isa: name,
+            size: n,
+            influences: Some(influences),
+            threads: 1,
+            ns_per_item: t / n as f64,
+            reference_ns_per_item: times[0] / n as f64,
+        });
+    }
+}
+
+/// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
+/// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
+/// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence).
+fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
+    use ispc_skinning::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
+    let n = 1024;
+    let out = std::cell::RefCell::new((
+        vec![Vec3::ZERO; n],
+        vec![Vec3::ZERO; n],
+        vec![Vec4::ZERO; n],
+    ));
+    for k in [4usize, 2] {
+        let mesh = prepare(&data(n, k), false, false);
+        let base = BaseVectorMesh::from_mesh(&mesh);
+        measure(budget, isas, rows, "skin_p_base", n, k as u32, &|backend| {
+            let o = &mut out.borrow_mut().0;
+            let mut job = BaseVectorJob::new(&base, pal, o);
+            job.backend = backend;
+            job.run().expect("valid job");
+        });
+        if k == 4 {
+            let lists = BoneMajorMesh::from_mesh(&mesh);
+            measure(budget, isas, rows, "skin_p_bone_major", n, 4, &|backend| {
+                let o = &mut out.borrow_mut().0;
+                let mut job = BoneMajorJob::new(&lists, pal, o);
+                job.backend = backend;
+                job.run().expect("valid job");
+            });
+        }
+    }
+    for (kernel, k) in [("skin_pnt", 2usize), ("skin_rigid", 1)] {
+        let mesh = prepare(&data(n, k), true, true);
+        measure(budget, isas, rows, kernel, n, k as u32, &|backend| {
+            let o = &mut *out.borrow_mut();
+            let output = SkinOutput::Separate {
+                positions: &mut o.0,
+                normals: Some(&mut o.1),
+                tangents: Some(&mut o.2),
+            };
+            let mut job = SkinningJob::new(&mesh, pal, output);
+            job.backend = backend;
+            job.run().expect("valid job");
+        });
+    }
 }
 
 /// `skin_pnt` on 1M vertices with rayon's pool (vertex chunks), next to the reference measured again.
 fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
     let n = 1 << 20;
-    let d = data(n);
+    let d = data(n, 4);
     let input = MeshInput {
         positions: Attribute::vec3(&d.pos),
         normals: Some(Attribute::vec3(&d.nrm)),
@@ -292,6 +383,60 @@ pub fn print_summary(rows: &[Row], bandwidth: f64) {
                 100.0 * gbs / bandwidth
             );
         }
+    }
+    fn at<'r>(rows: &'r [Row], k: &'r str, infl: u32) -> impl Iterator<Item = &'r Row> {
+        rows.iter().filter(move |r| {
+            r.kernel == k && r.size == 1024 && r.threads == 1 && r.influences == Some(infl)
+        })
+    }
+    fn best_of<'r>(rows: &'r [Row], k: &'r str, infl: u32) -> Option<&'r Row> {
+        at(rows, k, infl)
+            .filter(|r| Isa::from_name(&r.isa).is_some())
+            .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
+    }
+    for (kernel, infl, what) in [
+        (
+            "skin_p_base",
+            4,
+            "van Waveren's weighted base vectors, positions",
+        ),
+        (
+            "skin_p_bone_major",
+            4,
+            "bone-major lists (VFP seed), positions",
+        ),
+        (
+            "skin_rigid",
+            1,
+            "rigid, positions + normals + tangents (ozz-animation 4.31 ns)",
+        ),
+    ] {
+        if let Some(b) = best_of(rows, kernel, infl) {
+            let worst = at(rows, kernel, infl)
+                .filter(|r| Isa::from_name(&r.isa).is_some())
+                .map(|r| r.speedup())
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "{kernel}, {infl} influence(s), 1,024 vertices, {what}: best ISA {} {:.2} ns/vertex, {:.2}x its reference (slowest ISA {worst:.2}x)",
+                b.isa,
+                b.ns_per_item,
+                b.speedup()
+            );
+        }
+    }
+    println!("van Waveren's table, 1,024 vertices, 2 weights (seed: Pentium 4 cycles per vertex, C / SSE):");
+    for (kernel, name, seed) in [
+        ("skin_p_base", "TransformVerts", "105-127 / 33-43, 3.0-3.2x"),
+        (
+            "skin_pnt",
+            "TransformVertsAndTangents",
+            "192-225 / 75-88, 2.6x",
+        ),
+    ] {
+        let cells: Vec<String> = at(rows, kernel, 2)
+            .map(|r| format!("{} {:.2} ns ({:.2}x)", r.isa, r.ns_per_item, r.speedup()))
+            .collect();
+        println!("  {name} ({kernel}): {}; seed {seed}", cells.join(", "));
     }
     for r in rows
         .iter()
