@@ -10,8 +10,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::scene::Rng;
 use ispc_skinning::{
-    Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Isa,
-    MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
+    Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Isa, MeshInput,
+    PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
 };
 use std::time::Duration;
 
@@ -108,7 +108,13 @@ fn bench_skinning(c: &mut Criterion) {
         }
     }
     let pal = palette();
-    for kernel in ["skin_p", "skin_pn", "skin_pnt", "skin_p_base", "skin_p_bone_major"] {
+    for kernel in [
+        "skin_p",
+        "skin_pn",
+        "skin_pnt",
+        "skin_p_base",
+        "skin_p_bone_major",
+    ] {
         let mut g = c.benchmark_group(kernel);
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(200))
@@ -120,8 +126,11 @@ fn bench_skinning(c: &mut Criterion) {
                 let base = (kernel == "skin_p_base").then(|| BaseVectorMesh::from_mesh(&mesh));
                 let lists =
                     (kernel == "skin_p_bone_major").then(|| BoneMajorMesh::from_mesh(&mesh));
-                let (mut p, mut nn, mut t) =
-                    (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n], vec![Vec4::ZERO; n]);
+                let (mut p, mut nn, mut t) = (
+                    vec![Vec3::ZERO; n],
+                    vec![Vec3::ZERO; n],
+                    vec![Vec4::ZERO; n],
+                );
                 g.throughput(Throughput::Elements(n as u64));
                 for (name, backend, threads) in backends(kernel != "skin_p_bone_major") {
                     let id = BenchmarkId::new(format!("k{k}/{n}"), name);
