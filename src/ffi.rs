@@ -550,6 +550,7 @@ pub(crate) fn skin_pnt(
     palette: &[PaletteMatrix],
     renormalize: crate::skin::Renormalize,
     threads: Threads,
+    streaming: bool,
     out: OutputView<'_>,
 ) {
     // The kernel's modes: 0 none, 1 precise, 2 fast.
@@ -564,6 +565,13 @@ pub(crate) fn skin_pnt(
     }
     // Output pointers, float strides, and the number of floats each pointer may be written at.
     let null = std::ptr::null_mut();
+    // Streaming needs whole output lines: separate streams, or an interleaved stride that the written
+    // attributes fill exactly. `whole` holds the interleaved buffer's base and stride in that case.
+    let mut whole: Option<(*mut f32, usize)> = None;
+    let mut stream_layout = false;
+    // Where the kernel writes inside a streaming block's scratch buffer: separate streams at 0, 3 * STAGE
+    // and 6 * STAGE (3, 3 and 4 floats per vertex); interleaved at the attribute offsets.
+    let mut scratch_at = (0, 3 * STAGE, 6 * STAGE);
     let (pos, ps, nrm, ns, wn, tng, ts, wt) = match out {
         OutputView::Separate {
             positions,
@@ -579,6 +587,7 @@ pub(crate) fn skin_pnt(
             }
             let nrm = normals.map_or(null, |x| x.as_mut_ptr());
             let tng = tangents.map_or(null, |x| x.as_mut_ptr());
+            stream_layout = true;
             (positions.as_mut_ptr(), 3, nrm, 3, wn, tng, 4, wt)
         }
         OutputView::Interleaved {
@@ -597,6 +606,17 @@ pub(crate) fn skin_pnt(
                 return;
             }
             let base = floats.as_mut_ptr();
+            let mut covered = vec![0u8; stride];
+            for (o, size) in [(Some(positions), 3), (normals, 3), (tangents, 4)] {
+                if let Some(o) = o {
+                    covered[o..o + size].iter_mut().for_each(|c| *c += 1);
+                }
+            }
+            if covered.iter().all(|&c| c == 1) {
+                whole = Some((base, stride));
+                stream_layout = true;
+                scratch_at = (positions, normals.unwrap_or(0), tangents.unwrap_or(0));
+            }
             // SAFETY (pointer offsets only, nothing is accessed here): every offset is below stride, and
             // the buffer holds n >= 1 strides, so each pointer stays inside the buffer.
             let at = |o: usize| unsafe { base.add(o) };
@@ -619,6 +639,17 @@ pub(crate) fn skin_pnt(
         return;
     }
     let outputs = OutputPointers { pos, nrm, tng };
+    let whole = whole.map(|(base, stride)| {
+        (
+            OutputPointers {
+                pos: base,
+                nrm: null,
+                tng: null,
+            },
+            stride,
+        )
+    });
+    let stream = streaming && cfg!(target_arch = "x86_64") && stream_layout;
     for g in &mesh.groups {
         let count = g.vertices.len();
         let k = g.influences;
@@ -688,17 +719,171 @@ pub(crate) fn skin_pnt(
                 )
             }
         };
+        // Streaming: each block of STAGE vertices is skinned into `scratch`, laid out like the output
+        // with the block's first vertex at index 0 (IOTA stands in for `vertices`), then streamed out.
+        let first = g.vertices[0] as usize;
+        let staged = |range: std::ops::Range<usize>| {
+            // Whole copies, so that the closure captures the Sync wrappers, not their pointer fields.
+            let (outputs, whole) = (outputs, whole);
+            let floats_per_vertex = whole.map_or(10, |(_, stride)| stride);
+            let mut scratch = vec![0.0f32; STAGE * floats_per_vertex];
+            let s = scratch.as_mut_ptr();
+            // SAFETY (pointer offsets only): every offset is inside scratch (below 10 * STAGE for
+            // separate streams, below the stride for interleaved attributes).
+            let (sp, sn, st) = unsafe {
+                (
+                    s.add(scratch_at.0),
+                    s.add(scratch_at.1),
+                    s.add(scratch_at.2),
+                )
+            };
+            for block in range.clone().step_by(STAGE) {
+                let len = STAGE.min(range.end - block);
+                let dst = first + block;
+                // SAFETY: as for skin_pnt below, except that vertex v of the block (v < len <= STAGE)
+                // goes to index IOTA[v] = v of scratch: 3 floats at sp + v * ps, 3 at sn + v * ns and
+                // 4 at st + v * ts, inside scratch (separate: segments of 3, 3 and 4 floats times STAGE;
+                // interleaved: offset + size <= stride, STAGE strides). The inputs are read at
+                // block..block + len, inside the group's vectors (checked above).
+                unsafe {
+                    if g.rigid && k == 1 {
+                        (isa.kernels().skin_rigid)(
+                            len as i32,
+                            g.blocks.as_ptr().add(12 * block),
+                            g.joints.as_ptr().add(block),
+                            IOTA.as_ptr(),
+                            palette.as_ptr().cast(),
+                            sp,
+                            ps as i32,
+                            sn,
+                            ns as i32,
+                            wn,
+                            st,
+                            ts as i32,
+                            wt,
+                            mode,
+                        )
+                    } else {
+                        (isa.kernels().skin_pnt)(
+                            k as i32,
+                            len as i32,
+                            g.blocks.as_ptr().add(12 * block),
+                            g.joints.as_ptr().add(k * block),
+                            g.weights.as_ptr().add(k * block),
+                            IOTA.as_ptr(),
+                            palette.as_ptr().cast(),
+                            sp,
+                            ps as i32,
+                            sn,
+                            ns as i32,
+                            wn,
+                            st,
+                            ts as i32,
+                            wt,
+                            mode,
+                        )
+                    }
+                }
+                // SAFETY: the group is contiguous, so its vertices are first..first + count, all below
+                // n; the block's outputs are vertices dst..dst + len. Separate: 3 (3, 4) floats per
+                // vertex from dst on, inside the 3n (3n, 4n) float streams. Interleaved: `len` whole
+                // strides from vertex dst, inside the n strides of the buffer, and the attributes fill
+                // the stride, so every float copied was written by the kernel above. Other threads work
+                // on other vertices, and scratch is this closure's own.
+                unsafe {
+                    match whole {
+                        None => {
+                            stream_copy(sp, outputs.pos.add(3 * dst), 3 * len);
+                            if wn {
+                                stream_copy(sn, outputs.nrm.add(3 * dst), 3 * len);
+                            }
+                            if wt {
+                                stream_copy(st, outputs.tng.add(4 * dst), 4 * len);
+                            }
+                        }
+                        Some((base, stride)) => {
+                            stream_copy(s, base.pos.add(stride * dst), stride * len)
+                        }
+                    }
+                }
+            }
+            stream_fence();
+        };
+        let run = |range: std::ops::Range<usize>| {
+            if stream && g.contiguous {
+                staged(range)
+            } else {
+                chunk(range)
+            }
+        };
         match threads {
-            Threads::One => chunk(0..count),
+            Threads::One => run(0..count),
             Threads::All => {
                 use rayon::prelude::*;
                 let ranges: Vec<_> = (0..count)
                     .step_by(SKIN_CHUNK)
                     .map(|s| s..(s + SKIN_CHUNK).min(count))
                     .collect();
-                ranges.into_par_iter().for_each(chunk);
+                ranges.into_par_iter().for_each(run);
             }
         }
+    }
+}
+
+/// Vertices per streaming block: their outputs (at most 40 bytes each) stay in the L1 cache.
+const STAGE: usize = 256;
+
+/// `IOTA[i] == i`: the output indices of a streaming block.
+static IOTA: [u32; STAGE] = {
+    let mut a = [0u32; STAGE];
+    let mut i = 0;
+    while i < STAGE {
+        a[i] = i as u32;
+        i += 1;
+    }
+    a
+};
+
+/// Copies `n` floats from `src` to `dst`, with non-temporal stores wherever `dst` is 16-byte aligned
+/// (x86-64; elsewhere a plain copy).
+///
+/// # Safety
+/// `src` must be valid for `n` reads and `dst` for `n` writes, and the two ranges must not overlap.
+unsafe fn stream_copy(src: *const f32, dst: *mut f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
+        let mut i = 0;
+        // SAFETY: every index is below n (the caller's contract); _mm_stream_ps gets a 16-byte aligned
+        // address (the head loop ends there), and SSE is part of the x86-64 baseline.
+        unsafe {
+            while i < n && (dst.add(i) as usize) % 16 != 0 {
+                *dst.add(i) = *src.add(i);
+                i += 1;
+            }
+            while i + 4 <= n {
+                _mm_stream_ps(dst.add(i), _mm_loadu_ps(src.add(i)));
+                i += 4;
+            }
+            while i < n {
+                *dst.add(i) = *src.add(i);
+                i += 1;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, n)
+    }
+}
+
+/// Orders this thread's streaming stores before anything it does next (they are weakly ordered).
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
     }
 }
 

@@ -294,6 +294,9 @@ pub(crate) struct InfluenceGroup {
     /// One influence per vertex, each of weight exactly 1: the rigid kernel transforms these vertices by
     /// their palette matrix with no weighting (the result is the same, with fewer operations).
     pub(crate) rigid: bool,
+    /// The original indices are consecutive (`vertices[i] == vertices[0] + i`), so the group's outputs
+    /// form one contiguous range and can be written with streaming stores.
+    pub(crate) contiguous: bool,
 }
 
 impl InfluenceGroup {
@@ -431,6 +434,9 @@ impl SkinnedMesh {
             }
         }
         groups[1].rigid = groups[1].weights.iter().all(|&w| w == 1.0);
+        for g in &mut groups {
+            g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
+        }
         Ok(SkinnedMesh {
             vertex_count: n,
             joint_count: options.joint_count,
@@ -463,6 +469,14 @@ impl SkinnedMesh {
     /// How many vertices have 0, 1, ..., 8 influences.
     pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
         std::array::from_fn(|k| self.groups[k].vertices.len())
+    }
+
+    /// True when each influence group covers one contiguous range of original vertices: always for a
+    /// mesh with a single influence count, and for any mesh whose vertices were reordered by
+    /// [`permutation`](Self::permutation). Streaming stores
+    /// ([`SkinningJob::streaming`](crate::SkinningJob::streaming)) need it.
+    pub fn streams_sequentially(&self) -> bool {
+        self.groups.iter().all(|g| g.contiguous)
     }
 
     /// The vertex order the kernels work in (grouped by influence count): `permutation()[i]` is the

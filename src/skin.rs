@@ -161,6 +161,14 @@ pub struct SkinningJob<'a> {
     /// One thread (default) or rayon's pool, chunks of vertices per task; the result is bit-identical.
     /// The serial reference always runs on one thread.
     pub threads: Threads,
+    /// Non-temporal (streaming) stores, for meshes too large for the cache: the output lines are not read
+    /// before they are written, which saves the write-allocate traffic. The kernels write a small block
+    /// of vertices into a cache-resident buffer, which is then streamed to the output. It takes effect on
+    /// x86-64 when [`SkinnedMesh::streams_sequentially`] holds and the output is separate streams or an
+    /// interleaved buffer whose stride the written attributes fill exactly (otherwise the bytes between
+    /// them would be overwritten); elsewhere ordinary stores are used. The result is the same bits
+    /// either way. Off by default: for meshes that fit in the cache it only adds a copy.
+    pub streaming: bool,
     /// Output.
     pub output: SkinOutput<'a>,
 }
@@ -178,6 +186,7 @@ impl<'a> SkinningJob<'a> {
             renormalize: Renormalize::None,
             backend: Backend::Auto,
             threads: Threads::One,
+            streaming: false,
             output,
         }
     }
@@ -298,6 +307,7 @@ impl<'a> SkinningJob<'a> {
                 self.palette,
                 self.renormalize,
                 self.threads,
+                self.streaming,
                 view,
             ),
             Resolved::Reference => {

@@ -137,7 +137,9 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             ("skin_pnt", true, true),
         ] {
             let (mesh, pal, mats, d) = (&mesh, &pal, &mats, &d);
-            let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..2 + isas.len())
+            // Out of cache, every ISA runs again with streaming stores (rows `<kernel>_stream`).
+            let streamed = if n > 100_000 { isas.len() } else { 0 };
+            let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..2 + isas.len() + streamed)
                 .map(|_| {
                     (
                         vec![Vec3::ZERO; n],
@@ -148,20 +150,22 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                 .collect();
             let mut it = outs.iter_mut();
             let glam_out = it.next().unwrap();
-            let job = move |backend: Backend, o: &mut (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)| {
+            let job = move |backend: Backend,
+                            streaming: bool,
+                            o: &mut (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)| {
                 let out = SkinOutput::Separate {
                     positions: &mut o.0,
                     normals: if wn { Some(&mut o.1) } else { None },
                     tangents: if wt { Some(&mut o.2) } else { None },
                 };
                 let mut j = SkinningJob::new(mesh, pal, out);
-                j.backend = backend;
+                (j.backend, j.streaming) = (backend, streaming);
                 j.run().expect("valid job");
             };
             let mut names = vec!["reference".to_string(), "glam".to_string()];
             let r = it.next().unwrap();
             let mut c: Vec<Box<dyn FnMut() + '_>> = vec![
-                Box::new(move || job(Backend::Reference, r)),
+                Box::new(move || job(Backend::Reference, false, r)),
                 Box::new(move || {
                     let (p, nn, t) = (&mut glam_out.0, &mut glam_out.1, &mut glam_out.2);
                     baseline::skin4(
@@ -177,19 +181,24 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                     );
                 }),
             ];
-            for (&isa, o) in isas.iter().zip(it) {
+            let mut kernels = vec![kernel; 2];
+            let stream_kernel = match kernel {
+                "skin_p" => "skin_p_stream",
+                "skin_pn" => "skin_pn_stream",
+                _ => "skin_pnt_stream",
+            };
+            let stream_isas = isas.iter().take(streamed).map(|&i| (i, true));
+            for ((isa, streaming), o) in isas.iter().map(|&i| (i, false)).chain(stream_isas).zip(it)
+            {
                 names.push(isa.name().to_string());
-                c.push(Box::new(move || job(isa.into(), o)));
+                kernels.push(if streaming { stream_kernel } else { kernel });
+                c.push(Box::new(move || job(isa.into(), streaming, o)));
             }
             let times = median_ns_per_call(budget, &mut c);
             let reference = times[0] / n as f64;
-            for (name, t) in names.into_iter().zip(times) {
+            for ((name, t), kernel) in names.into_iter().zip(times).zip(kernels) {
                 rows.push(Row {
-                    kernel: match kernel {
-                        "skin_p" => "skin_p",
-                        "skin_pn" => "skin_pn",
-                        _ => "skin_pnt",
-                    },
+                    kernel,
                     isa: name,
                     size: n,
                     influences: Some(4),
@@ -356,7 +365,7 @@ fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
 
 /// The targets for skinning, read off this run's rows.
 pub fn print_summary(rows: &[Row], bandwidth: f64) {
-    let best = |k: &str, n: usize| {
+    let best = |k: &str, n: usize| -> Option<&Row> {
         rows.iter()
             .filter(|r| {
                 r.kernel == k && r.size == n && r.threads == 1 && Isa::from_name(&r.isa).is_some()
@@ -373,15 +382,21 @@ pub fn print_summary(rows: &[Row], bandwidth: f64) {
                 b.speedup()
             );
         }
-        if let Some(b) = best(kernel, 1 << 20) {
-            let gbs = bytes_per_vertex(kernel) / b.ns_per_item;
-            println!(
-                "{kernel}, 4 influences, 1,048,576 vertices: best ISA {} {:.2} ns/vertex, {:.0} bytes/vertex moved, {gbs:.1} GB/s = {:.0}% of the copy bandwidth",
-                b.isa,
-                b.ns_per_item,
-                bytes_per_vertex(kernel),
-                100.0 * gbs / bandwidth
-            );
+        let stream_kernel = format!("{kernel}_stream");
+        for (k, how) in [
+            (kernel, "ordinary stores"),
+            (stream_kernel.as_str(), "streaming stores"),
+        ] {
+            if let Some(b) = best(k, 1 << 20) {
+                let gbs = bytes_per_vertex(kernel) / b.ns_per_item;
+                println!(
+                    "{kernel}, 4 influences, 1,048,576 vertices, {how}: best ISA {} {:.2} ns/vertex, {:.0} bytes/vertex moved, {gbs:.1} GB/s = {:.0}% of the copy bandwidth",
+                    b.isa,
+                    b.ns_per_item,
+                    bytes_per_vertex(kernel),
+                    100.0 * gbs / bandwidth
+                );
+            }
         }
     }
     fn at<'r>(rows: &'r [Row], k: &'r str, infl: u32) -> impl Iterator<Item = &'r Row> {
