@@ -268,3 +268,83 @@ pub fn cylinder_pose(
         scales[i] = Vec3::ONE;
     }
 }
+
+/// The main job's default character: a humanoid rig (see [`humanoid_parents`]) with a skin of capsules
+/// around its bones, 4 influences per vertex, positions, normals and tangents. Everything is generated, so
+/// the report needs no files.
+#[derive(Clone, Debug)]
+pub struct Character {
+    /// Joint parents, parents first (the original order).
+    pub parents: Vec<Option<usize>>,
+    /// The bind pose as local translations (rotations identity, scales one).
+    pub bind_translations: Vec<Vec3>,
+    /// Inverse of each joint's bind-pose model matrix, in the original joint order.
+    pub inverse_binds: Vec<glam::Mat4>,
+    /// Bind-pose positions.
+    pub positions: Vec<Vec3>,
+    /// Bind-pose normals (unit).
+    pub normals: Vec<Vec3>,
+    /// Bind-pose tangents (unit xyz, w = 1).
+    pub tangents: Vec<glam::Vec4>,
+    /// Four joints per vertex (original joint indices).
+    pub joints: Vec<[u16; 4]>,
+    /// Four weights per vertex, summing to 1.
+    pub weights: Vec<[f32; 4]>,
+}
+
+/// A character of `joints` joints (at least 2) whose every bone (joint to parent) carries a capsule of
+/// `rings` rings of `segments` vertices: `(joints - 1) * rings * segments` vertices. Each vertex is
+/// weighted to its bone's two ends, blending along the bone, plus the parent's parent and the joint's
+/// first child with small weights, so every vertex has 4 influences.
+pub fn character(joints: usize, rings: usize, segments: usize) -> Character {
+    let parents = humanoid_parents(joints.max(2));
+    let n = parents.len();
+    let (bind_translations, _, _) = animated_pose(n, 0.0, false, 11);
+    // Bind-pose model positions: the sum of translations up the chain (parents come first).
+    let mut at = vec![Vec3::ZERO; n];
+    for j in 0..n {
+        at[j] = parents[j].map_or(Vec3::ZERO, |p| at[p]) + bind_translations[j];
+    }
+    let first_child: Vec<Option<usize>> = (0..n)
+        .map(|j| (0..n).find(|&c| parents[c] == Some(j)))
+        .collect();
+    let mut c = Character {
+        inverse_binds: at
+            .iter()
+            .map(|&p| glam::Mat4::from_translation(-p))
+            .collect(),
+        parents: parents.clone(),
+        bind_translations,
+        positions: Vec::new(),
+        normals: Vec::new(),
+        tangents: Vec::new(),
+        joints: Vec::new(),
+        weights: Vec::new(),
+    };
+    for j in 0..n {
+        let Some(p) = parents[j] else { continue };
+        let (a, b) = (at[p], at[j]);
+        let axis = (b - a).normalize_or(Vec3::Y);
+        let side = axis.any_orthonormal_vector();
+        let up = axis.cross(side);
+        let radius = 0.03 + 0.2 * (b - a).length();
+        let grand = parents[p].unwrap_or(p);
+        let child = first_child[j].unwrap_or(j);
+        for r in 0..rings {
+            let u = r as f32 / (rings.max(2) - 1) as f32;
+            let centre = a.lerp(b, u);
+            let w = [0.9 * (1.0 - u), 0.9 * u, 0.05, 0.05];
+            for s in 0..segments {
+                let angle = std::f32::consts::TAU * s as f32 / segments as f32;
+                let normal = side * angle.cos() + up * angle.sin();
+                c.positions.push(centre + normal * radius);
+                c.normals.push(normal);
+                c.tangents.push(axis.extend(1.0));
+                c.joints
+                    .push([p as u16, j as u16, grand as u16, child as u16]);
+                c.weights.push(w);
+            }
+        }
+    }
+    c
+}

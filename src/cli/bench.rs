@@ -36,18 +36,21 @@ impl Row {
 
 struct Options {
     json: Option<String>,
+    plot: Option<String>,
     quick: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut opts = Options {
         json: None,
+        plot: None,
         quick: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => opts.json = Some(it.next().ok_or("--json needs a path")?.clone()),
+            "--plot" => opts.plot = Some(it.next().ok_or("--plot needs a path")?.clone()),
             "--quick" => opts.quick = true,
             other => return Err(format!("bench: unknown argument '{other}'")),
         }
@@ -84,6 +87,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     println!();
 
     let mut rows = Vec::new();
+    super::character_bench::rows(budget, &isas, &mut rows);
     transform_rows(budget, &isas, &mut rows);
     super::hierarchy_bench::rows(budget, &isas, &mut rows);
     super::skin_bench::rows(budget, &isas, &mut rows);
@@ -91,6 +95,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let bandwidth = super::skin_bench::copy_bandwidth(budget);
 
     print_table(&rows);
+    super::character_bench::print_summary(&rows);
     print_transform_summary(&rows);
     super::hierarchy_bench::print_summary(&rows);
     super::skin_bench::print_summary(&rows, bandwidth);
@@ -98,6 +103,18 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if let Some(path) = opts.json {
         std::fs::write(&path, to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {} rows to {path}", rows.len());
+    }
+    if let Some(path) = opts.plot {
+        let chart = super::plot::svg(&rows, &cpu_name());
+        if let Some(dir) = std::path::Path::new(&path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, chart).map_err(|e| format!("cannot write {path}: {e}"))?;
+        println!("wrote the speedup chart to {path}");
     }
     Ok(())
 }
