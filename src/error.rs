@@ -138,6 +138,10 @@ pub enum Error {
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
+    /// Rule: a glTF file (or a request against one) follows the rules listed in [`crate::gltf`]; the
+    /// [`GltfError`](crate::gltf::GltfError) names the one broken.
+    #[cfg(feature = "gltf")]
+    Gltf(crate::gltf::GltfError),
 }
 
 impl fmt::Display for Error {
@@ -196,6 +200,8 @@ impl fmt::Display for Error {
                 f,
                 "unknown ISA name '{name}': expected sse4, avx2, avx512, neon, reference or auto"
             ),
+            #[cfg(feature = "gltf")]
+            Error::Gltf(e) => write!(f, "glTF: {e}"),
         }
     }
 }

@@ -22,6 +22,8 @@
 //! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
 //! - [`reference`](mod@reference): the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
 //!   [`scene`]: procedural rigs and poses; [`level_sum`]: the level-order seed's own benchmark.
+//! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
+//!   on the jobs above, one stage at a time or a whole frame at once.
 //!
 //! # Choosing who runs a call
 //! Each entry point takes a [`Backend`]:
@@ -44,6 +46,8 @@ pub mod baseline;
 pub mod crowd;
 mod error;
 mod ffi;
+#[cfg(feature = "gltf")]
+pub mod gltf;
 pub mod hierarchy;
 mod isa;
 pub mod level_sum;

@@ -1,4 +1,5 @@
-//! The `ispc-skinning` command: `info` (ISAs and build) and `bench` (the main job's report).
+//! The `ispc-skinning` command: `info` (ISAs and build), `bench` (the main job's report) and `skin`
+//! (a glTF character posed and skinned).
 //! With no arguments it runs `bench`.
 
 mod cli;
@@ -12,7 +13,14 @@ commands:
   bench [--json PATH] [--plot PATH.svg] [--quick]
                                   run the benchmark report; with no command at all, the report
                                   also writes its chart to target/ispc-skinning-report.svg
-  info                            show compiled, supported and selected ISAs
+  info                            show compiled, supported and selected ISAs, and the cargo features
+  skin FILE [--clip N|--clip-name S|--clip none] [--time T] [--out PATH] [--isa NAME|--reference]
+                                  pose a glTF character (.gltf or .glb) and skin every skinned
+                                  primitive: clip 0 (if any) at time 0 by default, times outside the
+                                  clip hold its ends, '--clip none' is the rest pose. --out PATH.json
+                                  writes world-space positions and normals, .obj the skinned geometry,
+                                  .png a shaded picture; without --out, a summary. --isa sse4|avx2|
+                                  avx512|neon or --reference choose who runs it (default: auto)
   help                            show this text
 
 environment:
@@ -36,6 +44,12 @@ fn main() -> ExitCode {
     let result = match command {
         "bench" => cli::bench::main(rest),
         "info" => cli::info::main(rest),
+        #[cfg(feature = "gltf")]
+        "skin" => cli::skin::main(rest),
+        #[cfg(not(feature = "gltf"))]
+        "skin" => {
+            Err("this binary was built without the 'gltf' cargo feature, which 'skin' needs".into())
+        }
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())

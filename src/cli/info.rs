@@ -64,6 +64,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
 /// The optional cargo features this binary was built with.
 fn enabled_features() -> Vec<&'static str> {
-    // The crate has no optional features yet; each one added to Cargo.toml is listed here.
-    Vec::new()
+    // Each optional feature in Cargo.toml is listed here.
+    let mut features = Vec::new();
+    if cfg!(feature = "gltf") {
+        features.push("gltf");
+    }
+    features
 }

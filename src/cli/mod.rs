@@ -4,5 +4,7 @@ pub mod davies_bench;
 pub mod hierarchy_bench;
 pub mod info;
 pub mod plot;
+#[cfg(feature = "gltf")]
+pub mod skin;
 pub mod skin_bench;
 pub mod timing;

@@ -1,0 +1,325 @@
+//! The `skin` command on every shared asset (skipped when `../shared/assets` is absent): JSON, OBJ and
+//! PNG outputs checked against the library and against what a picture of the character must show.
+#![cfg(feature = "gltf")]
+
+use ispc_skinning::gltf::{GltfScene, Wrap};
+use ispc_skinning::Backend;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ASSETS: [&str; 5] = [
+    "SimpleSkin/SimpleSkin.gltf",
+    "RiggedSimple/RiggedSimple.glb",
+    "RiggedFigure/RiggedFigure.glb",
+    "CesiumMan/CesiumMan.glb",
+    "Fox/Fox.glb",
+];
+
+fn assets() -> Option<Vec<PathBuf>> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
+    if !dir.is_dir() {
+        eprintln!(
+            "skipped: {} is absent, so the skin command is not run on real assets",
+            dir.display()
+        );
+        return None;
+    }
+    Some(ASSETS.iter().map(|a| dir.join(a)).collect())
+}
+
+/// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86
+/// CPU), as in tests/api.rs.
+fn binary() -> Command {
+    let var = format!(
+        "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",
+        std::env::consts::ARCH.to_uppercase()
+    );
+    let runner = std::env::var(var).unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut cmd = Command::new(program);
+            cmd.args(words).arg(env!("CARGO_BIN_EXE_ispc-skinning"));
+            cmd
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_ispc-skinning")),
+    }
+}
+
+fn skin(args: &[&str]) -> std::process::Output {
+    binary()
+        .arg("skin")
+        .args(args)
+        .output()
+        .expect("run the ispc-skinning binary")
+}
+
+fn skin_ok(args: &[&str]) -> String {
+    let out = skin(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "skin {args:?}: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A scratch directory of one test (tests run in parallel, and each removes its own at the end).
+fn out_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ispc-skinning-cli-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The JSON has exactly the documented shape, and its positions are the library's, bit for bit (the
+/// numbers are written in Rust's shortest round-trip form).
+#[test]
+fn json_output_matches_the_library_for_every_asset() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("json_output_matches_the_library_for_every_asset");
+    for path in paths {
+        let scene = GltfScene::load(&path).unwrap();
+        let time = scene.clips()[0].duration() * 0.4;
+        let out = dir.join("frame.json");
+        skin_ok(&[s(&path), "--time", &time.to_string(), "--out", s(&out)]);
+        let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys.len(), 4, "{keys:?}");
+        assert_eq!(v["asset"], path.file_name().unwrap().to_str().unwrap());
+        assert_eq!(v["clip"], 0);
+        assert_eq!(v["time"].as_f64().unwrap() as f32, time);
+        let mut frame = scene.frame_buffers();
+        scene
+            .evaluate(Some(0), time, Wrap::Clamp, Backend::Auto, &mut frame)
+            .unwrap();
+        let meshes = v["meshes"].as_array().unwrap();
+        assert_eq!(meshes.len(), scene.primitives().len());
+        for ((m, p), f) in meshes.iter().zip(scene.primitives()).zip(&frame.meshes) {
+            assert_eq!(m.as_object().unwrap().len(), 5);
+            assert_eq!(m["node"], p.node());
+            assert_eq!(m["mesh"], p.mesh());
+            assert_eq!(m["primitive"], p.primitive());
+            let positions = m["positions"].as_array().unwrap();
+            assert_eq!(positions.len(), p.vertex_count());
+            for (j, q) in positions.iter().zip(&f.positions) {
+                let j: Vec<f32> = j
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32)
+                    .collect();
+                assert_eq!(j, q.to_array(), "{}", path.display());
+            }
+            match &f.normals {
+                Some(n) => assert_eq!(m["normals"].as_array().unwrap().len(), n.len()),
+                None => assert!(m["normals"].is_null()),
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rest_pose_json_has_a_null_clip() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("rest_pose_json_has_a_null_clip");
+    let out = dir.join("rest.json");
+    skin_ok(&[
+        s(&paths[1]),
+        "--clip",
+        "none",
+        "--reference",
+        "--out",
+        s(&out),
+    ]);
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(v["clip"].is_null());
+    assert_eq!(v["time"], 0);
+    assert!(v["meshes"][0]["normals"].is_array());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The OBJ has one object per primitive, a v (and vn) line per vertex and an f line per triangle.
+#[test]
+fn obj_output_for_every_asset() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("obj_output_for_every_asset");
+    for path in paths {
+        let scene = GltfScene::load(&path).unwrap();
+        let out = dir.join("frame.obj");
+        skin_ok(&[s(&path), "--clip", "0", "--time", "0.5", "--out", s(&out)]);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let count = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+        let vertices: usize = scene.primitives().iter().map(|p| p.vertex_count()).sum();
+        let triangles: usize = scene.primitives().iter().map(|p| p.triangles().len()).sum();
+        assert!(triangles > 0, "{}", path.display());
+        assert_eq!(count("o "), scene.primitives().len());
+        assert_eq!(count("v "), vertices);
+        assert_eq!(count("f "), triangles);
+        let has_normals = scene.primitives()[0].skinned_mesh().has_normals();
+        assert_eq!(count("vn "), if has_normals { vertices } else { 0 });
+        // Every face index names a vertex of the file (1-based).
+        for l in text.lines().filter(|l| l.starts_with("f ")) {
+            for w in l.split_whitespace().skip(1) {
+                let i: usize = w.split('/').next().unwrap().parse().unwrap();
+                assert!((1..=vertices).contains(&i), "{l}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Reads a PNG written by the command: (width, height, RGB pixels).
+fn read_png(path: &Path) -> (usize, usize, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    (info.width as usize, info.height as usize, buf)
+}
+
+/// The silhouette (pixels that are not the background): its pixel count and bounding box.
+fn silhouette(w: usize, h: usize, rgb: &[u8]) -> (usize, [usize; 4]) {
+    let background = rgb[..3].to_vec();
+    let mut count = 0;
+    let mut bbox = [usize::MAX, usize::MAX, 0, 0];
+    for y in 0..h {
+        for x in 0..w {
+            let i = 3 * (y * w + x);
+            if rgb[i..i + 3] != background[..] {
+                count += 1;
+                bbox = [
+                    bbox[0].min(x),
+                    bbox[1].min(y),
+                    bbox[2].max(x),
+                    bbox[3].max(y),
+                ];
+            }
+        }
+    }
+    (count, bbox)
+}
+
+/// Every asset gives a 512 x 512 picture with a silhouette that the camera fit keeps off the borders
+/// (a 5% margin) and stretches over about 90% of the image in the character's larger dimension.
+#[test]
+fn png_pictures_frame_every_character() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("png_pictures_frame_every_character");
+    for path in paths {
+        let out = dir.join("frame.png");
+        skin_ok(&[s(&path), "--time", "0.5", "--out", s(&out)]);
+        let (w, h, rgb) = read_png(&out);
+        assert_eq!((w, h), (512, 512));
+        let (count, [x0, y0, x1, y1]) = silhouette(w, h, &rgb);
+        let name = path.display();
+        assert!(count > 0, "{name}: empty picture");
+        // The corner pixel is background, so the silhouette cannot touch the borders.
+        assert!(
+            x0 >= 20 && y0 >= 20 && x1 <= 491 && y1 <= 491,
+            "{name}: bbox {x0},{y0}..{x1},{y1}"
+        );
+        let larger = (x1 - x0 + 1).max(y1 - y0 + 1);
+        assert!(
+            (440..=470).contains(&larger),
+            "{name}: silhouette spans {larger} px"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// CesiumMan at mid-clip: a standing figure, taller than wide, centred, covering a sensible share of
+/// the picture (not a few stray triangles, not a filled square).
+#[test]
+fn png_of_cesium_man_at_mid_clip() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("png_of_cesium_man_at_mid_clip");
+    let path = &paths[3];
+    let scene = GltfScene::load(path).unwrap();
+    let clip = &scene.clips()[0];
+    let mid = clip.start() + 0.5 * clip.duration();
+    let out = dir.join("cesium.png");
+    skin_ok(&[s(path), "--time", &mid.to_string(), "--out", s(&out)]);
+    let (w, h, rgb) = read_png(&out);
+    let (count, [x0, y0, x1, y1]) = silhouette(w, h, &rgb);
+    let (bw, bh) = (x1 - x0 + 1, y1 - y0 + 1);
+    assert!(
+        bh > bw,
+        "a standing figure is taller than wide: {bw} x {bh}"
+    );
+    assert!((440..=470).contains(&bh), "height fills 90%: {bh}");
+    let centre = ((x0 + x1) / 2, (y0 + y1) / 2);
+    assert!(
+        centre.0.abs_diff(256) <= 8 && centre.1.abs_diff(256) <= 8,
+        "centred: {centre:?}"
+    );
+    let fraction = count as f64 / (w * h) as f64;
+    assert!(
+        (0.05..0.5).contains(&fraction),
+        "covers {fraction} of the image"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn summary_without_out_and_named_clips() {
+    let Some(paths) = assets() else { return };
+    let text = skin_ok(&[s(&paths[4]), "--clip-name", "Walk", "--time", "0.2"]);
+    assert!(text.contains("clip:      1 (Walk)"), "{text}");
+    assert!(text.contains("1728 vertices"), "{text}");
+    assert!(text.contains("backend:"), "{text}");
+    assert!(text.contains(" ms "), "{text}");
+}
+
+/// Bad requests exit with status 2 and a message, never a panic.
+#[test]
+fn bad_requests_fail_with_a_message() {
+    let dir = out_dir("bad_requests_fail_with_a_message");
+    let missing = dir.join("missing.glb");
+    let mut cases: Vec<Vec<String>> = vec![
+        vec![],
+        vec![s(&missing).into()],
+        vec!["a.glb".into(), "b.glb".into()],
+        vec!["a.glb".into(), "--time".into()],
+        vec!["a.glb".into(), "--time".into(), "soon".into()],
+        vec!["a.glb".into(), "--isa".into(), "mmx".into()],
+        vec![
+            "a.glb".into(),
+            "--isa".into(),
+            "sse4".into(),
+            "--reference".into(),
+        ],
+        vec!["a.glb".into(), "--bogus".into()],
+    ];
+    if let Some(paths) = assets() {
+        let f = s(&paths[3]).to_string();
+        cases.push(vec![f.clone(), "--clip".into(), "7".into()]);
+        cases.push(vec![f.clone(), "--clip-name".into(), "Dance".into()]);
+        cases.push(vec![
+            f.clone(),
+            "--out".into(),
+            s(&dir.join("x.txt")).into(),
+        ]);
+    }
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = skin(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "skin {args:?}: {stderr}");
+        assert!(stderr.contains("error:"), "skin {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "skin {args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn info_lists_the_gltf_feature() {
+    let out = binary().arg("info").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("features:")).unwrap();
+    assert!(line.contains("gltf"), "{line}");
+}
