@@ -79,14 +79,18 @@
 //! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file next to the `.gltf`,
 //!   with at least `byteLength` bytes ([`GltfError::Buffer`]);
 //! - buffer views lie inside their buffers ([`GltfError::BufferViewOutOfBounds`]) and accessors inside
-//!   their views ([`GltfError::AccessorOutOfBounds`]); an accessor without a view has at most
-//!   [`MAX_IMPLICIT_ELEMENTS`] elements ([`GltfError::AccessorTooLarge`]); sparse indices name elements
+//!   their views ([`GltfError::AccessorOutOfBounds`]); the accessors read in one load together hold at
+//!   most [`READ_BUDGET_SLACK`] components plus four per byte of the file's buffers, so neither
+//!   accessors without a buffer view (implicit zeros) nor many accessors aliasing the same bytes can ask
+//!   for more memory than the file backs ([`GltfError::AccessorTooLarge`]); sparse indices name elements
 //!   ([`GltfError::SparseIndexOutOfRange`]); each accessor has a type its use allows
 //!   ([`GltfError::AccessorFormat`]);
 //! - the nodes form a forest: a node has at most one parent ([`GltfError::NodeParents`]) and no node is
 //!   its own ancestor ([`GltfError::NodeCycle`]); node transforms are finite ([`GltfError::NodeTransform`]);
 //!   there is at least one node ([`GltfError::NoNodes`]);
 //! - a skin has an inverse bind matrix per joint, all finite ([`GltfError::InverseBindMatrices`]);
+//! - all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices, since a
+//!   [`Frame`] holds an output per instance ([`GltfError::TooManySkinnedVertices`]);
 //! - a skinned primitive has POSITION and paired JOINTS_n/WEIGHTS_n ([`GltfError::MissingAttribute`]),
 //!   indices that name vertices ([`GltfError::IndexOutOfRange`]), and passes
 //!   [`SkinnedMesh::prepare`] (equal counts, finite non-negative weights, joint indices inside the skin:
@@ -119,10 +123,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Most elements of an accessor that has no buffer view (its data is implicitly zero, plus any sparse
-/// values). Such an accessor costs memory without any file data behind it, so its size is capped:
-/// 16,777,216 elements, the crate's joint limit and far beyond any real mesh or clip.
-pub const MAX_IMPLICIT_ELEMENTS: usize = 1 << 24;
+/// The components (floats or integers) that the accessors of one load may hold beyond four per byte of
+/// the file's buffers: 4,194,304, room for accessors without a buffer view (implicit zeros plus sparse
+/// values) well beyond real use. Each accessor is counted once, however often it is read, and one stored
+/// byte gives at most one component, so four per byte never limits a real file; a hostile file that
+/// points many accessors at the same bytes, or declares huge implicit ones, meets the limit instead of
+/// exhausting memory.
+pub const READ_BUDGET_SLACK: usize = 1 << 22;
+
+/// Most skinned vertices over all [`SkinnedPrimitive`] instances of a file, 16,777,216. A mesh instanced on
+/// many nodes costs one output per instance in every [`Frame`] (and distinct meshes over the same
+/// accessors one prepared copy each), so a small file could otherwise ask for terabytes; this leaves room
+/// for crowds of real characters (five hundred 30,000-vertex instances).
+pub const MAX_SKINNED_VERTICES: usize = 1 << 24;
 
 /// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
 #[derive(Clone, Debug, PartialEq)]
@@ -184,12 +197,13 @@ pub enum GltfError {
         /// Bytes in the view.
         available: usize,
     },
-    /// Rule: an accessor without a buffer view has at most [`MAX_IMPLICIT_ELEMENTS`] elements.
+    /// Rule: the accessors read in one load hold at most [`READ_BUDGET_SLACK`] components plus four per
+    /// byte of the file's buffers (each accessor counted once).
     AccessorTooLarge {
-        /// The accessor index.
+        /// The accessor whose read passes the budget.
         accessor: usize,
-        /// Its element count.
-        count: usize,
+        /// The components it would produce.
+        components: usize,
     },
     /// Rule: every sparse index names an element of its accessor.
     SparseIndexOutOfRange {
@@ -241,6 +255,11 @@ pub enum GltfError {
         skin: usize,
         /// The rule it broke.
         error: Box<Error>,
+    },
+    /// Rule: all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices.
+    TooManySkinnedVertices {
+        /// The total, counted up to the first instance that passes the limit.
+        vertices: usize,
     },
     /// Rule: a skin's inverse bind matrices are MAT4 f32, at least one per joint, all finite.
     InverseBindMatrices {
@@ -331,9 +350,9 @@ impl fmt::Display for GltfError {
                 ),
                 None => write!(f, "accessor {accessor} ({count} elements) overflows its buffer view"),
             },
-            GltfError::AccessorTooLarge { accessor, count } => write!(
+            GltfError::AccessorTooLarge { accessor, components } => write!(
                 f,
-                "accessor {accessor} has no buffer view and {count} elements; at most {MAX_IMPLICIT_ELEMENTS} are allowed"
+                "reading accessor {accessor} ({components} components) passes the load's budget of {READ_BUDGET_SLACK} components plus four per buffer byte: the file asks for more data than it holds"
             ),
             GltfError::SparseIndexOutOfRange { accessor, index, count } => write!(
                 f,
@@ -352,6 +371,10 @@ impl fmt::Display for GltfError {
             GltfError::Primitive { mesh, primitive, skin, error } => {
                 write!(f, "mesh {mesh} primitive {primitive} (skin {skin}): {error}")
             }
+            GltfError::TooManySkinnedVertices { vertices } => write!(
+                f,
+                "the skinned primitive instances have {vertices} vertices or more; at most {MAX_SKINNED_VERTICES} are allowed"
+            ),
             GltfError::InverseBindMatrices { skin, reason } => {
                 write!(f, "skin {skin}: inverse bind matrices: {reason}")
             }
@@ -850,9 +873,12 @@ impl GltfScene {
         root.extensions_required.clear();
         let document = gltf_crate::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
         let buffers = load_buffers(&document, blob.as_deref(), base_dir)?;
+        let bytes: usize = buffers.iter().map(Vec::len).sum();
         let reader = Reader {
             doc: &document,
             buffers: &buffers,
+            budget: std::cell::Cell::new(bytes.saturating_mul(4).saturating_add(READ_BUDGET_SLACK)),
+            charged: Default::default(),
         };
         build_scene(&reader, options)
     }
@@ -1231,6 +1257,10 @@ fn read_external(path: &Path, length: usize) -> Result<Vec<u8>, String> {
 struct Reader<'a> {
     doc: &'a gltf_crate::Document,
     buffers: &'a [Vec<u8>],
+    /// Components the accessors of this load may still hold (see [`READ_BUDGET_SLACK`]).
+    budget: std::cell::Cell<usize>,
+    /// Accessors already counted against the budget.
+    charged: std::cell::RefCell<std::collections::HashSet<usize>>,
 }
 
 fn type_name(d: Dimensions) -> &'static str {
@@ -1344,6 +1374,24 @@ impl Reader<'_> {
                 needed,
                 available,
             };
+        let components = count.saturating_mul(comps);
+        // Counts the accessor against the load's budget, once, before anything is allocated for it.
+        let charge = || {
+            let mut charged = self.charged.borrow_mut();
+            if charged.contains(&acc.index()) {
+                return Ok(());
+            }
+            let left = self.budget.get();
+            if components > left {
+                return Err(GltfError::AccessorTooLarge {
+                    accessor: acc.index(),
+                    components,
+                });
+            }
+            self.budget.set(left - components);
+            charged.insert(acc.index());
+            Ok(())
+        };
         let mut out = match acc.view() {
             Some(view) => {
                 let data = self.view_bytes(&view)?;
@@ -1360,8 +1408,9 @@ impl Reader<'_> {
                     Some(needed) if stride >= esize && needed <= data.len() => {}
                     _ => return Err(out_of_bounds(needed, data.len())),
                 }
-                // The check above bounds count by the data, so this allocation is bounded by the file.
-                let mut out = Vec::with_capacity(count * comps);
+                // The check above bounds count by the data, and the budget bounds repeated views of it.
+                charge()?;
+                let mut out = Vec::with_capacity(components);
                 for i in 0..count {
                     let base = offset + i * stride;
                     for c in 0..comps {
@@ -1371,14 +1420,10 @@ impl Reader<'_> {
                 }
                 out
             }
+            // Implicit zeros: only the budget bounds them.
             None => {
-                if count > MAX_IMPLICIT_ELEMENTS {
-                    return Err(GltfError::AccessorTooLarge {
-                        accessor: acc.index(),
-                        count,
-                    });
-                }
-                vec![T::default(); count * comps]
+                charge()?;
+                vec![T::default(); components]
             }
         };
         if let Some(sparse) = self
@@ -1579,6 +1624,7 @@ fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<GltfScene, Error
 
     let mut primitives = Vec::new();
     let mut prepared: HashMap<(usize, usize, usize), Arc<PrimitiveData>> = HashMap::new();
+    let mut total_vertices = 0usize;
     for node in doc.nodes() {
         let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
             continue;
@@ -1601,6 +1647,13 @@ fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<GltfScene, Error
                     d
                 }
             };
+            total_vertices += data.positions.len();
+            if total_vertices > MAX_SKINNED_VERTICES {
+                return Err(GltfError::TooManySkinnedVertices {
+                    vertices: total_vertices,
+                }
+                .into());
+            }
             primitives.push(SkinnedPrimitive {
                 node: node.index(),
                 mesh: mesh.index(),

@@ -789,6 +789,32 @@ fn broken_files_give_the_error_naming_their_rule() {
         GltfError::BufferViewOutOfBounds { view: 0, .. }
     );
 
+    // Many distinct accessors over the same bytes, one per mesh: more data than the file holds.
+    let mut b = Builder::default();
+    let mut d = two_joint_rig(&mut b);
+    let n = 10_000;
+    let big = b.f32s(&vec![0.0; 3 * n], "VEC3");
+    let joints = b.u16s(&vec![0; 4 * n], "VEC4", false);
+    let weights = b.f32s(&[1.0, 0.0, 0.0, 0.0].repeat(n), "VEC4");
+    let aliases: Vec<usize> = (0..250)
+        .map(|_| {
+            b.accessors.push(b.accessors[big].clone());
+            b.accessors.len() - 1
+        })
+        .collect();
+    // 250 x 30,000 components from 360 kB: past 4 per byte plus the slack.
+    d["meshes"] = json!(aliases
+        .iter()
+        .map(|&a| json!({"primitives": [{"attributes": {"POSITION": a, "JOINTS_0": joints, "WEIGHTS_0": weights}}]}))
+        .collect::<Vec<_>>());
+    let mut nodes: Vec<Value> = (0..250).map(|m| json!({"mesh": m, "skin": 0})).collect();
+    nodes.extend([json!({"children": [251]}), json!({})]);
+    d["nodes"] = json!(nodes);
+    d["skins"] = json!([{"joints": [250, 251]}]);
+    d["scenes"] = json!([]);
+    d.as_object_mut().unwrap().remove("scene");
+    expect_err!(&b.gltf(d), GltfError::AccessorTooLarge { .. });
+
     // An accessor with no data behind it and a huge count.
     let mut b = Builder::default();
     let doc = two_joint_rig(&mut b);
