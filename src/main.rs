@@ -10,7 +10,7 @@ const USAGE: &str = "\
 usage: ispc-skinning [COMMAND]
 
 commands:
-  bench [--json PATH] [--plot PATH.svg] [--quick]
+  bench [--json PATH] [--plot PATH.svg] [--gltf FILE] [--quick]
                                   run the benchmark report; with no command at all, the report
                                   also writes its chart to target/ispc-skinning-report.svg
   info                            show compiled, supported and selected ISAs, and the cargo features

@@ -37,6 +37,7 @@ impl Row {
 struct Options {
     json: Option<String>,
     plot: Option<String>,
+    gltf: Option<String>,
     quick: bool,
 }
 
@@ -44,6 +45,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut opts = Options {
         json: None,
         plot: None,
+        gltf: None,
         quick: false,
     };
     let mut it = args.iter();
@@ -51,6 +53,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         match a.as_str() {
             "--json" => opts.json = Some(it.next().ok_or("--json needs a path")?.clone()),
             "--plot" => opts.plot = Some(it.next().ok_or("--plot needs a path")?.clone()),
+            "--gltf" => opts.gltf = Some(it.next().ok_or("--gltf needs a path")?.clone()),
             "--quick" => opts.quick = true,
             other => return Err(format!("bench: unknown argument '{other}'")),
         }
@@ -88,6 +91,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
     let mut rows = Vec::new();
     super::character_bench::rows(budget, &isas, &mut rows);
+    #[cfg(feature = "gltf")]
+    super::gltf_bench::rows(budget, &isas, opts.gltf.as_deref(), &mut rows)?;
+    #[cfg(not(feature = "gltf"))]
+    if opts.gltf.is_some() {
+        return Err("bench --gltf needs the 'gltf' feature".into());
+    }
     transform_rows(budget, &isas, &mut rows);
     super::hierarchy_bench::rows(budget, &isas, &mut rows);
     super::skin_bench::rows(budget, &isas, &mut rows);

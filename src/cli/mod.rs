@@ -1,6 +1,8 @@
 pub mod bench;
 pub mod character_bench;
 pub mod davies_bench;
+#[cfg(feature = "gltf")]
+pub mod gltf_bench;
 pub mod hierarchy_bench;
 pub mod info;
 pub mod plot;

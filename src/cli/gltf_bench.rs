@@ -1,0 +1,105 @@
+//! Row `gltf_frame`: one whole frame of a real glTF character, sampling the clip, local to model over
+//! every node, the palettes and skinning every primitive, on the reference and every ISA. The report
+//! uses CesiumMan from `../shared/assets` (3,273 vertices, 19 joints) when it is there, or the file given
+//! with `bench --gltf PATH`; without either, the row is skipped with a message.
+
+use super::bench::Row;
+use super::timing::{median_ns_per_call, Budget};
+use ispc_skinning::gltf::{GltfScene, Wrap};
+use ispc_skinning::{Backend, Isa};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+/// The default asset, relative to the working directory (the repository root under `cargo run`).
+const DEFAULT_ASSET: &str = "../shared/assets/CesiumMan/CesiumMan.glb";
+
+/// The file the row measures: `path` when given, else the default asset when present.
+pub fn asset(path: Option<&str>) -> Option<PathBuf> {
+    match path {
+        Some(p) => Some(PathBuf::from(p)),
+        None => Path::new(DEFAULT_ASSET)
+            .is_file()
+            .then(|| PathBuf::from(DEFAULT_ASSET)),
+    }
+}
+
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    path: Option<&str>,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let Some(file) = asset(path) else {
+        eprintln!("\rbench: gltf_frame skipped: {DEFAULT_ASSET} is not here (use --gltf PATH)");
+        return Ok(());
+    };
+    eprint!("\rbench: gltf_frame on {}                ", file.display());
+    let scene = GltfScene::load(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let clip = (!scene.clips().is_empty()).then_some(0);
+    let duration = clip.map_or(1.0, |c| scene.clips()[c].duration().max(1e-3));
+    let n: usize = scene.primitives().iter().map(|p| p.vertex_count()).sum();
+    if n == 0 {
+        return Err(format!("{}: no skinned vertices", file.display()));
+    }
+    let backends: Vec<(String, Backend)> =
+        std::iter::once(("reference".to_string(), Backend::Reference))
+            .chain(isas.iter().map(|&i| (i.name().to_string(), i.into())))
+            .collect();
+    let states: Vec<RefCell<(ispc_skinning::gltf::Frame, f32)>> = backends
+        .iter()
+        .map(|_| RefCell::new((scene.frame_buffers(), 0.0)))
+        .collect();
+    let scene = &scene;
+    let mut c: Vec<Box<dyn FnMut() + '_>> = backends
+        .iter()
+        .zip(&states)
+        .map(|(&(_, backend), state)| {
+            Box::new(move || {
+                let (frame, time) = &mut *state.borrow_mut();
+                // Step through the clip so every frame samples a new time.
+                *time = (*time + duration / 97.0) % duration;
+                scene
+                    .evaluate(clip, *time, Wrap::Loop, backend, frame)
+                    .expect("the loaded scene evaluates");
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    let times = median_ns_per_call(budget, &mut c);
+    for ((name, _), t) in backends.iter().zip(&times) {
+        rows.push(Row {
+            kernel: "gltf_frame",
+            isa: name.clone(),
+            size: n,
+            influences: None,
+            threads: 1,
+            ns_per_item: t / n as f64,
+            reference_ns_per_item: times[0] / n as f64,
+        });
+    }
+    println!(
+        "gltf_frame: {} ({n} skinned vertices, {} nodes), whole frame (sample, local to model, palettes, skin):",
+        file.display(),
+        scene.node_count()
+    );
+    let best = rows
+        .iter()
+        .filter(|r| r.kernel == "gltf_frame" && r.isa != "reference")
+        .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item));
+    for r in rows.iter().filter(|r| r.kernel == "gltf_frame") {
+        println!(
+            "  {:<9} {:>8.1} us/frame  {:.2}x the reference",
+            r.isa,
+            r.ns_per_item * n as f64 * 1e-3,
+            r.speedup()
+        );
+    }
+    if let Some(b) = best {
+        println!(
+            "  best ISA {}: {:.2}x the reference (target 3x)",
+            b.isa,
+            b.speedup()
+        );
+    }
+    println!();
+    Ok(())
+}
