@@ -333,7 +333,7 @@ pub fn character(joints: usize, rings: usize, segments: usize) -> Character {
         for r in 0..rings {
             let u = r as f32 / (rings.max(2) - 1) as f32;
             let centre = a.lerp(b, u);
-            let w = [0.9 * (1.0 - u), 0.9 * u, 0.05, 0.05];
+            let w = [0.05 + 0.85 * (1.0 - u), 0.05 + 0.85 * u, 0.05, 0.05];
             for s in 0..segments {
                 let angle = std::f32::consts::TAU * s as f32 / segments as f32;
                 let normal = side * angle.cos() + up * angle.sin();

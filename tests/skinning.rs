@@ -605,3 +605,58 @@ fn interleaved_outputs_are_checked() {
     .unwrap_err();
     assert!(matches!(err, Error::OutputLayout { reason } if reason.contains("aligned")));
 }
+
+/// The report's default character skins to its own bind pose when posed at the bind pose, through the
+/// skeleton's level order and the palette's joint remap, on every backend.
+#[test]
+fn the_default_character_at_bind_pose_is_its_mesh() {
+    use ispc_skinning::scene::character;
+    use ispc_skinning::{LocalToModelJob, Locals, PaletteJob, Skeleton, Trs};
+    let c = character(67, 4, 6);
+    let n = c.parents.len();
+    let skeleton = Skeleton::from_parents(&c.parents).unwrap();
+    let translations = skeleton.to_level_order(&c.bind_translations).unwrap();
+    let (rotations, scales) = (vec![Quat::IDENTITY; n], vec![Vec3::ONE; n]);
+    let remap: Vec<u32> = (0..n)
+        .map(|i| skeleton.level_index(i).unwrap() as u32)
+        .collect();
+    let input = MeshInput {
+        normals: Some(Attribute::vec3(&c.normals)),
+        tangents: Some(Attribute::vec4(&c.tangents)),
+        ..MeshInput::new(
+            Attribute::vec3(&c.positions),
+            Attribute::joints_u16(&c.joints),
+            Attribute::weights_f32(&c.weights),
+        )
+    };
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(n)).unwrap();
+    assert_eq!(mesh.influence_histogram()[4], mesh.vertex_count());
+    let mut backends = vec![Backend::Reference];
+    backends.extend(
+        ispc_skinning::Isa::available()
+            .into_iter()
+            .map(Backend::from),
+    );
+    for backend in backends {
+        let mut models = vec![Mat4::IDENTITY; n];
+        let locals = Locals::Trs(Trs {
+            translations: &translations,
+            rotations: &rotations,
+            scales: &scales,
+        });
+        let mut job = LocalToModelJob::new(&skeleton, locals, &mut models);
+        job.backend = backend;
+        job.run().unwrap();
+        let mut palette = vec![PaletteMatrix::IDENTITY; n];
+        let mut job = PaletteJob::new(&models, &c.inverse_binds, &mut palette);
+        (job.joints, job.backend) = (Some(&remap[..]), backend);
+        job.run().unwrap();
+        let got = skin(&mesh, &palette, backend);
+        for (i, (g, w)) in got.iter().zip(&c.positions).enumerate() {
+            assert!(
+                (*g - *w).abs().max_element() < 1e-5,
+                "{backend:?} vertex {i}: {g} vs {w}"
+            );
+        }
+    }
+}
