@@ -55,17 +55,6 @@ static inline varying float line_up(const varying float res[CHUNKS], uniform int
 #define RENORM_PRECISE 1
 #define RENORM_FAST 2
 
-// Makes lanes 0..2 of v (x, y, z) unit length; a zero vector stays zero. Precise divides by the square
-// root; fast multiplies by rsqrt, ISPC's approximate reciprocal square root refined by a Newton step.
-static inline varying float renormalize3(varying float v, uniform int mode)
-{
-    const varying float sq = programIndex < 3 ? v * v : 0.0f;
-    const varying float len2 = shuffle(sq + shuffle(sq, 1) + shuffle(sq, 2), 0);
-    if (len2 > 0.0f)
-        v *= mode == RENORM_FAST ? rsqrt(len2) : 1.0f / sqrt(len2);
-    return v;
-}
-
 // Skins the vertices [0, count) of one influence group with K influences each (Davies' future work:
 // each influence count gets its own kernel, so the influence loop is unrolled with no count test).
 // blocks holds 12 floats per vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette
@@ -77,7 +66,7 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
                               uniform const uint32 vertices[], uniform const float palette[],
                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                              uniform bool write_tangents, uniform int renormalize, uniform bool rigid)
+                              uniform bool write_tangents, uniform bool rigid)
 {
     uniform const float * uniform bp = blocks;
     uniform const uint32 * uniform jp = joints;
@@ -113,16 +102,12 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
         // The same permute already put n' in lanes 3..5.
         varying float n = shuffle(p, min(programIndex + 3, programCount - 1));
 #endif
-        if (renormalize != RENORM_NONE && write_normals)
-            n = renormalize3(n, renormalize);
         if (programIndex < 3)
             pos[out * pos_stride + programIndex] = p;
         if (write_normals && programIndex < 3)
             nrm[out * nrm_stride + programIndex] = n;
         if (write_tangents) {
             varying float t = line_up(res, 6);
-            if (renormalize != RENORM_NONE)
-                t = renormalize3(t, renormalize);
             if (programIndex == 3)
                 t = bp[3];  // the handedness sign, copied
             if (programIndex < 4)
@@ -136,11 +121,11 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const flo
                              uniform const uint32 vertices[], uniform const float palette[],
                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                             uniform bool write_tangents, uniform int renormalize)
+                             uniform bool write_tangents)
 {
 #define SKIN_GROUP(K)                                                                                       \
     skin_group(K, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, nrm_stride,     \
-               write_normals, tng, tng_stride, write_tangents, renormalize, false)
+               write_normals, tng, tng_stride, write_tangents, false)
     switch (k) {
     case 0: SKIN_GROUP(0); break;
     case 1: SKIN_GROUP(1); break;
@@ -162,8 +147,58 @@ export void EXPORT(skin_rigid)(uniform int count, uniform const float blocks[], 
                                uniform const uint32 vertices[], uniform const float palette[],
                                uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                                uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                               uniform bool write_tangents, uniform int renormalize)
+                               uniform bool write_tangents)
 {
     skin_group(1, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride, nrm, nrm_stride, write_normals,
-               tng, tng_stride, write_tangents, renormalize, true);
+               tng, tng_stride, write_tangents, true);
+}
+
+// Scales (x, y, z) to unit length; a zero vector stays zero. Precise divides by the square root; fast
+// multiplies by rsqrt, ISPC's approximate reciprocal square root refined by a Newton step.
+static inline void unit3(varying float &x, varying float &y, varying float &z, uniform int mode)
+{
+    const varying float len2 = x * x + y * y + z * z;
+    if (len2 > 0.0f) {
+        const varying float s = mode == RENORM_FAST ? rsqrt(len2) : 1.0f / sqrt(len2);
+        x *= s;
+        y *= s;
+        z *= s;
+    }
+}
+
+// Renormalizes count skinned vectors in place, one vector per lane: vector i's xyz is at v[stride * i]
+// (stride in floats: 3 for a normal stream, 4 for a tangent stream, whose w is left alone, or an
+// interleaved vertex's stride). Renormalizing inside skin_group, with the gang spread over one vertex,
+// put a square root and a division on every vertex's critical path and cost about 2 ns per vertex on
+// AVX-512; here one of each serves a whole gang of vertices. Streams are de-interleaved with shuffles,
+// other strides and the last partial gang use masked gathers and scatters. The arithmetic per lane is
+// the same in every case, so a vector's result depends neither on the output layout nor on where a
+// chunk starts.
+export void EXPORT(renormalize_rows)(uniform float v[], uniform int count, uniform int stride, uniform int mode)
+{
+    uniform int i = 0;
+    if (stride == 3 || stride == 4) {
+        for (; i + programCount <= count; i += programCount) {
+            varying float x, y, z, w;
+            if (stride == 3) {
+                aos_to_soa3(v + 3 * i, &x, &y, &z);
+                unit3(x, y, z, mode);
+                soa_to_aos3(x, y, z, v + 3 * i);
+            } else {
+                aos_to_soa4(v + 4 * i, &x, &y, &z, &w);
+                unit3(x, y, z, mode);
+                soa_to_aos4(x, y, z, w, v + 4 * i);
+            }
+        }
+    }
+    for (; i < count; i += programCount) {
+        const varying int j = i + programIndex;
+        if (j < count) {
+            varying float x = v[stride * j], y = v[stride * j + 1], z = v[stride * j + 2];
+            unit3(x, y, z, mode);
+            v[stride * j] = x;
+            v[stride * j + 1] = y;
+            v[stride * j + 2] = z;
+        }
+    }
 }

@@ -89,7 +89,6 @@ type SkinPntFn = unsafe extern "C" fn(
     *mut f32,
     i32,
     bool,
-    i32,
 );
 type SkinRigidFn = unsafe extern "C" fn(
     i32,
@@ -105,7 +104,6 @@ type SkinRigidFn = unsafe extern "C" fn(
     *mut f32,
     i32,
     bool,
-    i32,
 );
 type SkinPBaseFn =
     unsafe extern "C" fn(i32, *const u8, *const u32, *const f32, *const f32, *mut f32);
@@ -120,6 +118,7 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
     *const f32,
     *mut f32,
 );
+type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -141,6 +140,7 @@ pub(crate) struct Kernels {
     skin_rigid: SkinRigidFn,
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
+    renormalize_rows: RenormalizeRowsFn,
 }
 
 macro_rules! kernel_table {
@@ -163,6 +163,7 @@ macro_rules! kernel_table {
                 skin_rigid: bindings::[<skin_rigid_ $suffix>],
                 skin_p_base: bindings::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
+                renormalize_rows: bindings::[<renormalize_rows_ $suffix>],
             }
         }
     };
@@ -649,7 +650,12 @@ pub(crate) fn skin_pnt(
             stride,
         )
     });
-    let stream = streaming && cfg!(target_arch = "x86_64") && stream_layout;
+    let stream =
+        streaming && cfg!(target_arch = "x86_64") && stream_layout && mesh.streams_sequentially();
+    // Normals and tangents are renormalized by renormalize_rows, one vector per lane, after the skinning
+    // kernel: in each streaming block before it is streamed out, otherwise over the whole output once
+    // every group is done.
+    let rows_mode = mode;
     for g in &mesh.groups {
         let count = g.vertices.len();
         let k = g.influences;
@@ -692,7 +698,6 @@ pub(crate) fn skin_pnt(
                         o.tng,
                         ts as i32,
                         wt,
-                        mode,
                     )
                 }
                 return;
@@ -715,7 +720,6 @@ pub(crate) fn skin_pnt(
                     o.tng,
                     ts as i32,
                     wt,
-                    mode,
                 )
             }
         };
@@ -761,7 +765,6 @@ pub(crate) fn skin_pnt(
                             st,
                             ts as i32,
                             wt,
-                            mode,
                         )
                     } else {
                         (isa.kernels().skin_pnt)(
@@ -780,8 +783,19 @@ pub(crate) fn skin_pnt(
                             st,
                             ts as i32,
                             wt,
-                            mode,
                         )
+                    }
+                }
+                if rows_mode != 0 {
+                    // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
+                    // (v < len), inside scratch (see above); the row kernel touches their xyz only.
+                    unsafe {
+                        if wn {
+                            (isa.kernels().renormalize_rows)(sn, len as i32, ns as i32, rows_mode);
+                        }
+                        if wt {
+                            (isa.kernels().renormalize_rows)(st, len as i32, ts as i32, rows_mode);
+                        }
                     }
                 }
                 // SAFETY: the group is contiguous, so its vertices are first..first + count, all below
@@ -810,7 +824,7 @@ pub(crate) fn skin_pnt(
             stream_fence();
         };
         let run = |range: std::ops::Range<usize>| {
-            if stream && g.contiguous {
+            if stream {
                 staged(range)
             } else {
                 chunk(range)
@@ -825,6 +839,44 @@ pub(crate) fn skin_pnt(
                     .map(|s| s..(s + SKIN_CHUNK).min(count))
                     .collect();
                 ranges.into_par_iter().for_each(run);
+            }
+        }
+    }
+    if rows_mode != 0 && !stream {
+        let rows = |range: std::ops::Range<usize>| {
+            let o = outputs;
+            // SAFETY: `isa` proves the CPU runs the kernel. Vertex v's normal xyz is at nrm + v * ns and
+            // its tangent xyz at tng + v * ts, inside the output for every v < n (checked above: separate
+            // streams of 3n and 4n floats, or n interleaved strides holding each attribute); `range`
+            // lies inside 0..n. The row kernel touches those 3 floats per vertex only. Every group has
+            // finished writing (this runs after the group loop), and parallel ranges are disjoint.
+            unsafe {
+                if wn {
+                    (isa.kernels().renormalize_rows)(
+                        o.nrm.add(ns * range.start),
+                        range.len() as i32,
+                        ns as i32,
+                        rows_mode,
+                    );
+                }
+                if wt {
+                    (isa.kernels().renormalize_rows)(
+                        o.tng.add(ts * range.start),
+                        range.len() as i32,
+                        ts as i32,
+                        rows_mode,
+                    );
+                }
+            }
+        };
+        let ranges = (0..n)
+            .step_by(SKIN_CHUNK)
+            .map(|s| s..(s + SKIN_CHUNK).min(n));
+        match threads {
+            Threads::One => ranges.for_each(rows),
+            Threads::All => {
+                use rayon::prelude::*;
+                ranges.collect::<Vec<_>>().into_par_iter().for_each(rows);
             }
         }
     }

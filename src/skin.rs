@@ -10,6 +10,9 @@
 //! n' = B3 n and t' = B3 t.xyz with t'.w = t.w (B3 is B's 3x3 part). Normals and tangents are optionally
 //! renormalized ([`Renormalize`]). As in every linear blend skinning, B3 is not a rotation when the
 //! joints disagree, so n' is exact only for rigid (1-influence) vertices; renormalizing fixes its length.
+//! The ISPC path renormalizes in a second pass with one vector per lane (over each streaming block, or
+//! over the whole output), so a square root serves a gang of vertices and the result does not depend on
+//! the output layout or the thread count.
 
 use crate::backend::{Backend, Resolved};
 use crate::crowd::Threads;

@@ -101,6 +101,9 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn renormalize_rows_neon(v: *mut f32, count: i32, stride: i32, mode: i32);
+}
+unsafe extern "C" {
     pub fn skin_pnt_neon(
         k: i32,
         count: i32,
@@ -117,7 +120,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -135,7 +137,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {

@@ -101,6 +101,9 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, mode: i32);
+}
+unsafe extern "C" {
     pub fn skin_pnt_sse4(
         k: i32,
         count: i32,
@@ -117,7 +120,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -135,7 +137,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -267,6 +268,9 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn renormalize_rows_avx2(v: *mut f32, count: i32, stride: i32, mode: i32);
+}
+unsafe extern "C" {
     pub fn skin_pnt_avx2(
         k: i32,
         count: i32,
@@ -283,7 +287,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -301,7 +304,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -433,6 +435,9 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, mode: i32);
+}
+unsafe extern "C" {
     pub fn skin_pnt_avx512(
         k: i32,
         count: i32,
@@ -449,7 +454,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
@@ -467,7 +471,6 @@ unsafe extern "C" {
         tng: *mut f32,
         tng_stride: i32,
         write_tangents: bool,
-        renormalize: i32,
     );
 }
 unsafe extern "C" {
