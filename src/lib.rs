@@ -20,6 +20,11 @@
 //! - [`LocalToModelJob`]: local transforms (matrices or TRS) to model matrices, with a root transform and
 //!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
 //! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
+//! - [`SkinnedMesh`] + [`SkinningJob`]: blended-matrix skinning of positions, normals and tangents
+//!   (rigid for one-influence vertices), with renormalization, threads and streaming stores;
+//!   [`BaseVectorJob`] (van Waveren's weighted base vectors) and [`BoneMajorJob`] (per-bone vertex
+//!   lists) for positions only; [`FramePipeline`] overlaps the next frame's pose with this frame's
+//!   skinning.
 //! - [`reference`](mod@reference): the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
 //!   [`scene`]: procedural rigs and poses; [`level_sum`]: the level-order seed's own benchmark.
 //! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
