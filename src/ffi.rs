@@ -554,8 +554,8 @@ pub(crate) fn skin_pnt(
     streaming: bool,
     out: OutputView<'_>,
 ) {
-    // The kernel's modes: 0 none, 1 precise, 2 fast.
-    let mode = match renormalize {
+    // renormalize_rows' modes: 0 none, 1 precise, 2 fast.
+    let rows_mode = match renormalize {
         crate::skin::Renormalize::None => 0,
         crate::skin::Renormalize::Precise => 1,
         crate::skin::Renormalize::Fast => 2,
@@ -607,13 +607,17 @@ pub(crate) fn skin_pnt(
                 return;
             }
             let base = floats.as_mut_ptr();
-            let mut covered = vec![0u8; stride];
-            for (o, size) in [(Some(positions), 3), (normals, 3), (tangents, 4)] {
-                if let Some(o) = o {
-                    covered[o..o + size].iter_mut().for_each(|c| *c += 1);
-                }
-            }
-            if covered.iter().all(|&c| c == 1) {
+            // The attributes fill the stride exactly when their sizes add up to it and no two overlap.
+            let attrs: Vec<(usize, usize)> = [(Some(positions), 3), (normals, 3), (tangents, 4)]
+                .into_iter()
+                .filter_map(|(o, size)| o.map(|o| (o, size)))
+                .collect();
+            let disjoint = attrs.iter().enumerate().all(|(i, a)| {
+                attrs[i + 1..]
+                    .iter()
+                    .all(|b| a.0 + a.1 <= b.0 || b.0 + b.1 <= a.0)
+            });
+            if disjoint && attrs.iter().map(|a| a.1).sum::<usize>() == stride {
                 whole = Some((base, stride));
                 stream_layout = true;
                 scratch_at = (positions, normals.unwrap_or(0), tangents.unwrap_or(0));
@@ -655,7 +659,6 @@ pub(crate) fn skin_pnt(
     // Normals and tangents are renormalized by renormalize_rows, one vector per lane, after the skinning
     // kernel: in each streaming block before it is streamed out, otherwise over the whole output once
     // every group is done.
-    let rows_mode = mode;
     for g in &mesh.groups {
         let count = g.vertices.len();
         let k = g.influences;
