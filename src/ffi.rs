@@ -1026,7 +1026,7 @@ pub(crate) fn skin_p_bone_major(
     positions: &mut [f32],
 ) {
     let n = mesh.vertex_count();
-    let bones = mesh.joint_count();
+    let bones = mesh.list_count();
     let total = mesh.vertex.len();
     let consistent = [&mesh.weight, &mesh.px, &mesh.py, &mesh.pz]
         .iter()

@@ -567,7 +567,9 @@ impl BaseVectorMesh {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoneMajorMesh {
     vertex_count: usize,
-    /// Joint b's entries are `starts[b]..starts[b + 1]`; `starts.len()` is joint count + 1.
+    joint_count: usize,
+    /// Joint b's entries are `starts[b]..starts[b + 1]`, for the joints up to the highest one used
+    /// (`starts.len()` is that count + 1, at most the joint count + 1).
     pub(crate) starts: Vec<u32>,
     pub(crate) vertex: Vec<u32>,
     pub(crate) weight: Vec<f32>,
@@ -580,7 +582,15 @@ impl BoneMajorMesh {
     /// Converts a prepared mesh (its validation, weight policy and influence LOD carry over). Entries of
     /// one joint are in increasing vertex order.
     pub fn from_mesh(mesh: &SkinnedMesh) -> BoneMajorMesh {
-        let joints = mesh.joint_count();
+        // One list per joint up to the highest one used: the joint count is only a bound, and a mesh
+        // prepared against a huge palette must not allocate a list per palette entry.
+        let joints = mesh
+            .groups
+            .iter()
+            .flat_map(|g| g.joints.iter())
+            .map(|&j| j as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut lists: Vec<Vec<(u32, f32, [f32; 3])>> = vec![Vec::new(); joints];
         for g in &mesh.groups {
             let k = g.influences;
@@ -597,6 +607,7 @@ impl BoneMajorMesh {
         let total: usize = lists.iter().map(Vec::len).sum();
         let mut out = BoneMajorMesh {
             vertex_count: mesh.vertex_count(),
+            joint_count: mesh.joint_count(),
             starts: Vec::with_capacity(joints + 1),
             vertex: Vec::with_capacity(total),
             weight: Vec::with_capacity(total),
@@ -633,8 +644,13 @@ impl BoneMajorMesh {
         self.vertex_count
     }
 
-    /// The palette length this mesh was validated against (one list per joint).
+    /// The palette length this mesh was validated against.
     pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// Number of per-joint lists: the highest joint used, plus one.
+    pub(crate) fn list_count(&self) -> usize {
         self.starts.len().saturating_sub(1)
     }
 }

@@ -276,7 +276,7 @@ pub(crate) fn skin_p_bone_major(
     positions: &mut [Vec3],
 ) {
     positions.fill(Vec3::ZERO);
-    for b in 0..mesh.joint_count() {
+    for b in 0..mesh.list_count() {
         let m = &palette[b].rows;
         for e in mesh.starts[b] as usize..mesh.starts[b + 1] as usize {
             let (x, y, z, w) = (mesh.px[e], mesh.py[e], mesh.pz[e], mesh.weight[e]);

@@ -660,3 +660,32 @@ fn the_default_character_at_bind_pose_is_its_mesh() {
         }
     }
 }
+
+/// A mesh prepared against a huge palette bound builds its bone-major lists for the joints it uses
+/// only, and a job with a palette shorter than the bound is refused.
+#[test]
+fn bone_major_lists_do_not_scale_with_the_palette_bound() {
+    use ispc_skinning::{BoneMajorJob, BoneMajorMesh};
+    let p = positions(3);
+    let joints = [[2u16, 0, 0, 0]; 3];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 3];
+    let input = MeshInput::new(
+        Attribute::vec3(&p),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    let bound = 1usize << 40;
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(bound)).unwrap();
+    let lists = BoneMajorMesh::from_mesh(&mesh);
+    assert_eq!(lists.joint_count(), bound);
+    let palette = [PaletteMatrix::IDENTITY; 3];
+    let mut out = [Vec3::ZERO; 3];
+    assert_eq!(
+        BoneMajorJob::new(&lists, &palette, &mut out).run(),
+        Err(Error::CountMismatch {
+            what: "palette entries (at least the mesh's joint count)",
+            expected: bound,
+            got: 3
+        })
+    );
+}
