@@ -671,6 +671,16 @@ pub(crate) fn skin_pnt(
         }
         let chunk = |range: std::ops::Range<usize>| {
             let o = outputs;
+            let targets = Targets {
+                pos: o.pos,
+                ps,
+                nrm: o.nrm,
+                ns,
+                wn,
+                tng: o.tng,
+                ts,
+                wt,
+            };
             // SAFETY: `isa` proves the CPU runs the kernel. For v in `range` (inside 0..count) it reads
             // blocks[12v..12v+12], joints and weights [k*v..k*v+k] (lengths checked above; the pointers
             // are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
@@ -682,47 +692,16 @@ pub(crate) fn skin_pnt(
             // Chunks of any group write distinct vertices, because `vertices` over all groups is a
             // permutation of 0..n (SkinnedMesh::prepare puts each vertex in exactly one group once), so
             // chunks running on several threads never write the same float. All float offsets stay
-            // below 2^31 / 4 (checked above) for 32-bit addressing. The rigid kernel (k = 1) makes the
-            // same accesses without reading weights.
-            if g.rigid && k == 1 {
-                // SAFETY: see above; k = 1, so joints[v] is at range.start + v.
-                unsafe {
-                    (isa.kernels().skin_rigid)(
-                        range.len() as i32,
-                        g.blocks.as_ptr().add(12 * range.start),
-                        g.joints.as_ptr().add(range.start),
-                        g.vertices.as_ptr().add(range.start),
-                        palette.as_ptr().cast(),
-                        o.pos,
-                        ps as i32,
-                        o.nrm,
-                        ns as i32,
-                        wn,
-                        o.tng,
-                        ts as i32,
-                        wt,
-                    )
-                }
-                return;
-            }
-            // SAFETY: see above.
+            // below 2^31 / 4 (checked above) for 32-bit addressing.
             unsafe {
-                (isa.kernels().skin_pnt)(
-                    k as i32,
-                    range.len() as i32,
-                    g.blocks.as_ptr().add(12 * range.start),
-                    g.joints.as_ptr().add(k * range.start),
-                    g.weights.as_ptr().add(k * range.start),
+                skin_block(
+                    isa,
+                    g,
+                    palette,
+                    range.start,
+                    range.len(),
                     g.vertices.as_ptr().add(range.start),
-                    palette.as_ptr().cast(),
-                    o.pos,
-                    ps as i32,
-                    o.nrm,
-                    ns as i32,
-                    wn,
-                    o.tng,
-                    ts as i32,
-                    wt,
+                    &targets,
                 )
             }
         };
@@ -747,48 +726,22 @@ pub(crate) fn skin_pnt(
             for block in range.clone().step_by(STAGE) {
                 let len = STAGE.min(range.end - block);
                 let dst = first + block;
-                // SAFETY: as for skin_pnt below, except that vertex v of the block (v < len <= STAGE)
+                let targets = Targets {
+                    pos: sp,
+                    ps,
+                    nrm: sn,
+                    ns,
+                    wn,
+                    tng: st,
+                    ts,
+                    wt,
+                };
+                // SAFETY: as in `chunk` above, except that vertex v of the block (v < len <= STAGE)
                 // goes to index IOTA[v] = v of scratch: 3 floats at sp + v * ps, 3 at sn + v * ns and
                 // 4 at st + v * ts, inside scratch (separate: segments of 3, 3 and 4 floats times STAGE;
-                // interleaved: offset + size <= stride, STAGE strides). The inputs are read at
-                // block..block + len, inside the group's vectors (checked above).
-                unsafe {
-                    if g.rigid && k == 1 {
-                        (isa.kernels().skin_rigid)(
-                            len as i32,
-                            g.blocks.as_ptr().add(12 * block),
-                            g.joints.as_ptr().add(block),
-                            IOTA.as_ptr(),
-                            palette.as_ptr().cast(),
-                            sp,
-                            ps as i32,
-                            sn,
-                            ns as i32,
-                            wn,
-                            st,
-                            ts as i32,
-                            wt,
-                        )
-                    } else {
-                        (isa.kernels().skin_pnt)(
-                            k as i32,
-                            len as i32,
-                            g.blocks.as_ptr().add(12 * block),
-                            g.joints.as_ptr().add(k * block),
-                            g.weights.as_ptr().add(k * block),
-                            IOTA.as_ptr(),
-                            palette.as_ptr().cast(),
-                            sp,
-                            ps as i32,
-                            sn,
-                            ns as i32,
-                            wn,
-                            st,
-                            ts as i32,
-                            wt,
-                        )
-                    }
-                }
+                // interleaved: offset + size <= stride, STAGE strides), which only this closure uses.
+                // The inputs are read at block..block + len, inside the group (range lies in 0..count).
+                unsafe { skin_block(isa, g, palette, block, len, IOTA.as_ptr(), &targets) }
                 if rows_mode != 0 {
                     // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
                     // (v < len), inside scratch (see above); the row kernel touches their xyz only.
@@ -881,6 +834,80 @@ pub(crate) fn skin_pnt(
                 use rayon::prelude::*;
                 ranges.collect::<Vec<_>>().into_par_iter().for_each(rows);
             }
+        }
+    }
+}
+
+/// Where a skinning kernel writes: vertex index o's position at `pos + o * ps` (3 floats), its normal at
+/// `nrm + o * ns` (3 floats, when `wn`) and its tangent at `tng + o * ts` (4 floats, when `wt`).
+struct Targets {
+    pos: *mut f32,
+    ps: usize,
+    nrm: *mut f32,
+    ns: usize,
+    wn: bool,
+    tng: *mut f32,
+    ts: usize,
+    wt: bool,
+}
+
+/// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
+/// rigid), writing vertex `start + v`'s outputs at index `vertices[v]` of `out`.
+///
+/// # Safety
+/// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
+/// and its vectors have their documented lengths (12 block floats, k joints and k weights per vertex);
+/// every joint index is below `palette.len()`; `vertices` holds `len` indices; for each index o, the
+/// floats `out` names for o are valid for writes and written by nobody else during the call; and every
+/// float offset `o * stride` fits in i32.
+unsafe fn skin_block(
+    isa: Runnable,
+    g: &crate::mesh::InfluenceGroup,
+    palette: &[PaletteMatrix],
+    start: usize,
+    len: usize,
+    vertices: *const u32,
+    out: &Targets,
+) {
+    let k = g.influences;
+    // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
+    // start + len is at most its vertex count.
+    unsafe {
+        if g.rigid && k == 1 {
+            // The rigid kernel reads one joint per vertex and no weights.
+            (isa.kernels().skin_rigid)(
+                len as i32,
+                g.blocks.as_ptr().add(12 * start),
+                g.joints.as_ptr().add(start),
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+                out.nrm,
+                out.ns as i32,
+                out.wn,
+                out.tng,
+                out.ts as i32,
+                out.wt,
+            )
+        } else {
+            (isa.kernels().skin_pnt)(
+                k as i32,
+                len as i32,
+                g.blocks.as_ptr().add(12 * start),
+                g.joints.as_ptr().add(k * start),
+                g.weights.as_ptr().add(k * start),
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+                out.nrm,
+                out.ns as i32,
+                out.wn,
+                out.tng,
+                out.ts as i32,
+                out.wt,
+            )
         }
     }
 }
