@@ -58,12 +58,15 @@ static inline varying float line_up(const varying float res[CHUNKS], uniform int
 // Skins the vertices [0, count) of one influence group with K influences each (Davies' future work:
 // each influence count gets its own kernel, so the influence loop is unrolled with no count test).
 // blocks holds 12 floats per vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette
-// indices per vertex, weights K weights. Vertex v's results go to original index vertices[v]: position at
-// pos[vertices[v] * pos_stride] (always), normal at nrm[... * nrm_stride] when write_normals, tangent
-// (xyz, then w copied) at tng[... * tng_stride] when write_tangents.
-static inline void skin_group(uniform int K, uniform int count, uniform const float blocks[],
-                              uniform const uint32 joints[], uniform const float weights[],
-                              uniform const uint32 vertices[], uniform const float palette[],
+// indices per vertex, weights K weights. Vertex v's results go to index out = vertices[v], or
+// out = first + v when sequential (vertices is then not read: a group whose vertices are consecutive
+// needs no index load and no multiply per vertex): position at pos[out * pos_stride] (always), normal
+// at nrm[out * nrm_stride] when write_normals, tangent (xyz, then w copied) at tng[out * tng_stride]
+// when write_tangents.
+static inline void skin_group(uniform int K, uniform bool sequential, uniform int first, uniform int count,
+                              uniform const float blocks[], uniform const uint32 joints[],
+                              uniform const float weights[], uniform const uint32 vertices[],
+                              uniform const float palette[],
                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
                               uniform bool write_tangents, uniform bool rigid)
@@ -94,7 +97,7 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
             }
             res[ch] = product_chunk(b, m, ch);
         }
-        const uniform int out = vertices[v];
+        const uniform int out = sequential ? first + v : (uniform int)vertices[v];
         const varying float p = line_up(res, 0);
 #if TARGET_WIDTH == 4
         varying float n = line_up(res, 3);
@@ -116,41 +119,53 @@ static inline void skin_group(uniform int K, uniform int count, uniform const fl
     }
 }
 
-export void EXPORT(skin_pnt)(uniform int k, uniform int count, uniform const float blocks[],
+// Skins one influence group (see skin_group); first >= 0 selects the sequential form.
+export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count, uniform const float blocks[],
                              uniform const uint32 joints[], uniform const float weights[],
                              uniform const uint32 vertices[], uniform const float palette[],
                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
                              uniform bool write_tangents)
 {
-#define SKIN_GROUP(K)                                                                                       \
-    skin_group(K, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, nrm_stride,     \
-               write_normals, tng, tng_stride, write_tangents, false)
-    switch (k) {
-    case 0: SKIN_GROUP(0); break;
-    case 1: SKIN_GROUP(1); break;
-    case 2: SKIN_GROUP(2); break;
-    case 3: SKIN_GROUP(3); break;
-    case 4: SKIN_GROUP(4); break;
-    case 5: SKIN_GROUP(5); break;
-    case 6: SKIN_GROUP(6); break;
-    case 7: SKIN_GROUP(7); break;
-    case 8: SKIN_GROUP(8); break;
+#define SKIN_GROUP(K, SEQ)                                                                                  \
+    skin_group(K, SEQ, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm,      \
+               nrm_stride, write_normals, tng, tng_stride, write_tangents, false)
+#define SKIN_ANY_K(SEQ)                                                                                     \
+    switch (k) {                                                                                            \
+    case 0: SKIN_GROUP(0, SEQ); break;                                                                      \
+    case 1: SKIN_GROUP(1, SEQ); break;                                                                      \
+    case 2: SKIN_GROUP(2, SEQ); break;                                                                      \
+    case 3: SKIN_GROUP(3, SEQ); break;                                                                      \
+    case 4: SKIN_GROUP(4, SEQ); break;                                                                      \
+    case 5: SKIN_GROUP(5, SEQ); break;                                                                      \
+    case 6: SKIN_GROUP(6, SEQ); break;                                                                      \
+    case 7: SKIN_GROUP(7, SEQ); break;                                                                      \
+    case 8: SKIN_GROUP(8, SEQ); break;                                                                      \
     }
+    if (first >= 0) {
+        SKIN_ANY_K(true)
+    } else {
+        SKIN_ANY_K(false)
+    }
+#undef SKIN_ANY_K
 #undef SKIN_GROUP
 }
 
 // Rigid skinning (van Waveren's one-influence LOD, the common case of machine parts and props): every
 // vertex follows one joint with weight 1, so each output is a plain transform by that palette matrix.
-// weights is not read; joints holds one palette index per vertex.
-export void EXPORT(skin_rigid)(uniform int count, uniform const float blocks[], uniform const uint32 joints[],
-                               uniform const uint32 vertices[], uniform const float palette[],
-                               uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
-                               uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                               uniform bool write_tangents)
+// weights is not read; joints holds one palette index per vertex; first >= 0 as for skin_pnt.
+export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform const float blocks[],
+                               uniform const uint32 joints[], uniform const uint32 vertices[],
+                               uniform const float palette[], uniform float pos[], uniform int pos_stride,
+                               uniform float nrm[], uniform int nrm_stride, uniform bool write_normals,
+                               uniform float tng[], uniform int tng_stride, uniform bool write_tangents)
 {
-    skin_group(1, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride, nrm, nrm_stride, write_normals,
-               tng, tng_stride, write_tangents, true);
+    if (first >= 0)
+        skin_group(1, true, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride,
+                   nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+    else
+        skin_group(1, false, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride,
+                   nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
 }
 
 // Scales (x, y, z) to unit length; a zero vector stays zero. Precise divides by the square root; fast

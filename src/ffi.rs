@@ -76,6 +76,7 @@ type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i
 type SkinPntFn = unsafe extern "C" fn(
     i32,
     i32,
+    i32,
     *const f32,
     *const u32,
     *const f32,
@@ -91,6 +92,7 @@ type SkinPntFn = unsafe extern "C" fn(
     bool,
 );
 type SkinRigidFn = unsafe extern "C" fn(
+    i32,
     i32,
     *const f32,
     *const u32,
@@ -669,6 +671,8 @@ pub(crate) fn skin_pnt(
         {
             continue;
         }
+        // The original index of the group's first vertex; a contiguous group's vertex v is first + v.
+        let first = g.vertices[0] as usize;
         let chunk = |range: std::ops::Range<usize>| {
             let o = outputs;
             let targets = Targets {
@@ -685,7 +689,7 @@ pub(crate) fn skin_pnt(
             // blocks[12v..12v+12], joints and weights [k*v..k*v+k] (lengths checked above; the pointers
             // are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
             // palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It writes, at
-            // out = vertices[v] < n, 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and 4 at
+            // out = vertices[v] < n (for a contiguous group, first + v is that same index), 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and 4 at
             // tng + out * ts when wt: inside the separate streams (3n, 3n, 4n floats) or, interleaved,
             // inside vertex out's stride (offset + size <= stride, n strides in the buffer). Separate
             // streams are distinct &mut slices; interleaved pointers write disjoint floats of one buffer.
@@ -701,13 +705,13 @@ pub(crate) fn skin_pnt(
                     range.start,
                     range.len(),
                     g.vertices.as_ptr().add(range.start),
+                    g.contiguous.then(|| first + range.start),
                     &targets,
                 )
             }
         };
         // Streaming: each block of STAGE vertices is skinned into `scratch`, laid out like the output
-        // with the block's first vertex at index 0 (IOTA stands in for `vertices`), then streamed out.
-        let first = g.vertices[0] as usize;
+        // with the block's first vertex at index 0, then streamed out.
         let staged = |range: std::ops::Range<usize>| {
             // Whole copies, so that the closure captures the Sync wrappers, not their pointer fields.
             let (outputs, whole) = (outputs, whole);
@@ -737,11 +741,22 @@ pub(crate) fn skin_pnt(
                     wt,
                 };
                 // SAFETY: as in `chunk` above, except that vertex v of the block (v < len <= STAGE)
-                // goes to index IOTA[v] = v of scratch: 3 floats at sp + v * ps, 3 at sn + v * ns and
+                // goes to index v of scratch (first = 0): 3 floats at sp + v * ps, 3 at sn + v * ns and
                 // 4 at st + v * ts, inside scratch (separate: segments of 3, 3 and 4 floats times STAGE;
                 // interleaved: offset + size <= stride, STAGE strides), which only this closure uses.
                 // The inputs are read at block..block + len, inside the group (range lies in 0..count).
-                unsafe { skin_block(isa, g, palette, block, len, IOTA.as_ptr(), &targets) }
+                unsafe {
+                    skin_block(
+                        isa,
+                        g,
+                        palette,
+                        block,
+                        len,
+                        g.vertices.as_ptr().add(block),
+                        Some(0),
+                        &targets,
+                    )
+                }
                 if rows_mode != 0 {
                     // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
                     // (v < len), inside scratch (see above); the row kernel touches their xyz only.
@@ -852,12 +867,14 @@ struct Targets {
 }
 
 /// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
-/// rigid), writing vertex `start + v`'s outputs at index `vertices[v]` of `out`.
+/// rigid), writing vertex `start + v`'s outputs at index `vertices[v]` of `out`, or at index
+/// `first + v` when `first` is given (`vertices` is then not read).
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
 /// and its vectors have their documented lengths (12 block floats, k joints and k weights per vertex);
-/// every joint index is below `palette.len()`; `vertices` holds `len` indices; for each index o, the
+/// every joint index is below `palette.len()`; `vertices` holds `len` indices (or `first` is given and
+/// `first + len` fits in i32); for each index o, the
 /// floats `out` names for o are valid for writes and written by nobody else during the call; and every
 /// float offset `o * stride` fits in i32.
 unsafe fn skin_block(
@@ -867,15 +884,19 @@ unsafe fn skin_block(
     start: usize,
     len: usize,
     vertices: *const u32,
+    first: Option<usize>,
     out: &Targets,
 ) {
     let k = g.influences;
+    // The kernels' encoding: a negative first means "read vertices".
+    let first = first.map_or(-1, |f| f as i32);
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
     // start + len is at most its vertex count.
     unsafe {
         if g.rigid && k == 1 {
             // The rigid kernel reads one joint per vertex and no weights.
             (isa.kernels().skin_rigid)(
+                first,
                 len as i32,
                 g.blocks.as_ptr().add(12 * start),
                 g.joints.as_ptr().add(start),
@@ -893,6 +914,7 @@ unsafe fn skin_block(
         } else {
             (isa.kernels().skin_pnt)(
                 k as i32,
+                first,
                 len as i32,
                 g.blocks.as_ptr().add(12 * start),
                 g.joints.as_ptr().add(k * start),
@@ -914,17 +936,6 @@ unsafe fn skin_block(
 
 /// Vertices per streaming block: their outputs (at most 40 bytes each) stay in the L1 cache.
 const STAGE: usize = 256;
-
-/// `IOTA[i] == i`: the output indices of a streaming block.
-static IOTA: [u32; STAGE] = {
-    let mut a = [0u32; STAGE];
-    let mut i = 0;
-    while i < STAGE {
-        a[i] = i as u32;
-        i += 1;
-    }
-    a
-};
 
 /// Copies `n` floats from `src` to `dst`, with non-temporal stores wherever `dst` is 16-byte aligned
 /// (x86-64; elsewhere a plain copy).

@@ -106,6 +106,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_neon(
         k: i32,
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -124,6 +125,7 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn skin_rigid_neon(
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,

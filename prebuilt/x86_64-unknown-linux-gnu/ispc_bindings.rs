@@ -106,6 +106,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_sse4(
         k: i32,
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -124,6 +125,7 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn skin_rigid_sse4(
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -273,6 +275,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_avx2(
         k: i32,
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -291,6 +294,7 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn skin_rigid_avx2(
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -440,6 +444,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_avx512(
         k: i32,
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
@@ -458,6 +463,7 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn skin_rigid_avx512(
+        first: i32,
         count: i32,
         blocks: *const f32,
         joints: *const u32,
