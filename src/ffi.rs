@@ -704,8 +704,11 @@ pub(crate) fn skin_pnt(
                     palette,
                     range.start,
                     range.len(),
-                    g.vertices.as_ptr().add(range.start),
-                    g.contiguous.then(|| first + range.start),
+                    if g.contiguous {
+                        Indices::From(first + range.start)
+                    } else {
+                        Indices::Listed(g.vertices.as_ptr().add(range.start))
+                    },
                     &targets,
                 )
             }
@@ -745,18 +748,7 @@ pub(crate) fn skin_pnt(
                 // 4 at st + v * ts, inside scratch (separate: segments of 3, 3 and 4 floats times STAGE;
                 // interleaved: offset + size <= stride, STAGE strides), which only this closure uses.
                 // The inputs are read at block..block + len, inside the group (range lies in 0..count).
-                unsafe {
-                    skin_block(
-                        isa,
-                        g,
-                        palette,
-                        block,
-                        len,
-                        g.vertices.as_ptr().add(block),
-                        Some(0),
-                        &targets,
-                    )
-                }
+                unsafe { skin_block(isa, g, palette, block, len, Indices::From(0), &targets) }
                 if rows_mode != 0 {
                     // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
                     // (v < len), inside scratch (see above); the row kernel touches their xyz only.
@@ -866,15 +858,22 @@ struct Targets {
     wt: bool,
 }
 
+/// Output indices of a block of vertices: listed (vertex v of the block goes to `list[v]`), or
+/// consecutive from a first index (the kernels then read no index).
+#[derive(Clone, Copy)]
+enum Indices {
+    Listed(*const u32),
+    From(usize),
+}
+
 /// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
-/// rigid), writing vertex `start + v`'s outputs at index `vertices[v]` of `out`, or at index
-/// `first + v` when `first` is given (`vertices` is then not read).
+/// rigid), writing vertex `start + v`'s outputs at the index `indices` gives for v.
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
 /// and its vectors have their documented lengths (12 block floats, k joints and k weights per vertex);
-/// every joint index is below `palette.len()`; `vertices` holds `len` indices (or `first` is given and
-/// `first + len` fits in i32); for each index o, the
+/// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
+/// consecutive one has `first + len` within i32; for each index o, the
 /// floats `out` names for o are valid for writes and written by nobody else during the call; and every
 /// float offset `o * stride` fits in i32.
 unsafe fn skin_block(
@@ -883,13 +882,15 @@ unsafe fn skin_block(
     palette: &[PaletteMatrix],
     start: usize,
     len: usize,
-    vertices: *const u32,
-    first: Option<usize>,
+    indices: Indices,
     out: &Targets,
 ) {
     let k = g.influences;
     // The kernels' encoding: a negative first means "read vertices".
-    let first = first.map_or(-1, |f| f as i32);
+    let (vertices, first) = match indices {
+        Indices::Listed(v) => (v, -1),
+        Indices::From(f) => (g.vertices.as_ptr(), f as i32),
+    };
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
     // start + len is at most its vertex count.
     unsafe {
