@@ -13,8 +13,7 @@
 // SkinnedMesh::prepare stores already transposed. One permute then lines up p', n' and t' for the stores.
 
 #include "common.isph"
-
-#define CHUNKS (16 / TARGET_WIDTH)
+#include "rows.isph"
 
 static inline varying int elem(uniform int ch) { return ch * programCount + programIndex; }
 
@@ -166,6 +165,73 @@ export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform con
     else
         skin_group(1, false, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride,
                    nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+}
+
+// Positions-only skinning for meshes without normals or tangents: blocks holds 4 floats per vertex,
+// (px py pz 1), a third of what skin_group reads. The blended rows B (lane 4r + c) times (p, 1) repeated
+// in every group of four lanes gives B[r][c] * p_c, and row_sums adds each row. Other arguments as for
+// skin_group; rigid as for skin_rigid.
+static inline void skin_positions(uniform int K, uniform bool sequential, uniform bool rigid, uniform int first,
+                                  uniform int count, uniform const float blocks[], uniform const uint32 joints[],
+                                  uniform const float weights[], uniform const uint32 vertices[],
+                                  uniform const float palette[], uniform float pos[], uniform int pos_stride)
+{
+    uniform const float * uniform bp = blocks;
+    uniform const uint32 * uniform jp = joints;
+    uniform const float * uniform wp = weights;
+    for (uniform int v = 0; v < count; v++, bp += 4, jp += K, wp += K) {
+        varying float raw = 0.0f;
+        if (programIndex < 4)
+            raw = bp[programIndex];
+        const varying float p = shuffle(raw, programIndex & 3);
+        varying float acc[CHUNKS];
+#pragma unroll
+        for (uniform int ch = 0; ch < CHUNKS; ch++) {
+            varying float b = 0.0f;
+            if (rigid) {
+                b = palette[16 * jp[0] + ch * programCount + programIndex];
+            } else {
+#pragma unroll
+                for (uniform int i = 0; i < K; i++)
+                    b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
+            }
+            acc[ch] = b * p;
+        }
+        const varying float out_p = row_sums(acc);
+        const uniform int out = sequential ? first + v : (uniform int)vertices[v];
+        if (programIndex < 3)
+            pos[out * pos_stride + programIndex] = out_p;
+    }
+}
+
+// Skins one influence group of a positions-only mesh (see skin_positions); first >= 0 selects the
+// sequential form, and rigid the one-influence form with weight 1 (k = 1, weights not read).
+export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform int first, uniform int count,
+                                uniform const float blocks[], uniform const uint32 joints[],
+                                uniform const float weights[], uniform const uint32 vertices[],
+                                uniform const float palette[], uniform float pos[], uniform int pos_stride)
+{
+#define SKIN_POSITIONS(K, SEQ, RIGID)                                                                       \
+    skin_positions(K, SEQ, RIGID, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride)
+#define SKIN_POSITIONS_ANY_K(SEQ)                                                                           \
+    switch (k) {                                                                                            \
+    case 0: SKIN_POSITIONS(0, SEQ, false); break;                                                           \
+    case 1: if (rigid) SKIN_POSITIONS(1, SEQ, true); else SKIN_POSITIONS(1, SEQ, false); break;             \
+    case 2: SKIN_POSITIONS(2, SEQ, false); break;                                                           \
+    case 3: SKIN_POSITIONS(3, SEQ, false); break;                                                           \
+    case 4: SKIN_POSITIONS(4, SEQ, false); break;                                                           \
+    case 5: SKIN_POSITIONS(5, SEQ, false); break;                                                           \
+    case 6: SKIN_POSITIONS(6, SEQ, false); break;                                                           \
+    case 7: SKIN_POSITIONS(7, SEQ, false); break;                                                           \
+    case 8: SKIN_POSITIONS(8, SEQ, false); break;                                                           \
+    }
+    if (first >= 0) {
+        SKIN_POSITIONS_ANY_K(true)
+    } else {
+        SKIN_POSITIONS_ANY_K(false)
+    }
+#undef SKIN_POSITIONS_ANY_K
+#undef SKIN_POSITIONS
 }
 
 // Scales (x, y, z) to unit length; a zero vector stays zero. Precise divides by the square root; fast

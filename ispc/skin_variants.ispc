@@ -6,30 +6,7 @@
 
 #include "common.isph"
 
-#define CHUNKS (16 / TARGET_WIDTH)
-
-// Lanes 0..2 get the sums of the four-lane groups 0, 1 and 2 of the 16 elements held in acc (element
-// e = 4r + c of chunk e / programCount): row r of a matrix-vector product whose column terms were
-// accumulated separately.
-static inline varying float row_sums(const varying float acc[CHUNKS])
-{
-    varying float s[CHUNKS];
-#pragma unroll
-    for (uniform int ch = 0; ch < CHUNKS; ch++) {
-        const varying float t = acc[ch] + shuffle(acc[ch], programIndex ^ 1);
-        s[ch] = t + shuffle(t, programIndex ^ 2);
-    }
-    // Row r's sum now sits in every lane of group r; take element 4r for lane r.
-    const varying int src = 4 * min(programIndex, 2);
-#if TARGET_WIDTH == 16
-    return shuffle(s[0], src);
-#elif TARGET_WIDTH == 8
-    return shuffle(s[0], s[1], src);
-#else
-    // One row per chunk.
-    return programIndex == 0 ? s[0] : (programIndex == 1 ? shuffle(s[1], 0) : shuffle(s[2], 0));
-#endif
-}
+#include "rows.isph"
 
 // van Waveren's positions-only skinning from weighted base vectors, with a variable influence count per
 // vertex. Vertex v (in original order) has counts[v] influences; influence f (running over all vertices)

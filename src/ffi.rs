@@ -120,6 +120,19 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
     *const f32,
     *mut f32,
 );
+type SkinPOnlyFn = unsafe extern "C" fn(
+    i32,
+    bool,
+    i32,
+    i32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+);
 type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
@@ -143,6 +156,7 @@ pub(crate) struct Kernels {
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
     renormalize_rows: RenormalizeRowsFn,
+    skin_p_only: SkinPOnlyFn,
 }
 
 macro_rules! kernel_table {
@@ -166,6 +180,7 @@ macro_rules! kernel_table {
                 skin_p_base: bindings::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
                 renormalize_rows: bindings::[<renormalize_rows_ $suffix>],
+                skin_p_only: bindings::[<skin_p_only_ $suffix>],
             }
         }
     };
@@ -665,7 +680,8 @@ pub(crate) fn skin_pnt(
         let count = g.vertices.len();
         let k = g.influences;
         if count == 0
-            || g.blocks.len() != 12 * count
+            || g.blocks.len() != g.block() * count
+            || (g.positions_only && (wn || wt))
             || g.joints.len() != k * count
             || g.weights.len() != k * count
         {
@@ -686,7 +702,7 @@ pub(crate) fn skin_pnt(
                 wt,
             };
             // SAFETY: `isa` proves the CPU runs the kernel. For v in `range` (inside 0..count) it reads
-            // blocks[12v..12v+12], joints and weights [k*v..k*v+k] (lengths checked above; the pointers
+            // blocks[Bv..Bv+B] (B = g.block()), joints and weights [k*v..k*v+k] (lengths checked above; the pointers
             // are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
             // palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It writes, at
             // out = vertices[v] < n (for a contiguous group, first + v is that same index), 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and 4 at
@@ -871,7 +887,8 @@ enum Indices {
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
-/// and its vectors have their documented lengths (12 block floats, k joints and k weights per vertex);
+/// and its vectors have their documented lengths (`g.block()` block floats, k joints and k weights per
+/// vertex); a positions-only group is not asked for normals or tangents;
 /// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
 /// consecutive one has `first + len` within i32; for each index o, the
 /// floats `out` names for o are valid for writes and written by nobody else during the call; and every
@@ -894,7 +911,22 @@ unsafe fn skin_block(
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
     // start + len is at most its vertex count.
     unsafe {
-        if g.rigid && k == 1 {
+        if g.positions_only {
+            // Positions only (the caller never asks a positions-only mesh for normals or tangents).
+            (isa.kernels().skin_p_only)(
+                k as i32,
+                g.rigid && k == 1,
+                first,
+                len as i32,
+                g.blocks.as_ptr().add(4 * start),
+                g.joints.as_ptr().add(k * start),
+                g.weights.as_ptr().add(k * start),
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+            )
+        } else if g.rigid && k == 1 {
             // The rigid kernel reads one joint per vertex and no weights.
             (isa.kernels().skin_rigid)(
                 first,

@@ -281,9 +281,11 @@ pub const MAX_INFLUENCES: usize = 8;
 
 /// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
 /// original index is `vertices[v]`, its joints and weights `joints[k*v..k*v+k]` and
-/// `weights[k*v..k*v+k]` (k = `influences`), and its attributes the 12 floats `blocks[12v..12v+12]`:
+/// `weights[k*v..k*v+k]` (k = `influences`), and its attributes the `BLOCK` floats
+/// `blocks[BLOCK*v..BLOCK*v+BLOCK]`. A mesh with normals or tangents has BLOCK = 12:
 /// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
-/// small matrix product reads each row with one broadcast load (absent attributes are zero).
+/// small matrix product reads each row with one broadcast load (an absent attribute is zero). A
+/// positions-only mesh has BLOCK = 4: (px py pz 1), a third of the bytes to read.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct InfluenceGroup {
     pub(crate) influences: usize,
@@ -297,20 +299,41 @@ pub(crate) struct InfluenceGroup {
     /// The original indices are consecutive (`vertices[i] == vertices[0] + i`), so the group's outputs
     /// form one contiguous range and can be written with streaming stores.
     pub(crate) contiguous: bool,
+    /// The mesh has neither normals nor tangents, so each block is the 4 floats (px py pz 1).
+    pub(crate) positions_only: bool,
 }
 
 impl InfluenceGroup {
+    /// Floats per vertex block: 4 for a positions-only mesh, else 12 (see the type's docs).
+    pub(crate) fn block(&self) -> usize {
+        if self.positions_only {
+            4
+        } else {
+            12
+        }
+    }
+
     pub(crate) fn position(&self, v: usize) -> [f32; 3] {
+        if self.positions_only {
+            let b = &self.blocks[4 * v..4 * v + 4];
+            return [b[0], b[1], b[2]];
+        }
         let b = &self.blocks[12 * v..12 * v + 12];
         [b[0], b[4], b[8]]
     }
 
     pub(crate) fn normal(&self, v: usize) -> [f32; 3] {
+        if self.positions_only {
+            return [0.0; 3];
+        }
         let b = &self.blocks[12 * v..12 * v + 12];
         [b[1], b[5], b[9]]
     }
 
     pub(crate) fn tangent(&self, v: usize) -> [f32; 4] {
+        if self.positions_only {
+            return [0.0; 4];
+        }
         let b = &self.blocks[12 * v..12 * v + 12];
         [b[2], b[6], b[10], b[3]]
     }
@@ -371,10 +394,12 @@ impl SkinnedMesh {
             }
         }
         let max_influences = options.max_influences.clamp(1, MAX_INFLUENCES);
+        let positions_only = input.normals.is_none() && input.tangents.is_none();
 
         let mut groups: Vec<InfluenceGroup> = (0..=MAX_INFLUENCES)
             .map(|influences| InfluenceGroup {
                 influences,
+                positions_only,
                 ..Default::default()
             })
             .collect();
@@ -423,11 +448,15 @@ impl SkinnedMesh {
             let g = &mut groups[influences.len()];
             g.vertices.push(v as u32);
             let p = input.positions.floats(v);
-            let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
-            let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
-            g.blocks.extend_from_slice(&[
-                p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
-            ]);
+            if positions_only {
+                g.blocks.extend_from_slice(&[p[0], p[1], p[2], 1.0]);
+            } else {
+                let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
+                let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
+                g.blocks.extend_from_slice(&[
+                    p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
+                ]);
+            }
             for &(j, w) in &influences {
                 g.joints.push(j);
                 g.weights.push(w);

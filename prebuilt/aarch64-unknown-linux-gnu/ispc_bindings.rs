@@ -104,6 +104,21 @@ unsafe extern "C" {
     pub fn renormalize_rows_neon(v: *mut f32, count: i32, stride: i32, mode: i32);
 }
 unsafe extern "C" {
+    pub fn skin_p_only_neon(
+        k: i32,
+        rigid: bool,
+        first: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+    );
+}
+unsafe extern "C" {
     pub fn skin_pnt_neon(
         k: i32,
         first: i32,

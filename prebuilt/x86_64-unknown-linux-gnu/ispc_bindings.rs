@@ -104,6 +104,21 @@ unsafe extern "C" {
     pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, mode: i32);
 }
 unsafe extern "C" {
+    pub fn skin_p_only_sse4(
+        k: i32,
+        rigid: bool,
+        first: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+    );
+}
+unsafe extern "C" {
     pub fn skin_pnt_sse4(
         k: i32,
         first: i32,
@@ -273,6 +288,21 @@ unsafe extern "C" {
     pub fn renormalize_rows_avx2(v: *mut f32, count: i32, stride: i32, mode: i32);
 }
 unsafe extern "C" {
+    pub fn skin_p_only_avx2(
+        k: i32,
+        rigid: bool,
+        first: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+    );
+}
+unsafe extern "C" {
     pub fn skin_pnt_avx2(
         k: i32,
         first: i32,
@@ -440,6 +470,21 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, mode: i32);
+}
+unsafe extern "C" {
+    pub fn skin_p_only_avx512(
+        k: i32,
+        rigid: bool,
+        first: i32,
+        count: i32,
+        blocks: *const f32,
+        joints: *const u32,
+        weights: *const f32,
+        vertices: *const u32,
+        palette: *const f32,
+        pos: *mut f32,
+        pos_stride: i32,
+    );
 }
 unsafe extern "C" {
     pub fn skin_pnt_avx512(

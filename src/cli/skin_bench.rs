@@ -21,13 +21,15 @@ const OZZ_NS: [(&str, f64); 3] = [("skin_p", 4.48), ("skin_pn", 5.82), ("skin_pn
 /// plus the outputs (12 per position and normal, 16 per tangent). The write-allocate read of the
 /// output lines is not counted.
 fn bytes_per_vertex(kernel: &str) -> f64 {
-    80.0 + output_bytes(kernel)
+    // A positions-only mesh's block is 16 bytes instead of 48.
+    let block_saving = if kernel == "skin_p_only" { 32.0 } else { 0.0 };
+    80.0 - block_saving + output_bytes(kernel)
 }
 
 /// Bytes one vertex writes.
 fn output_bytes(kernel: &str) -> f64 {
     match kernel {
-        "skin_p" => 12.0,
+        "skin_p" | "skin_p_only" => 12.0,
         "skin_pn" => 24.0,
         _ => 40.0,
     }
@@ -215,6 +217,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             }
         }
     }
+    positions_only_rows(budget, isas, rows, &pal);
     threads_rows(budget, isas, rows, &pal);
     variant_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
@@ -308,6 +311,46 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
     }
 }
 
+/// `skin_p_only`: the same meshes without normals and tangents, which `prepare` stores in the compact
+/// 4-float layout, on 1,024 and 1M vertices; at 1M also with streaming stores (`skin_p_only_stream`).
+fn positions_only_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
+    for n in [1024usize, 1 << 20] {
+        let mesh = prepare(&data(n, 4), false, false);
+        let budget = if n > 100_000 {
+            Budget {
+                samples: budget.samples.min(7),
+                ..budget
+            }
+        } else {
+            budget
+        };
+        let out = std::cell::RefCell::new(vec![Vec3::ZERO; n]);
+        let streams: &[bool] = if n > 100_000 {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &streaming in streams {
+            let kernel = if streaming {
+                "skin_p_only_stream"
+            } else {
+                "skin_p_only"
+            };
+            measure(budget, isas, rows, kernel, n, 4, &|backend| {
+                let o = &mut *out.borrow_mut();
+                let output = SkinOutput::Separate {
+                    positions: o,
+                    normals: None,
+                    tangents: None,
+                };
+                let mut job = SkinningJob::new(&mesh, pal, output);
+                (job.backend, job.streaming) = (backend, streaming);
+                job.run().expect("valid job");
+            });
+        }
+    }
+}
+
 /// `skin_pnt` on 1M vertices with rayon's pool (vertex chunks), next to the reference measured again,
 /// all from inside the pool.
 fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
@@ -390,7 +433,7 @@ pub fn print_summary(rows: &[Row], bandwidth: f64) {
             .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
     };
     println!("single-core copy bandwidth measured in this run: {bandwidth:.1} GB/s (bytes read + written per ns)");
-    for (kernel, ozz) in OZZ_NS {
+    for (kernel, ozz) in OZZ_NS.iter().copied().chain([("skin_p_only", 4.48)]) {
         if let Some(b) = best(kernel, 1024) {
             println!(
                 "{kernel}, 4 influences, 1,024 vertices: best ISA {} {:.2} ns/vertex, {:.2}x the reference (ozz-animation measured {ozz} ns here)",

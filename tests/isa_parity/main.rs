@@ -23,6 +23,7 @@ fn main() {
         ("skin_pnt_renormalize", skin::check_skin_renormalize),
         ("skin_pnt_threads", skin::check_skin_threads),
         ("skin_pnt_streaming", skin::check_skin_streaming),
+        ("skin_p_only", skin::check_skin_p_only),
         ("skin_p_base", skin::check_skin_p_base),
         ("skin_p_base_threads", skin::check_skin_p_base_threads),
         ("skin_p_bone_major", skin::check_skin_p_bone_major),

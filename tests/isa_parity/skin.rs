@@ -587,3 +587,115 @@ pub fn check_skin_streaming(isa: Isa) -> Result<String, String> {
     }
     Ok(format!("{cases} cases"))
 }
+
+/// A positions-only mesh (no normals, no tangents) takes the compact 4-float layout and its own kernel:
+/// every influence count alone and mixed, both weight policies (zero-influence vertices included), every
+/// size, into separate positions and a strided interleaved buffer with guards, against the reference
+/// (tolerance as in the file comment); threads and streaming stores give the same bits.
+pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::Threads;
+    let mut rng = Rng::new(88);
+    let pal = palette(&mut rng);
+    let mut cases = 0;
+    for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
+        for shape in 1..=9usize {
+            for &n in SIZES.iter().filter(|&&n| n <= 1000 || shape >= 8) {
+                let infl = |i: usize| match shape {
+                    9 if policy == WeightPolicy::Keep && i % 11 == 5 => 0,
+                    9 => 1 + (i * 7 + i / 3) % 8,
+                    k => k,
+                };
+                let m = mesh(n, &mut rng, &infl, normalized);
+                let input = MeshInput {
+                    normals: None,
+                    tangents: None,
+                    ..input(&m)
+                };
+                let prepared = SkinnedMesh::prepare(
+                    &input,
+                    &PrepareOptions {
+                        weights: policy,
+                        ..PrepareOptions::new(JOINTS)
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+                let run = |backend: Backend,
+                           interleaved: bool,
+                           threads: Threads,
+                           streaming: bool|
+                 -> Result<Vec<Vec3>, String> {
+                    let mut p = vec![Vec3::NAN; n];
+                    if interleaved {
+                        // Stride 5 floats: guard, position (1..4), guard.
+                        let mut buf = vec![-7.25e30f32; n * 5];
+                        let out = SkinOutput::Interleaved {
+                            bytes: bytemuck::cast_slice_mut(&mut buf),
+                            stride: 20,
+                            positions: 4,
+                            normals: None,
+                            tangents: None,
+                        };
+                        let mut job = SkinningJob::new(&prepared, &pal, out);
+                        (job.backend, job.threads, job.streaming) = (backend, threads, streaming);
+                        job.run().map_err(|e| e.to_string())?;
+                        for i in 0..n {
+                            let f = &buf[5 * i..5 * i + 5];
+                            if f[0] != -7.25e30 || f[4] != -7.25e30 {
+                                return Err(format!(
+                                    "vertex {i}: a guard float was written: {f:?}"
+                                ));
+                            }
+                            p[i] = Vec3::new(f[1], f[2], f[3]);
+                        }
+                    } else {
+                        let out = SkinOutput::Separate {
+                            positions: &mut p,
+                            normals: None,
+                            tangents: None,
+                        };
+                        let mut job = SkinningJob::new(&prepared, &pal, out);
+                        (job.backend, job.threads, job.streaming) = (backend, threads, streaming);
+                        job.run().map_err(|e| e.to_string())?;
+                    }
+                    Ok(p)
+                };
+                let want = run(Backend::Reference, false, Threads::One, false)?;
+                for interleaved in [false, true] {
+                    let got = run(isa.into(), interleaved, Threads::One, false)?;
+                    let ctx = format!(
+                        "skin_p_only {isa} policy={policy:?} shape={shape} n={n} interleaved={interleaved}"
+                    );
+                    for i in 0..n {
+                        let (g, w) = (got[i].to_array(), want[i].to_array());
+                        for r in 0..3 {
+                            let (s, k) = bound(&m, i, &pal, r, m.pos[i].extend(1.0).to_array());
+                            let tol = (k as f32 + 4.0) * f32::EPSILON * s;
+                            let diff = (g[r] - w[r]).abs();
+                            if !matches!(
+                                diff.partial_cmp(&tol),
+                                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                            ) {
+                                return Err(format!("{ctx}: vertex {i} position[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}", g[r], w[r]));
+                            }
+                        }
+                    }
+                    for (threads, streaming) in [(Threads::All, false), (Threads::One, true)] {
+                        let other = run(isa.into(), interleaved, threads, streaming)?;
+                        let bits = |v: &[Vec3]| -> Vec<u32> {
+                            v.iter()
+                                .flat_map(|x| x.to_array().map(f32::to_bits))
+                                .collect()
+                        };
+                        if bits(&other) != bits(&got) {
+                            return Err(format!(
+                                "{ctx}: {threads:?} streaming={streaming} changed the bits"
+                            ));
+                        }
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
