@@ -101,13 +101,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
     super::hierarchy_bench::rows(budget, &isas, &mut rows);
     super::skin_bench::rows(budget, &isas, &mut rows);
     super::davies_bench::rows(budget, &isas, &mut rows);
-    let bandwidth = super::skin_bench::copy_bandwidth(budget);
 
     print_table(&rows);
     super::character_bench::print_summary(&rows);
     print_transform_summary(&rows);
     super::hierarchy_bench::print_summary(&rows);
-    super::skin_bench::print_summary(&rows, bandwidth);
+    super::skin_bench::print_summary(&rows);
     super::davies_bench::print_summary(&rows);
     if let Some(path) = opts.json {
         std::fs::write(&path, to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;

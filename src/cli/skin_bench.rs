@@ -102,23 +102,21 @@ fn palette() -> (Vec<Mat4>, Vec<PaletteMatrix>) {
     (m, p)
 }
 
-/// Single-core streaming copy bandwidth, bytes read plus written per ns, on 64 MiB buffers.
-pub fn copy_bandwidth(budget: Budget) -> f64 {
-    let src = vec![1.0f32; 16 << 20];
-    let mut dst = vec![0.0f32; 16 << 20];
-    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(|| dst.copy_from_slice(&src))];
-    let t = median_ns_per_call(
-        Budget {
-            samples: budget.samples.min(5),
-            ..budget
-        },
-        &mut c,
-    )[0];
-    2.0 * (64u64 << 20) as f64 / t
+/// Floats per buffer of the copy that measures single-core bandwidth (64 MiB, far beyond the caches).
+const COPY_FLOATS: usize = 16 << 20;
+
+/// Single-core copy bandwidth, bytes read plus written per ns, from this run's `copy` row (measured
+/// interleaved with the 1M-vertex skinning rows).
+fn copy_bandwidth(rows: &[Row]) -> f64 {
+    rows.iter()
+        .find(|r| r.kernel == "copy")
+        .map_or(f64::NAN, |r| 1.0 / r.ns_per_item)
 }
 
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     let (mats, pal) = palette();
+    let copy_src = vec![1.0f32; COPY_FLOATS];
+    let mut copy_dst = vec![0.0f32; COPY_FLOATS];
     for n in [1024usize, 1 << 20] {
         eprint!("\rbench: skinning, {n} vertices                ");
         let d = data(n, 4);
@@ -202,7 +200,27 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                 kernels.push(if streaming { stream_kernel } else { kernel });
                 c.push(Box::new(move || job(isa.into(), streaming, o)));
             }
-            let times = median_ns_per_call(budget, &mut c);
+            // Out of cache, a plain copy runs in the same round-robin, so that the bandwidth the rows
+            // are compared with is measured under the same machine conditions (it moves 2 x 64 MiB).
+            let copy_sample = n > 100_000 && kernel == "skin_pnt";
+            if copy_sample {
+                let (src, dst) = (&copy_src, &mut copy_dst);
+                c.push(Box::new(move || dst.copy_from_slice(src)));
+            }
+            let mut times = median_ns_per_call(budget, &mut c);
+            if copy_sample {
+                let t = times.pop().unwrap_or(f64::NAN);
+                let bytes = 2 * 4 * COPY_FLOATS;
+                rows.push(Row {
+                    kernel: "copy",
+                    isa: "memcpy".into(),
+                    size: bytes,
+                    influences: None,
+                    threads: 1,
+                    ns_per_item: t / bytes as f64,
+                    reference_ns_per_item: t / bytes as f64,
+                });
+            }
             let reference = times[0] / n as f64;
             for ((name, t), kernel) in names.into_iter().zip(times).zip(kernels) {
                 rows.push(Row {
@@ -420,7 +438,8 @@ fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
 }
 
 /// The targets for skinning, read off this run's rows.
-pub fn print_summary(rows: &[Row], bandwidth: f64) {
+pub fn print_summary(rows: &[Row]) {
+    let bandwidth = copy_bandwidth(rows);
     let best = |k: &str, n: usize| -> Option<&Row> {
         rows.iter()
             .filter(|r| {
@@ -432,7 +451,7 @@ pub fn print_summary(rows: &[Row], bandwidth: f64) {
             })
             .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
     };
-    println!("single-core copy bandwidth measured in this run: {bandwidth:.1} GB/s (bytes read + written per ns)");
+    println!("single-core copy bandwidth measured in this run, interleaved with the 1M rows: {bandwidth:.1} GB/s (bytes read + written per ns)");
     for (kernel, ozz) in OZZ_NS.iter().copied().chain([("skin_p_only", 4.48)]) {
         if let Some(b) = best(kernel, 1024) {
             println!(
