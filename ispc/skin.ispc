@@ -248,17 +248,19 @@ static inline void unit3(varying float &x, varying float &y, varying float &z, u
 }
 
 // Renormalizes count skinned vectors in place, one vector per lane: vector i's xyz is at v[stride * i]
-// (stride in floats: 3 for a normal stream, 4 for a tangent stream, whose w is left alone, or an
-// interleaved vertex's stride). Renormalizing inside skin_group, with the gang spread over one vertex,
-// put a square root and a division on every vertex's critical path and cost about 2 ns per vertex on
-// AVX-512; here one of each serves a whole gang of vertices. Streams are de-interleaved with shuffles,
-// other strides and the last partial gang use masked gathers and scatters. The arithmetic per lane is
-// the same in every case, so a vector's result depends neither on the output layout nor on where a
-// chunk starts.
-export void EXPORT(renormalize_rows)(uniform float v[], uniform int count, uniform int stride, uniform int mode)
+// (stride in floats). packed says the stride holds nothing but the vector: a normal stream (stride 3),
+// or a tangent stream (stride 4, whose w is read and written back unchanged). Only then are whole gangs
+// de-interleaved with shuffles, which touch every float of the stride; any other layout (an interleaved
+// vertex) uses masked gathers and scatters of x, y and z alone, as does the last partial gang.
+// Renormalizing inside skin_group, with the gang spread over one vertex, put a square root and a
+// division on every vertex's critical path and cost about 2 ns per vertex on AVX-512; here one of each
+// serves a whole gang of vertices. The arithmetic per lane is the same in every case, so a vector's
+// result depends neither on the output layout nor on where a chunk starts.
+export void EXPORT(renormalize_rows)(uniform float v[], uniform int count, uniform int stride, uniform bool packed,
+                                     uniform int mode)
 {
     uniform int i = 0;
-    if (stride == 3 || stride == 4) {
+    if (packed && (stride == 3 || stride == 4)) {
         for (; i + programCount <= count; i += programCount) {
             varying float x, y, z, w;
             if (stride == 3) {

@@ -133,7 +133,7 @@ type SkinPOnlyFn = unsafe extern "C" fn(
     *mut f32,
     i32,
 );
-type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, i32);
+type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, bool, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels.
@@ -587,6 +587,7 @@ pub(crate) fn skin_pnt(
     // attributes fill exactly. `whole` holds the interleaved buffer's base and stride in that case.
     let mut whole: Option<(*mut f32, usize)> = None;
     let mut stream_layout = false;
+    let mut separate = false;
     // Where the kernel writes inside a streaming block's scratch buffer: separate streams at 0, 3 * STAGE
     // and 6 * STAGE (3, 3 and 4 floats per vertex); interleaved at the attribute offsets.
     let mut scratch_at = (0, 3 * STAGE, 6 * STAGE);
@@ -606,6 +607,7 @@ pub(crate) fn skin_pnt(
             let nrm = normals.map_or(null, |x| x.as_mut_ptr());
             let tng = tangents.map_or(null, |x| x.as_mut_ptr());
             stream_layout = true;
+            separate = true;
             (positions.as_mut_ptr(), 3, nrm, 3, wn, tng, 4, wt)
         }
         OutputView::Interleaved {
@@ -767,13 +769,20 @@ pub(crate) fn skin_pnt(
                 unsafe { skin_block(isa, g, palette, block, len, Indices::From(0), &targets) }
                 if rows_mode != 0 {
                     // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
-                    // (v < len), inside scratch (see above); the row kernel touches their xyz only.
+                    // (v < len), inside scratch (see above). For separate streams (`packed`) the row
+                    // kernel touches each vector's whole stride (3 or 4 floats), which is that vector's
+                    // own; otherwise its x, y and z only.
+                    let packed = whole.is_none();
                     unsafe {
                         if wn {
-                            (isa.kernels().renormalize_rows)(sn, len as i32, ns as i32, rows_mode);
+                            (isa.kernels().renormalize_rows)(
+                                sn, len as i32, ns as i32, packed, rows_mode,
+                            );
                         }
                         if wt {
-                            (isa.kernels().renormalize_rows)(st, len as i32, ts as i32, rows_mode);
+                            (isa.kernels().renormalize_rows)(
+                                st, len as i32, ts as i32, packed, rows_mode,
+                            );
                         }
                     }
                 }
@@ -824,17 +833,19 @@ pub(crate) fn skin_pnt(
     if rows_mode != 0 && !stream {
         let rows = |range: std::ops::Range<usize>| {
             let o = outputs;
-            // SAFETY: `isa` proves the CPU runs the kernel. Vertex v's normal xyz is at nrm + v * ns and
-            // its tangent xyz at tng + v * ts, inside the output for every v < n (checked above: separate
-            // streams of 3n and 4n floats, or n interleaved strides holding each attribute); `range`
-            // lies inside 0..n. The row kernel touches those 3 floats per vertex only. Every group has
-            // finished writing (this runs after the group loop), and parallel ranges are disjoint.
+            // SAFETY: `isa` proves the CPU runs the kernel. Vertex v's normal is at nrm + v * ns and its
+            // tangent at tng + v * ts, inside the output for every v < n (checked above: separate streams
+            // of 3n and 4n floats, or n interleaved strides holding each attribute); `range` lies inside
+            // 0..n. With separate streams (`packed`) the row kernel touches each vector's own 3 or 4
+            // floats; interleaved, only its x, y and z. Every group has finished writing (this runs after
+            // the group loop), and parallel ranges cover disjoint vertices.
             unsafe {
                 if wn {
                     (isa.kernels().renormalize_rows)(
                         o.nrm.add(ns * range.start),
                         range.len() as i32,
                         ns as i32,
+                        separate,
                         rows_mode,
                     );
                 }
@@ -843,6 +854,7 @@ pub(crate) fn skin_pnt(
                         o.tng.add(ts * range.start),
                         range.len() as i32,
                         ts as i32,
+                        separate,
                         rows_mode,
                     );
                 }
@@ -892,7 +904,7 @@ enum Indices {
 /// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
 /// consecutive one has `first + len` within i32; for each index o, the
 /// floats `out` names for o are valid for writes and written by nobody else during the call; and every
-/// float offset `o * stride` fits in i32.
+/// byte offset `4 * o * stride` fits in i32 (ISPC's 32-bit addressing).
 unsafe fn skin_block(
     isa: Runnable,
     g: &crate::mesh::InfluenceGroup,
@@ -1045,8 +1057,6 @@ pub(crate) fn skin_p_base(
         || mesh.bases.len() != total
         || mesh.chunk_firsts.len() != chunks + 1
         || mesh.chunk_firsts[chunks] != total
-        || 4 * total > i32::MAX as usize
-        || 3 * n > i32::MAX as usize
     {
         return;
     }
@@ -1066,7 +1076,8 @@ pub(crate) fn skin_p_base(
         // are read inside their vectors. Every joint index is below mesh.joint_count() <= palette.len()
         // (validated by SkinnedMesh::prepare), 16 floats per entry. It writes 3 floats per vertex at
         // pos + 3 * start onwards, inside positions (3n floats). Chunks cover disjoint vertex ranges, so
-        // threads never write the same float. Offsets stay below 2^31 (checked above).
+        // threads never write the same float. Every pointer is offset to its chunk, so the kernel's
+        // own offsets stay below 16 bytes times 8 influences times SKIN_CHUNK, far below 2^31.
         unsafe {
             (isa.kernels().skin_p_base)(
                 (end - start) as i32,
@@ -1108,8 +1119,8 @@ pub(crate) fn skin_p_bone_major(
         || mesh.starts.first() != Some(&0)
         || mesh.starts.last().map(|&s| s as usize) != Some(total)
         || mesh.starts.windows(2).any(|w| w[0] > w[1])
-        || 3 * n > i32::MAX as usize
-        || total > i32::MAX as usize
+        || 12 * n > i32::MAX as usize
+        || 4 * total > i32::MAX as usize
     {
         return;
     }

@@ -678,6 +678,11 @@ impl BoneMajorMesh {
         self.joint_count
     }
 
+    /// Number of (vertex, weight) entries over all lists.
+    pub(crate) fn entry_count(&self) -> usize {
+        self.vertex.len()
+    }
+
     /// Number of per-joint lists: the highest joint used, plus one.
     pub(crate) fn list_count(&self) -> usize {
         self.starts.len().saturating_sub(1)

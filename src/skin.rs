@@ -3,8 +3,8 @@
 //! [`SkinningJob`] rules, each its own [`Error`]: the palette has at least the mesh's joint count
 //! ([`Error::CountMismatch`]); every output has one element per vertex ([`Error::CountMismatch`]); an
 //! output of normals or tangents needs them in the mesh ([`Error::AttributeMissing`]); an interleaved
-//! output is 4-byte aligned, its stride a multiple of 4 that holds every attribute it writes, and its
-//! buffer long enough ([`Error::OutputLayout`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+//! output is 4-byte aligned, its stride a multiple of 4 that holds every attribute it writes without
+//! overlaps, and its buffer long enough ([`Error::OutputLayout`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
 //!
 //! Per vertex, with weights w_i and palette rows P_i (3x4 affine): B = sum w_i P_i, then p' = B (p, 1),
 //! n' = B3 n and t' = B3 t.xyz with t'.w = t.w (B3 is B's 3x3 part). Normals and tangents are optionally
@@ -342,12 +342,27 @@ fn check_interleaved(
     }
     for (offset, size) in attrs {
         if let Some(o) = offset {
-            if o % 4 != 0 || o + size > stride {
+            if o % 4 != 0 || o.checked_add(size).is_none_or(|end| end > stride) {
                 return Err(Error::OutputLayout {
                     reason:
                         "every attribute offset must be a multiple of 4 and fit inside the stride",
                 });
             }
+        }
+    }
+    // Every attribute is checked to end inside the stride above, so these sums cannot overflow.
+    let present: Vec<(usize, usize)> = attrs
+        .iter()
+        .filter_map(|&(o, size)| o.map(|o| (o, size)))
+        .collect();
+    for (i, a) in present.iter().enumerate() {
+        if present[i + 1..]
+            .iter()
+            .any(|b| a.0 < b.0 + b.1 && b.0 < a.0 + a.1)
+        {
+            return Err(Error::OutputLayout {
+                reason: "the attributes of an interleaved vertex must not overlap",
+            });
         }
     }
     let needed = n.checked_mul(stride).ok_or(Error::OutputLayout {
@@ -433,7 +448,9 @@ impl<'a> BaseVectorJob<'a> {
 /// writes vertices that other joints also write.
 ///
 /// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
-/// element per vertex ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+/// element per vertex ([`Error::CountMismatch`]); the mesh has at most 178,956,970 vertices and list
+/// entries, because the kernel addresses the whole mesh with 32-bit offsets ([`Error::OutputLayout`]);
+/// an explicit ISA can run ([`Error::IsaUnavailable`]).
 #[derive(Debug)]
 pub struct BoneMajorJob<'a> {
     /// The mesh, from [`BoneMajorMesh::from_mesh`].
@@ -469,6 +486,14 @@ impl<'a> BoneMajorJob<'a> {
             self.palette.len(),
             self.positions.len(),
         )?;
+        // The kernel makes one call over the whole mesh with 32-bit byte offsets.
+        if self.mesh.vertex_count() > BONE_MAJOR_MAX_VERTICES
+            || self.mesh.entry_count() > BONE_MAJOR_MAX_VERTICES
+        {
+            return Err(Error::OutputLayout {
+                reason: "bone-major skinning handles at most 178,956,970 vertices and list entries",
+            });
+        }
         self.backend.resolve().map(|_| ())
     }
 
@@ -489,6 +514,9 @@ impl<'a> BoneMajorJob<'a> {
         Ok(())
     }
 }
+
+/// Most vertices (and list entries) a bone-major job takes: 12 bytes each stay below 2^31.
+const BONE_MAJOR_MAX_VERTICES: usize = (i32::MAX as usize) / 12;
 
 fn check_positions_only(
     joints: usize,

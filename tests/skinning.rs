@@ -569,6 +569,11 @@ fn interleaved_outputs_are_checked() {
         (30, None, 120, "stride"),
         (24, Some(14), 96, "offset"),
         (24, Some(16), 96, "offset"),
+        // An offset so large that offset + size overflows is outside the stride, not a wrap-around.
+        (24, Some(usize::MAX - 3), 96, "offset"),
+        // Normals at byte 4 would share floats with the position at 0.
+        (16, Some(4), 64, "overlap"),
+        (24, Some(8), 96, "overlap"),
         (24, Some(12), 90, "shorter"),
     ] {
         let err = SkinningJob::new(

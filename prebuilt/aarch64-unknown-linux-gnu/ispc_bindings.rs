@@ -101,7 +101,7 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_neon(v: *mut f32, count: i32, stride: i32, mode: i32);
+    pub fn renormalize_rows_neon(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
     pub fn skin_p_only_neon(

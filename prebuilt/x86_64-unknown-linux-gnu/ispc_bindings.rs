@@ -101,7 +101,7 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, mode: i32);
+    pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
     pub fn skin_p_only_sse4(
@@ -285,7 +285,7 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_avx2(v: *mut f32, count: i32, stride: i32, mode: i32);
+    pub fn renormalize_rows_avx2(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
     pub fn skin_p_only_avx2(
@@ -469,7 +469,7 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, mode: i32);
+    pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
     pub fn skin_p_only_avx512(
