@@ -34,6 +34,36 @@ impl Row {
     }
 }
 
+/// The serial reference and every ISA given, as (report name, backend), the reference first.
+pub fn backends(isas: &[Isa]) -> Vec<(String, Backend)> {
+    std::iter::once(("reference".to_string(), Backend::Reference))
+        .chain(isas.iter().map(|&i| (i.name().to_string(), i.into())))
+        .collect()
+}
+
+/// One single-thread row per backend of `backends`, from the times (ns per call of `size` items)
+/// measured for them in one round-robin; the first is the reference.
+pub fn push_rows(
+    rows: &mut Vec<Row>,
+    kernel: &'static str,
+    backends: &[(String, Backend)],
+    times: &[f64],
+    size: usize,
+    influences: Option<u32>,
+) {
+    for ((name, _), t) in backends.iter().zip(times) {
+        rows.push(Row {
+            kernel,
+            isa: name.clone(),
+            size,
+            influences,
+            threads: 1,
+            ns_per_item: t / size as f64,
+            reference_ns_per_item: times[0] / size as f64,
+        });
+    }
+}
+
 struct Options {
     json: Option<String>,
     plot: Option<String>,

@@ -3,7 +3,7 @@
 //! through local to model and the palette (with the skin-to-skeleton joint remap) to skinning, on the
 //! reference and every ISA; the summary gives frames per second.
 
-use super::bench::Row;
+use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::scene::{animated_pose, character, Character};
@@ -103,10 +103,7 @@ impl Frame {
 
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     eprint!("\rbench: default character                ");
-    let backends: Vec<(String, Backend)> =
-        std::iter::once(("reference".to_string(), Backend::Reference))
-            .chain(isas.iter().map(|&i| (i.name().to_string(), i.into())))
-            .collect();
+    let backends = backends(isas);
     // One frame state per backend, so that every candidate animates its own character.
     let frames: Vec<RefCell<(Frame, f32)>> = backends
         .iter()
@@ -125,17 +122,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         })
         .collect();
     let times = median_ns_per_call(budget, &mut c);
-    for ((name, _), t) in backends.iter().zip(&times) {
-        rows.push(Row {
-            kernel: "character_frame",
-            isa: name.clone(),
-            size: n,
-            influences: Some(4),
-            threads: 1,
-            ns_per_item: t / n as f64,
-            reference_ns_per_item: times[0] / n as f64,
-        });
-    }
+    push_rows(rows, "character_frame", &backends, &times, n, Some(4));
 }
 
 pub fn print_summary(rows: &[Row]) {

@@ -6,7 +6,7 @@
 //!   palette) plus skinning of this one, on one thread and with [`FramePipeline`] overlapping the two on
 //!   two threads (Davies' Figure 18, with 20 sine octaves standing in for his 20-octave Perlin noise).
 
-use super::bench::Row;
+use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::scene::{cylinder, cylinder_pose, Cylinder};
@@ -144,10 +144,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     };
 
     // Skinning alone.
-    let backends: Vec<(String, Backend)> =
-        std::iter::once(("reference".to_string(), Backend::Reference))
-            .chain(isas.iter().map(|&i| (i.name().to_string(), i.into())))
-            .collect();
+    let backends = backends(isas);
     let (scene_ref, palettes_ref, out_ref) = (&scene, &palettes, &out);
     let mut c: Vec<Box<dyn FnMut() + '_>> = backends
         .iter()
@@ -158,17 +155,14 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         .collect();
     let times = median_ns_per_call(budget, &mut c);
     drop(c);
-    for ((name, _), t) in backends.iter().zip(&times) {
-        rows.push(Row {
-            kernel: "davies_cylinders",
-            isa: name.clone(),
-            size: n,
-            influences: Some(INFLUENCES as u32),
-            threads: 1,
-            ns_per_item: t / n as f64,
-            reference_ns_per_item: times[0] / n as f64,
-        });
-    }
+    push_rows(
+        rows,
+        "davies_cylinders",
+        &backends,
+        &times,
+        n,
+        Some(INFLUENCES as u32),
+    );
 
     // Whole frames: the reference serially, the best ISA serially and pipelined.
     let Some(&best) = isas.first() else {

@@ -3,10 +3,10 @@
 //! uses CesiumMan from `../shared/assets` (3,273 vertices, 19 joints) when it is there, or the file given
 //! with `bench --gltf PATH`; without either, the row is skipped with a message.
 
-use super::bench::Row;
+use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, Budget};
 use ispc_skinning::gltf::{GltfScene, Wrap};
-use ispc_skinning::{Backend, Isa};
+use ispc_skinning::Isa;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -41,10 +41,7 @@ pub fn rows(
     if n == 0 {
         return Err(format!("{}: no skinned vertices", file.display()));
     }
-    let backends: Vec<(String, Backend)> =
-        std::iter::once(("reference".to_string(), Backend::Reference))
-            .chain(isas.iter().map(|&i| (i.name().to_string(), i.into())))
-            .collect();
+    let backends = backends(isas);
     let states: Vec<RefCell<(ispc_skinning::gltf::Frame, f32)>> = backends
         .iter()
         .map(|_| RefCell::new((scene.frame_buffers(), 0.0)))
@@ -65,17 +62,7 @@ pub fn rows(
         })
         .collect();
     let times = median_ns_per_call(budget, &mut c);
-    for ((name, _), t) in backends.iter().zip(&times) {
-        rows.push(Row {
-            kernel: "gltf_frame",
-            isa: name.clone(),
-            size: n,
-            influences: None,
-            threads: 1,
-            ns_per_item: t / n as f64,
-            reference_ns_per_item: times[0] / n as f64,
-        });
-    }
+    push_rows(rows, "gltf_frame", &backends, &times, n, None);
     println!(
         "gltf_frame: {} ({n} skinned vertices, {} nodes), whole frame (sample, local to model, palettes, skin):",
         file.display(),

@@ -2,7 +2,7 @@
 //! vertices (in cache) and on 1,048,576 (out of cache, with the bytes moved per vertex and GB/s), next
 //! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
 
-use super::bench::Row;
+use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::scene::Rng;
@@ -117,26 +117,13 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     let (mats, pal) = palette();
     let copy_src = vec![1.0f32; COPY_FLOATS];
     let mut copy_dst = vec![0.0f32; COPY_FLOATS];
+    // The 1M-vertex mesh, kept for the positions-only and threaded rows.
+    let mut big = None;
     for n in [1024usize, 1 << 20] {
         eprint!("\rbench: skinning, {n} vertices                ");
         let d = data(n, 4);
-        let input = MeshInput {
-            positions: Attribute::vec3(&d.pos),
-            normals: Some(Attribute::vec3(&d.nrm)),
-            tangents: Some(Attribute::vec4(&d.tan)),
-            joints: [Some(Attribute::joints_u16(&d.joints)), None],
-            weights: [Some(Attribute::weights_f32(&d.weights)), None],
-        };
-        let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
-        // Long meshes get fewer, longer samples: one call already takes milliseconds.
-        let budget = if n > 100_000 {
-            Budget {
-                samples: budget.samples.min(7),
-                ..budget
-            }
-        } else {
-            budget
-        };
+        let mesh = prepare(&d, true, true);
+        let budget = budget_for(budget, n);
         for (kernel, wn, wt) in [
             ("skin_p", false, false),
             ("skin_pn", true, false),
@@ -234,11 +221,29 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                 });
             }
         }
+        if n > 100_000 {
+            big = Some((d, mesh));
+        }
     }
-    positions_only_rows(budget, isas, rows, &pal);
-    threads_rows(budget, isas, rows, &pal);
+    let Some((data_1m, mesh_1m)) = big else {
+        return;
+    };
+    positions_only_rows(budget, isas, rows, &pal, &data_1m);
+    threads_rows(budget, isas, rows, &pal, &mesh_1m);
     variant_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
+}
+
+/// Long meshes get fewer samples: one call already takes milliseconds.
+fn budget_for(budget: Budget, vertices: usize) -> Budget {
+    if vertices > 100_000 {
+        Budget {
+            samples: budget.samples.min(7),
+            ..budget
+        }
+    } else {
+        budget
+    }
 }
 
 fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
@@ -263,24 +268,13 @@ fn measure(
     influences: u32,
     run: &dyn Fn(Backend),
 ) {
-    let mut names = vec!["reference".to_string()];
-    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(|| run(Backend::Reference))];
-    for &isa in isas {
-        names.push(isa.name().to_string());
-        c.push(Box::new(move || run(isa.into())));
-    }
+    let backends = backends(isas);
+    let mut c: Vec<Box<dyn FnMut() + '_>> = backends
+        .iter()
+        .map(|&(_, backend)| Box::new(move || run(backend)) as Box<dyn FnMut() + '_>)
+        .collect();
     let times = median_ns_per_call(budget, &mut c);
-    for (name, t) in names.into_iter().zip(&times) {
-        rows.push(Row {
-            kernel,
-            isa: name,
-            size: n,
-            influences: Some(influences),
-            threads: 1,
-            ns_per_item: t / n as f64,
-            reference_ns_per_item: times[0] / n as f64,
-        });
-    }
+    push_rows(rows, kernel, &backends, &times, n, Some(influences));
 }
 
 /// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
@@ -331,17 +325,18 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
 
 /// `skin_p_only`: the same meshes without normals and tangents, which `prepare` stores in the compact
 /// 4-float layout, on 1,024 and 1M vertices; at 1M also with streaming stores (`skin_p_only_stream`).
-fn positions_only_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
-    for n in [1024usize, 1 << 20] {
-        let mesh = prepare(&data(n, 4), false, false);
-        let budget = if n > 100_000 {
-            Budget {
-                samples: budget.samples.min(7),
-                ..budget
-            }
-        } else {
-            budget
-        };
+fn positions_only_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    pal: &[PaletteMatrix],
+    data_1m: &Data,
+) {
+    let data_1k = data(1024, 4);
+    for d in [&data_1k, data_1m] {
+        let n = d.pos.len();
+        let mesh = prepare(d, false, false);
+        let budget = budget_for(budget, n);
         let out = std::cell::RefCell::new(vec![Vec3::ZERO; n]);
         let streams: &[bool] = if n > 100_000 {
             &[false, true]
@@ -371,21 +366,15 @@ fn positions_only_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &
 
 /// `skin_pnt` on 1M vertices with rayon's pool (vertex chunks), next to the reference measured again,
 /// all from inside the pool.
-fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
-    let n = 1 << 20;
-    let d = data(n, 4);
-    let input = MeshInput {
-        positions: Attribute::vec3(&d.pos),
-        normals: Some(Attribute::vec3(&d.nrm)),
-        tangents: Some(Attribute::vec4(&d.tan)),
-        joints: [Some(Attribute::joints_u16(&d.joints)), None],
-        weights: [Some(Attribute::weights_f32(&d.weights)), None],
-    };
-    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
-    let budget = Budget {
-        samples: budget.samples.min(7),
-        ..budget
-    };
+fn threads_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    pal: &[PaletteMatrix],
+    mesh: &SkinnedMesh,
+) {
+    let n = mesh.vertex_count();
+    let budget = budget_for(budget, n);
     let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..1 + isas.len())
         .map(|_| {
             (
@@ -395,7 +384,6 @@ fn threads_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
             )
         })
         .collect();
-    let mesh = &mesh;
     let job =
         move |backend: Backend, threads: Threads, o: &mut (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)| {
             let out = SkinOutput::Separate {
