@@ -626,17 +626,11 @@ pub(crate) fn skin_pnt(
                 return;
             }
             let base = floats.as_mut_ptr();
-            // The attributes fill the stride exactly when their sizes add up to it and no two overlap.
-            let attrs: Vec<(usize, usize)> = [(Some(positions), 3), (normals, 3), (tangents, 4)]
-                .into_iter()
-                .filter_map(|(o, size)| o.map(|o| (o, size)))
-                .collect();
-            let disjoint = attrs.iter().enumerate().all(|(i, a)| {
-                attrs[i + 1..]
-                    .iter()
-                    .all(|b| a.0 + a.1 <= b.0 || b.0 + b.1 <= a.0)
-            });
-            if disjoint && attrs.iter().map(|a| a.1).sum::<usize>() == stride {
+            // The attributes fill the stride exactly when their sizes add up to it and no two overlap
+            // (each ends inside the stride, checked above).
+            let attrs = [(Some(positions), 3), (normals, 3), (tangents, 4)];
+            let filled: usize = attrs.iter().filter(|a| a.0.is_some()).map(|a| a.1).sum();
+            if filled == stride && !crate::skin::overlap(&attrs) {
                 whole = Some((base, stride));
                 stream_layout = true;
                 scratch_at = (positions, normals.unwrap_or(0), tangents.unwrap_or(0));

@@ -321,6 +321,20 @@ impl<'a> SkinningJob<'a> {
     }
 }
 
+/// True when two of the present attributes, each an (offset, size) in one unit, share any part. The
+/// caller makes sure every offset + size fits in usize.
+pub(crate) fn overlap(attrs: &[(Option<usize>, usize)]) -> bool {
+    let present: Vec<(usize, usize)> = attrs
+        .iter()
+        .filter_map(|&(o, size)| o.map(|o| (o, size)))
+        .collect();
+    present.iter().enumerate().any(|(i, a)| {
+        present[i + 1..]
+            .iter()
+            .any(|b| a.0 < b.0 + b.1 && b.0 < a.0 + a.1)
+    })
+}
+
 fn check_interleaved(
     bytes: &[u8],
     stride: usize,
@@ -350,20 +364,12 @@ fn check_interleaved(
             }
         }
     }
-    // Every attribute is checked to end inside the stride above, so these sums cannot overflow.
-    let present: Vec<(usize, usize)> = attrs
-        .iter()
-        .filter_map(|&(o, size)| o.map(|o| (o, size)))
-        .collect();
-    for (i, a) in present.iter().enumerate() {
-        if present[i + 1..]
-            .iter()
-            .any(|b| a.0 < b.0 + b.1 && b.0 < a.0 + a.1)
-        {
-            return Err(Error::OutputLayout {
-                reason: "the attributes of an interleaved vertex must not overlap",
-            });
-        }
+    // Every attribute is checked to end inside the stride above, so the sums in `overlap` cannot
+    // overflow.
+    if overlap(&attrs) {
+        return Err(Error::OutputLayout {
+            reason: "the attributes of an interleaved vertex must not overlap",
+        });
     }
     let needed = n.checked_mul(stride).ok_or(Error::OutputLayout {
         reason: "the buffer size overflows",
