@@ -139,6 +139,23 @@ fn bound(m: &Mesh, i: usize, pal: &[PaletteMatrix], r: usize, v: [f32; 4]) -> (f
     (s, k)
 }
 
+/// Ok when |got - want| is at most `tol` (a NaN difference fails); otherwise a message that starts with
+/// `at()` and shows both values, the difference and the tolerance.
+fn within(got: f32, want: f32, tol: f32, at: &dyn Fn() -> String) -> Result<(), String> {
+    let diff = (got - want).abs();
+    if matches!(
+        diff.partial_cmp(&tol),
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    ) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: ispc {got} reference {want}, |diff| {diff} > tolerance {tol}",
+            at()
+        ))
+    }
+}
+
 pub fn check_skin(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(21);
     let pal = palette(&mut rng);
@@ -244,13 +261,9 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
                             for r in 0..3 {
                                 let (s, k) = bound(&m, i, &pal, r, v);
                                 let tol = (k as f32 + 4.0) * f32::EPSILON * s;
-                                let diff = (got[r] - want[r]).abs();
-                                if !matches!(
-                                    diff.partial_cmp(&tol),
-                                    Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                                ) {
-                                    return Err(format!("{ctx}: vertex {i} {what}[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}", got[r], want[r]));
-                                }
+                                within(got[r], want[r], tol, &|| {
+                                    format!("{ctx}: vertex {i} {what}[{r}]")
+                                })?;
                             }
                         }
                         if gt[i].w != m.tan[i].w {
@@ -326,16 +339,9 @@ pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
                         let (s, k) = bound(&m, i, &pal, r, v);
                         let tol =
                             2.0 * (k as f32 + 4.0) * f32::EPSILON * s / raw.length() + mode_tol;
-                        let diff = (got[r] - want[r]).abs();
-                        if !matches!(
-                            diff.partial_cmp(&tol),
-                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                        ) {
-                            return Err(format!(
-                                "renormalize {mode:?} {isa} n={n}: vertex {i} {what}[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}",
-                                got[r], want[r]
-                            ));
-                        }
+                        within(got[r], want[r], tol, &|| {
+                            format!("renormalize {mode:?} {isa} n={n}: vertex {i} {what}[{r}]")
+                        })?;
                     }
                 }
                 if gt[i].w != m.tan[i].w {
@@ -425,16 +431,9 @@ fn check_positions_only(isa: Isa, name: &str, run: &PositionsFn) -> Result<Strin
                     for r in 0..3 {
                         let (s, k) = bound(&m, i, &pal, r, m.pos[i].extend(1.0).to_array());
                         let tol = 2.0 * (4.0 * k as f32 + 4.0) * f32::EPSILON * s;
-                        let diff = (g[r] - w[r]).abs();
-                        if !matches!(
-                            diff.partial_cmp(&tol),
-                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                        ) {
-                            return Err(format!(
-                                "{name} {isa} policy={policy:?} shape={shape} n={n}: vertex {i} position[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}",
-                                g[r], w[r]
-                            ));
-                        }
+                        within(g[r], w[r], tol, &|| {
+                            format!("{name} {isa} policy={policy:?} shape={shape} n={n}: vertex {i} position[{r}]")
+                        })?;
                     }
                 }
                 cases += 1;
@@ -670,13 +669,9 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                         for r in 0..3 {
                             let (s, k) = bound(&m, i, &pal, r, m.pos[i].extend(1.0).to_array());
                             let tol = (k as f32 + 4.0) * f32::EPSILON * s;
-                            let diff = (g[r] - w[r]).abs();
-                            if !matches!(
-                                diff.partial_cmp(&tol),
-                                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                            ) {
-                                return Err(format!("{ctx}: vertex {i} position[{r}]: ispc {} reference {}, |diff| {diff} > tolerance {tol}", g[r], w[r]));
-                            }
+                            within(g[r], w[r], tol, &|| {
+                                format!("{ctx}: vertex {i} position[{r}]")
+                            })?;
                         }
                     }
                     for (threads, streaming) in [(Threads::All, false), (Threads::One, true)] {
