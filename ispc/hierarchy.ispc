@@ -432,29 +432,91 @@ export void EXPORT(level_sum_children)(uniform float data[], uniform const uint3
 }
 
 // The same sum level by level, without the per-parent structure: a level's bones depend only on the
-// level above, so each window of programCount / 4 bones gets its parents' float4s with one broadcast load
-// per bone, merged by lane, and one non-overlapping load-add-store. No branch depends on the tree's shape
-// and no gather is needed; only the last window of a level is masked. levels[k]..levels[k + 1] is level k.
+// level above, so the loop never branches on one parent's child count. A vector holds W = programCount / 4
+// bones (a window), and the level is walked in blocks of four windows.
+//
+// The parents of consecutive bones of one level are non-decreasing (level order), so a window's W parents
+// usually lie within W consecutive bones, and nearly always within 2W. In the first case one vector load
+// starting at the window's first parent holds every float4 the window needs, and one permute puts each
+// parent's float4 under its child; in the second, two loads and a two-source permute do it. Neither needs
+// a gather or a load per bone. One vector load brings the parent indices of a whole block, and one test per
+// block picks the path for its four windows, so the branch is well predicted. A block with a wider spread
+// (a run of childless bones between two parents), or whose loads would run past the array, falls back to
+// one broadcast load per bone, merged by lane. With W = 1 (four lanes) the parent's float4 is one plain
+// load and the block machinery is skipped.
+//
+// Measured on the 17-level tree (README, "level_sum"): 82% of AVX-512 blocks take the one-vector path,
+// 18% the two-vector path and almost none the fallback. The per-window permute is what beats the serial
+// loop; the earlier version of this kernel, with one broadcast load per bone, ran at 1.1x.
+static inline varying float level_parents_per_bone(const uniform float data[], const uniform int parents[],
+                                                   uniform int b, uniform int end)
+{
+    varying float parent = 0.0f;
+#pragma unroll
+    for (uniform int g = 0; g < programCount / 4; g++) {
+        // A bone past the level's end reads bone b's parent instead; its lanes are never stored.
+        const uniform int p = parents[b + g < end ? b + g : b];
+        varying float pv = 0.0f;
+        if (programIndex < 4)
+            pv = data[4 * p + programIndex];
+        const varying float replicated = shuffle(pv, programIndex & 3);
+        if ((programIndex >> 2) == g)
+            parent = replicated;
+    }
+    return parent;
+}
+
 export void EXPORT(level_sum_levels)(uniform float data[], uniform const int parents[], uniform const uint32 levels[],
                                      uniform int level_count)
 {
-    const uniform int per_window = programCount / 4;
+    const uniform int W = programCount / 4;
+    const uniform int bones = levels[level_count];
     for (uniform int level = 1; level < level_count; level++) {
         const uniform int end = levels[level + 1];
-        for (uniform int b = levels[level]; b < end; b += per_window) {
-            varying float parent = 0.0f;
+        uniform int b = levels[level];
+        if (W == 1) {
+            // One bone per vector: its parent's float4 is one plain load, with nothing to permute.
+            for (; b < end; b++)
+                data[4 * b + programIndex] += data[4 * parents[b] + programIndex];
+        }
+        for (; b + programCount <= end; b += programCount) {
+            const varying int pv = parents[b + programIndex];
+            // Lane w * W holds the spread of window w's parents; the other lanes are not tested.
+            const varying int last = shuffle(pv, min(programIndex + W - 1, programCount - 1));
+            const varying int spread = (programIndex % W) == 0 ? last - pv : 0;
+            // Each lane's parent relative to the first parent of its window, in floats.
+            const varying int rel4 = 4 * (pv - shuffle(pv, programIndex & ~(W - 1)));
+            if (!any(spread >= W) && parents[b + programCount - W] + W <= bones) {
+                // Every window's parents lie in one vector.
 #pragma unroll
-            for (uniform int g = 0; g < programCount / 4; g++) {
-                // A bone past the level's end reads bone b's parent instead; its lanes are masked below.
-                const uniform int p = parents[b + g < end ? b + g : b];
-                varying float pv = 0.0f;
-                if (programIndex < 4)
-                    pv = data[4 * p + programIndex];
-                const varying float replicated = shuffle(pv, programIndex & 3);
-                if ((programIndex >> 2) == g)
-                    parent = replicated;
+                for (uniform int w = 0; w < 4; w++) {
+                    const uniform int wb = b + w * W;
+                    const uniform int p0 = parents[wb];
+                    const varying int idx = shuffle(rel4, w * W + (programIndex >> 2)) + (programIndex & 3);
+                    data[4 * wb + programIndex] += shuffle(data[4 * p0 + programIndex], idx);
+                }
+            } else if (!any(spread >= 2 * W) && parents[b + programCount - W] + 2 * W <= bones) {
+                // Some window needs two vectors.
+#pragma unroll
+                for (uniform int w = 0; w < 4; w++) {
+                    const uniform int wb = b + w * W;
+                    const uniform int p0 = parents[wb];
+                    const varying int idx = shuffle(rel4, w * W + (programIndex >> 2)) + (programIndex & 3);
+                    const varying float lo = data[4 * p0 + programIndex];
+                    const varying float hi = data[4 * p0 + programCount + programIndex];
+                    data[4 * wb + programIndex] += shuffle(lo, hi, idx);
+                }
+            } else {
+                for (uniform int w = 0; w < 4; w++) {
+                    const uniform int wb = b + w * W;
+                    data[4 * wb + programIndex] += level_parents_per_bone(data, parents, wb, end);
+                }
             }
-            if (b + per_window <= end) {
+        }
+        // The level's last few bones, a window at a time; only the last window is masked.
+        for (; b < end; b += W) {
+            const varying float parent = level_parents_per_bone(data, parents, b, end);
+            if (b + W <= end) {
                 data[4 * b + programIndex] += parent;
             } else if (programIndex < 4 * (end - b)) {
                 data[4 * b + programIndex] += parent;

@@ -372,11 +372,6 @@ pub fn print_summary(rows: &[Row]) {
             find(kernel, "serial_level_order", 1),
             find(kernel, "reference", 1),
         ];
-        let faster = serial
-            .iter()
-            .flatten()
-            .map(|r| r.ns_per_item)
-            .fold(f64::INFINITY, f64::min);
         print!("{kernel} (40,000 bones x 100 passes, ms): ");
         if let [Some(a), Some(b)] = serial {
             print!(
@@ -386,6 +381,12 @@ pub fn print_summary(rows: &[Row]) {
             );
         }
         for (label, k) in [("children foreach", kernel), ("by level", by_level)] {
+            // The faster serial method measured in the same row, interleaved with these ISAs.
+            let faster = rows
+                .iter()
+                .filter(|r| r.kernel == k && Isa::from_name(&r.isa).is_none())
+                .map(|r| r.ns_per_item)
+                .fold(f64::INFINITY, f64::min);
             for r in rows
                 .iter()
                 .filter(|r| r.kernel == k && Isa::from_name(&r.isa).is_some())

@@ -46,9 +46,33 @@ pub fn shuffled_tree(n: usize, roots: usize, seed: u64) -> Vec<Option<usize>> {
     out
 }
 
+/// A tree of `levels` levels below one root, `width` joints each, whose parents are mostly every ninth
+/// joint of the level above and sometimes any joint: consecutive joints of a level then have parents far
+/// apart, with runs of childless joints between them.
+pub fn gappy_tree(levels: usize, width: usize, seed: u64) -> Vec<Option<usize>> {
+    let mut rng = Rng::new(seed);
+    let mut parents = vec![None];
+    let mut above = 0..1;
+    for _ in 0..levels {
+        let start = parents.len();
+        for _ in 0..width {
+            let k = above.len();
+            let p = if rng.below(4) == 0 {
+                rng.below(k)
+            } else {
+                9 * rng.below(k.div_ceil(9))
+            };
+            parents.push(Some(above.start + p));
+        }
+        above = start..parents.len();
+    }
+    parents
+}
+
 /// Skeleton shapes every hierarchy kernel is checked on: a single joint, small random trees around the
 /// gang widths, a deep chain (1,100 levels), a wide fan (1,100 children), a forest, humanoid rigs of 20,
-/// 67 and 120 joints, and a 3,000-joint tree of the seed's shape.
+/// 67 and 120 joints, a 3,000-joint tree of the seed's shape, and trees whose consecutive joints have
+/// parents far apart (levels of 16 to 200 joints).
 pub fn shapes() -> Vec<(String, Vec<Option<usize>>)> {
     use ispc_skinning::scene::{humanoid_parents, level_tree};
     let mut v = vec![("single".to_string(), vec![None])];
@@ -70,6 +94,9 @@ pub fn shapes() -> Vec<(String, Vec<Option<usize>>)> {
         v.push((format!("humanoid{n}"), humanoid_parents(n)));
     }
     v.push(("tree3000".into(), level_tree(3000, 12, 5)));
+    for width in [16, 17, 40, 200] {
+        v.push((format!("gappy{width}"), gappy_tree(6, width, width as u64)));
+    }
     v
 }
 
