@@ -21,10 +21,13 @@ static inline varying int elem(uniform int ch) { return ch * programCount + prog
 static inline varying float product_chunk(varying float b, const varying float m[3], uniform int ch)
 {
     const varying int base = programIndex & ~3;
-    varying float r = shuffle(b, base) * m[0] + shuffle(b, base + 1) * m[1] + shuffle(b, base + 2) * m[2];
-    // Column 0 (the position) also takes the translation, B[r][3] * 1.
-    if ((elem(ch) & 3) == 0)
-        r += shuffle(b, base + 3);
+    // Column 0 (the position) starts from the translation, B[r][3] * 1. The sum is one chain of
+    // multiply-adds in a fixed order: each product feeds exactly one addition, so the compiler's fusing
+    // has a single choice, and each loop specialisation (see skin_pnt) rounds exactly alike.
+    varying float r = (elem(ch) & 3) == 0 ? shuffle(b, base + 3) : 0.0f;
+    r = r + shuffle(b, base) * m[0];
+    r = r + shuffle(b, base + 1) * m[1];
+    r = r + shuffle(b, base + 2) * m[2];
     return r;
 }
 
@@ -126,20 +129,32 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
                              uniform bool write_tangents)
 {
-#define SKIN_GROUP(K, SEQ)                                                                                  \
+    // Every combination of influence count, sequential form and written attributes is its own loop:
+    // with the attribute flags constant, the loop has no per-vertex test of them and fewer live
+    // registers (with them as run-time values the loop reloaded spilled pointers every vertex).
+#define SKIN_GROUP(K, SEQ, N, T)                                                                            \
     skin_group(K, SEQ, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm,      \
-               nrm_stride, write_normals, tng, tng_stride, write_tangents, false)
+               nrm_stride, N, tng, tng_stride, T, false)
+#define SKIN_ANY_OUT(K, SEQ)                                                                                \
+    if (write_normals && write_tangents)                                                                   \
+        SKIN_GROUP(K, SEQ, true, true);                                                                     \
+    else if (write_normals)                                                                                 \
+        SKIN_GROUP(K, SEQ, true, false);                                                                    \
+    else if (write_tangents)                                                                                \
+        SKIN_GROUP(K, SEQ, false, true);                                                                    \
+    else                                                                                                    \
+        SKIN_GROUP(K, SEQ, false, false);
 #define SKIN_ANY_K(SEQ)                                                                                     \
     switch (k) {                                                                                            \
-    case 0: SKIN_GROUP(0, SEQ); break;                                                                      \
-    case 1: SKIN_GROUP(1, SEQ); break;                                                                      \
-    case 2: SKIN_GROUP(2, SEQ); break;                                                                      \
-    case 3: SKIN_GROUP(3, SEQ); break;                                                                      \
-    case 4: SKIN_GROUP(4, SEQ); break;                                                                      \
-    case 5: SKIN_GROUP(5, SEQ); break;                                                                      \
-    case 6: SKIN_GROUP(6, SEQ); break;                                                                      \
-    case 7: SKIN_GROUP(7, SEQ); break;                                                                      \
-    case 8: SKIN_GROUP(8, SEQ); break;                                                                      \
+    case 0: SKIN_ANY_OUT(0, SEQ); break;                                                                    \
+    case 1: SKIN_ANY_OUT(1, SEQ); break;                                                                    \
+    case 2: SKIN_ANY_OUT(2, SEQ); break;                                                                    \
+    case 3: SKIN_ANY_OUT(3, SEQ); break;                                                                    \
+    case 4: SKIN_ANY_OUT(4, SEQ); break;                                                                    \
+    case 5: SKIN_ANY_OUT(5, SEQ); break;                                                                    \
+    case 6: SKIN_ANY_OUT(6, SEQ); break;                                                                    \
+    case 7: SKIN_ANY_OUT(7, SEQ); break;                                                                    \
+    case 8: SKIN_ANY_OUT(8, SEQ); break;                                                                    \
     }
     if (first >= 0) {
         SKIN_ANY_K(true)
@@ -147,6 +162,7 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
         SKIN_ANY_K(false)
     }
 #undef SKIN_ANY_K
+#undef SKIN_ANY_OUT
 #undef SKIN_GROUP
 }
 
@@ -159,12 +175,26 @@ export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform con
                                uniform float nrm[], uniform int nrm_stride, uniform bool write_normals,
                                uniform float tng[], uniform int tng_stride, uniform bool write_tangents)
 {
-    if (first >= 0)
-        skin_group(1, true, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride,
-                   nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
-    else
-        skin_group(1, false, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride,
-                   nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+    // One loop per form and set of written attributes, as in skin_pnt.
+#define SKIN_RIGID(SEQ, N, T)                                                                               \
+    skin_group(1, SEQ, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride, \
+               nrm, nrm_stride, N, tng, tng_stride, T, true)
+#define SKIN_RIGID_ANY_OUT(SEQ)                                                                             \
+    if (write_normals && write_tangents)                                                                   \
+        SKIN_RIGID(SEQ, true, true);                                                                        \
+    else if (write_normals)                                                                                 \
+        SKIN_RIGID(SEQ, true, false);                                                                       \
+    else if (write_tangents)                                                                                \
+        SKIN_RIGID(SEQ, false, true);                                                                       \
+    else                                                                                                    \
+        SKIN_RIGID(SEQ, false, false);
+    if (first >= 0) {
+        SKIN_RIGID_ANY_OUT(true)
+    } else {
+        SKIN_RIGID_ANY_OUT(false)
+    }
+#undef SKIN_RIGID_ANY_OUT
+#undef SKIN_RIGID
 }
 
 // Positions-only skinning for meshes without normals or tangents: blocks holds 4 floats per vertex,

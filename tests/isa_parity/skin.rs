@@ -281,6 +281,75 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
     Ok(format!("{cases} cases"))
 }
 
+/// Each subset of outputs (positions alone, with normals, with tangents) from a mesh that has normals and
+/// tangents: each kernel specialises its loop on the attributes it writes, so every subset must give
+/// exactly the floats of the full run on the same ISA (which `check_skin` compares with the reference).
+pub fn check_skin_outputs(isa: Isa) -> Result<String, String> {
+    let mut rng = Rng::new(57);
+    let pal = palette(&mut rng);
+    let mut cases = 0;
+    for k in 1..=9usize {
+        for n in [0usize, 1, 3, 4, 5, 15, 16, 17, 33, 1000] {
+            let infl = |i: usize| if k == 9 { 1 + (i * 7 + i / 3) % 8 } else { k };
+            let m = mesh(n, &mut rng, &infl, true);
+            let prepared = SkinnedMesh::prepare(&input(&m), &PrepareOptions::new(JOINTS))
+                .map_err(|e| e.to_string())?;
+            let run = |normals: bool, tangents: bool| -> Result<Skinned, String> {
+                let (mut p, mut nn, mut t) =
+                    (vec![Vec3::NAN; n], vec![Vec3::NAN; n], vec![Vec4::NAN; n]);
+                let out = SkinOutput::Separate {
+                    positions: &mut p,
+                    normals: normals.then_some(&mut nn[..]),
+                    tangents: tangents.then_some(&mut t[..]),
+                };
+                let mut job = SkinningJob::new(&prepared, &pal, out);
+                job.backend = isa.into();
+                job.run().map_err(|e| e.to_string())?;
+                Ok((p, nn, t))
+            };
+            let (fp, fn_, ft) = run(true, true)?;
+            for (normals, tangents) in [(false, false), (true, false), (false, true)] {
+                let (p, nn, t) = run(normals, tangents)?;
+                let ctx =
+                    format!("skin outputs {isa} k={k} n={n} normals={normals} tangents={tangents}");
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for i in 0..n {
+                    if bits(&p[i].to_array()) != bits(&fp[i].to_array()) {
+                        return Err(format!(
+                            "{ctx}: vertex {i}: position {} but the full run gave {}",
+                            p[i], fp[i]
+                        ));
+                    }
+                    if normals && bits(&nn[i].to_array()) != bits(&fn_[i].to_array()) {
+                        return Err(format!(
+                            "{ctx}: vertex {i}: normal {} but the full run gave {}",
+                            nn[i], fn_[i]
+                        ));
+                    }
+                    if !normals && !nn[i].is_nan() {
+                        return Err(format!(
+                            "{ctx}: vertex {i}: normal written although not asked for"
+                        ));
+                    }
+                    if tangents && bits(&t[i].to_array()) != bits(&ft[i].to_array()) {
+                        return Err(format!(
+                            "{ctx}: vertex {i}: tangent {} but the full run gave {}",
+                            t[i], ft[i]
+                        ));
+                    }
+                    if !tangents && !t[i].is_nan() {
+                        return Err(format!(
+                            "{ctx}: vertex {i}: tangent written although not asked for"
+                        ));
+                    }
+                }
+                cases += 1;
+            }
+        }
+    }
+    Ok(format!("{cases} cases"))
+}
+
 /// Renormalized normals and tangents, both modes, against the reference's precise result. Dividing by
 /// the length |v| turns the blend's error bound (see the file comment) into 2 (k + 4) eps S / |v|, plus
 /// the mode's own error: 4 eps for a square root and a division, 1e-6 for the fast reciprocal square
