@@ -229,7 +229,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         return;
     };
     positions_only_rows(budget, isas, rows, &pal, &data_1m);
-    threads_rows(budget, isas, rows, &pal, &mesh_1m);
+    threads_rows(budget, isas, rows, &pal, &mesh_1m, &copy_src);
     variant_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
 }
@@ -364,18 +364,30 @@ fn positions_only_rows(
     }
 }
 
-/// `skin_pnt` on 1M vertices with rayon's pool (vertex chunks), next to the reference measured again,
-/// all from inside the pool.
+/// `skin_pnt` on 1M vertices with one thread and with rayon's pool (vertex chunks), each ISA both ways,
+/// next to the reference, all sampled interleaved from inside the pool, so that the scaling ratio comes
+/// from one block of measurements. The rows are `skin_pnt_threads`. The same block copies 2 x 64 MiB on
+/// one thread and split over the pool (rows `copy_threads`): how far this machine's memory bandwidth
+/// scales with threads at that moment, the ceiling of a memory-bound kernel.
 fn threads_rows(
     budget: Budget,
     isas: &[Isa],
     rows: &mut Vec<Row>,
     pal: &[PaletteMatrix],
     mesh: &SkinnedMesh,
+    copy_src: &[f32],
 ) {
     let n = mesh.vertex_count();
     let budget = budget_for(budget, n);
-    let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = (0..1 + isas.len())
+    let pool = rayon::current_num_threads();
+    let mut runs: Vec<(String, Backend, Threads, usize)> =
+        vec![("reference".into(), Backend::Reference, Threads::One, 1)];
+    for &isa in isas {
+        runs.push((isa.name().into(), isa.into(), Threads::One, 1));
+        runs.push((isa.name().into(), isa.into(), Threads::All, pool));
+    }
+    let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = runs
+        .iter()
         .map(|_| {
             (
                 vec![Vec3::ZERO; n],
@@ -395,15 +407,30 @@ fn threads_rows(
             (j.backend, j.threads) = (backend, threads);
             j.run().expect("valid job");
         };
-    let mut it = outs.iter_mut();
-    let r = it.next().unwrap();
-    let mut names = vec!["reference".to_string()];
-    let mut c: Vec<Box<dyn FnMut() + Send + '_>> =
-        vec![Box::new(move || job(Backend::Reference, Threads::One, r))];
-    for (&isa, o) in isas.iter().zip(it) {
-        names.push(isa.name().to_string());
-        c.push(Box::new(move || job(isa.into(), Threads::All, o)));
-    }
+    let mut c: Vec<Box<dyn FnMut() + Send + '_>> = runs
+        .iter()
+        .zip(outs.iter_mut())
+        .map(|(&(_, backend, threads, _), o)| {
+            Box::new(move || job(backend, threads, o)) as Box<dyn FnMut() + Send + '_>
+        })
+        .collect();
+    // The copies: one thread, then one contiguous part per thread of the pool, as the skinning job
+    // splits its vertices.
+    let (mut dst_one, mut dst_all) = (vec![0.0f32; copy_src.len()], vec![0.0f32; copy_src.len()]);
+    let part = copy_src.len().div_ceil(pool).max(1);
+    c.push(Box::new(move || dst_one.copy_from_slice(copy_src)));
+    c.push(Box::new(move || {
+        rayon::in_place_scope(|scope| {
+            let mut parts = dst_all.chunks_mut(part).zip(copy_src.chunks(part));
+            let first = parts.next();
+            for (d, s) in parts {
+                scope.spawn(move |_| d.copy_from_slice(s));
+            }
+            if let Some((d, s)) = first {
+                d.copy_from_slice(s);
+            }
+        })
+    }));
     // Measured from inside rayon's pool, as a job system calls it (like the crowd rows): from outside,
     // every call pays a thread wake-up.
     let times = rayon::scope(|_| {
@@ -411,14 +438,25 @@ fn threads_rows(
             c.into_iter().map(|f| f as Box<dyn FnMut()>).collect();
         median_ns_per_call(budget, &mut c)
     });
-    let threads = rayon::current_num_threads();
-    for (name, t) in names.into_iter().zip(&times) {
+    let bytes = 2 * 4 * copy_src.len();
+    for (threads, t) in [1, pool].into_iter().zip(&times[runs.len()..]) {
         rows.push(Row {
-            kernel: "skin_pnt",
-            isa: name.clone(),
+            kernel: "copy_threads",
+            isa: "memcpy".into(),
+            size: bytes,
+            influences: None,
+            threads,
+            ns_per_item: t / bytes as f64,
+            reference_ns_per_item: times[runs.len()] / bytes as f64,
+        });
+    }
+    for ((name, _, _, threads), t) in runs.into_iter().zip(&times) {
+        rows.push(Row {
+            kernel: "skin_pnt_threads",
+            isa: name,
             size: n,
             influences: Some(4),
-            threads: if name == "reference" { 1 } else { threads },
+            threads,
             ns_per_item: t / n as f64,
             reference_ns_per_item: times[0] / n as f64,
         });
@@ -530,13 +568,25 @@ pub fn print_summary(rows: &[Row]) {
             .collect();
         println!("  {name} ({kernel}): {}; seed {seed}", cells.join(", "));
     }
+    let copy = |pool: bool| {
+        rows.iter()
+            .find(|r| r.kernel == "copy_threads" && (r.threads > 1) == pool)
+    };
+    if let (Some(one), Some(all)) = (copy(false), copy(true)) {
+        println!(
+            "copy of 2 x 64 MiB in the threads block: {} threads {:.2}x one thread (this machine's memory scaling during the run)",
+            all.threads,
+            one.ns_per_item / all.ns_per_item
+        );
+    }
     for r in rows
         .iter()
-        .filter(|r| r.kernel == "skin_pnt" && r.size == 1 << 20 && r.threads > 1)
+        .filter(|r| r.kernel == "skin_pnt_threads" && r.threads > 1)
     {
-        if let Some(one) = rows.iter().find(|x| {
-            x.kernel == "skin_pnt" && x.size == 1 << 20 && x.threads == 1 && x.isa == r.isa
-        }) {
+        if let Some(one) = rows
+            .iter()
+            .find(|x| x.kernel == "skin_pnt_threads" && x.threads == 1 && x.isa == r.isa)
+        {
             println!(
                 "skin_pnt, 1,048,576 vertices, {} threads, {}: {:.2} ns/vertex, {:.2}x one thread (target 1.7x)",
                 r.threads,
