@@ -497,9 +497,12 @@ export void EXPORT(level_sum_levels)(uniform float data[], uniform const int par
             // Lane w * W holds the spread of window w's parents; the other lanes are not tested.
             const varying int last = shuffle(pv, min(programIndex + W - 1, programCount - 1));
             const varying int spread = (programIndex % W) == 0 ? last - pv : 0;
+            // The loads below stay inside data whatever the parents are: the bound uses the block's
+            // highest parent, not level order's guarantee that the last window's first parent is it.
+            const uniform int highest = reduce_max(pv);
             // Each lane's parent relative to the first parent of its window, in floats.
             const varying int rel4 = 4 * (pv - shuffle(pv, programIndex & ~(W - 1)));
-            if (!any(spread >= W) && parents[b + programCount - W] + W <= bones) {
+            if (!any(spread >= W) && highest + W <= bones) {
                 // Every window's parents lie in one vector.
 #pragma unroll
                 for (uniform int w = 0; w < 4; w++) {
@@ -508,7 +511,7 @@ export void EXPORT(level_sum_levels)(uniform float data[], uniform const int par
                     const varying int idx = shuffle(rel4, w * W + (programIndex >> 2)) + (programIndex & 3);
                     data[4 * wb + programIndex] += shuffle(data[4 * p0 + programIndex], idx);
                 }
-            } else if (!any(spread >= 2 * W) && parents[b + programCount - W] + 2 * W <= bones) {
+            } else if (!any(spread >= 2 * W) && highest + 2 * W <= bones) {
                 // Some window needs two vectors.
 #pragma unroll
                 for (uniform int w = 0; w < 4; w++) {

@@ -548,8 +548,10 @@ pub(crate) fn level_sum_levels(isa: Runnable, skeleton: &Skeleton, data: &mut [V
     let levels = skeleton.level_starts();
     // SAFETY: `isa` proves the CPU runs the kernel. levels holds level_count + 1 increasing bounds ending
     // at n, so every bone b the kernel visits is below n, and it reads parents[b] (n i32) and data at
-    // 4 * parents[b], a bone before b; stores touch only bones below each level's end (the last window
-    // is masked). data holds n Vec4 of 16 contiguous bytes.
+    // 4 * parents[b], a bone before b. Its vector loads of parents read 1 or 2 vectors' worth of bones
+    // from a parent p only where the block's highest parent plus that many bones is at most n (checked in
+    // the kernel, so this holds for any parents below n). Stores touch only bones below each level's end
+    // (the last window is masked). data holds n Vec4 of 16 contiguous bytes.
     unsafe {
         (isa.kernels().level_sum_levels)(
             data.as_mut_ptr().cast(),
