@@ -134,8 +134,8 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
             trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
         }
         // A partial last gang: its joints are copied into a full gang of identity transforms, so the same
-        // shuffles apply. Masked loads with a varying index would compile to gathers, which cost more
-        // than the copy (about 0.6 ns per joint at 120 joints on AVX-512, measured).
+        // shuffles apply. Masked loads with a varying index compile to gathers (about 80 in this kernel
+        // on AVX-512 before); at 120 joints the difference was within the noise of a run.
         if (j0 < je) {
             uniform float qs[4 * programCount], ts[3 * programCount], ss[3 * programCount];
             foreach (i = 0 ... programCount) {
