@@ -7,7 +7,7 @@
 //!   two threads (Davies' Figure 18, with 20 sine octaves standing in for his 20-octave Perlin noise).
 
 use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, Budget};
+use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::scene::{cylinder, cylinder_pose, Cylinder};
 use ispc_skinning::{
@@ -190,18 +190,13 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                 pipe.frame_serial(skin, animate);
             }
         };
-        let c: Vec<Box<dyn FnMut() + Send + '_>> = vec![
+        let mut c: Vec<Box<dyn FnMut() + Send + '_>> = vec![
             Box::new(move || frame(Backend::Reference, false)),
             Box::new(move || frame(best.into(), false)),
             Box::new(move || frame(best.into(), true)),
         ];
-        // Measured from inside rayon's pool, as a job system runs its frames: from outside it, every
-        // rayon::join pays a thread wake-up (about 16 us on this VM).
-        let times = rayon::scope(|_| {
-            let mut c: Vec<Box<dyn FnMut() + '_>> =
-                c.into_iter().map(|f| f as Box<dyn FnMut()>).collect();
-            median_ns_per_call(budget, &mut c)
-        });
+        // Measured from inside rayon's pool, as a job system runs its frames.
+        let times = median_ns_per_call_in_pool(budget, &mut c);
         for (i, (isa, threads)) in [("reference", 1), (best.name(), 1), (best.name(), 2)]
             .into_iter()
             .enumerate()

@@ -3,7 +3,7 @@
 //! (`local_to_model_trs`), and crowds of 256 x 64 (`crowd_local_to_model`, 1 and 2 threads).
 
 use super::bench::Row;
-use super::timing::{median_ns_per_call, Budget};
+use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::scene::{animated_pose, humanoid_parents, level_tree};
@@ -357,13 +357,12 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                     counts.push(t);
                 }
             }
-            let times = rayon::scope(|_| {
-                let mut calls: Vec<Box<dyn FnMut() + '_>> = c
-                    .iter_mut()
-                    .map(|(_, f)| Box::new(f) as Box<dyn FnMut()>)
-                    .collect();
-                median_ns_per_call(budget, &mut calls)
-            });
+            let mut calls: Vec<Box<dyn FnMut() + Send + '_>> = c
+                .iter_mut()
+                .map(|(_, f)| Box::new(f) as Box<dyn FnMut() + Send>)
+                .collect();
+            let times = median_ns_per_call_in_pool(budget, &mut calls);
+            drop(calls);
             for (((name, _), t), threads) in c.iter().zip(&times).zip(counts) {
                 rows.push(Row {
                     kernel: "crowd_threads",

@@ -3,7 +3,7 @@
 //! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
 
 use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, Budget};
+use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::scene::Rng;
 use ispc_skinning::Threads;
@@ -431,13 +431,8 @@ fn threads_rows(
             }
         })
     }));
-    // Measured from inside rayon's pool, as a job system calls it (like the crowd rows): from outside,
-    // every call pays a thread wake-up.
-    let times = rayon::scope(|_| {
-        let mut c: Vec<Box<dyn FnMut() + '_>> =
-            c.into_iter().map(|f| f as Box<dyn FnMut()>).collect();
-        median_ns_per_call(budget, &mut c)
-    });
+    // Measured from inside rayon's pool, as a job system calls it (like the crowd rows).
+    let times = median_ns_per_call_in_pool(budget, &mut c);
     let bytes = 2 * 4 * copy_src.len();
     for (threads, t) in [1, pool].into_iter().zip(&times[runs.len()..]) {
         rows.push(Row {

@@ -28,7 +28,10 @@ impl Budget {
 
 /// Runs each candidate `budget.samples` times, round-robin, and returns each one's median time per call
 /// in nanoseconds. Each sample repeats the call enough times to fill `budget.sample`.
-pub fn median_ns_per_call(budget: Budget, candidates: &mut [Box<dyn FnMut() + '_>]) -> Vec<f64> {
+pub fn median_ns_per_call<F: FnMut() + ?Sized>(
+    budget: Budget,
+    candidates: &mut [Box<F>],
+) -> Vec<f64> {
     // Calibrate once per candidate: warm the caches and find a repeat count for one sample.
     let reps: Vec<u64> = candidates
         .iter_mut()
@@ -66,4 +69,14 @@ pub fn median_ns_per_call(budget: Budget, candidates: &mut [Box<dyn FnMut() + '_
             s[s.len() / 2]
         })
         .collect()
+}
+
+/// [`median_ns_per_call`] from inside rayon's pool, as a job system calls threaded work. From a thread
+/// outside the pool, every call that uses the pool pays a thread wake-up (about 16 us on this VM), and
+/// the blocked caller competes with the workers for the two cores.
+pub fn median_ns_per_call_in_pool(
+    budget: Budget,
+    candidates: &mut [Box<dyn FnMut() + Send + '_>],
+) -> Vec<f64> {
+    rayon::scope(|_| median_ns_per_call(budget, candidates))
 }
