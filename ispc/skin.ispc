@@ -121,7 +121,33 @@ static inline void skin_group(uniform int K, uniform bool sequential, uniform in
     }
 }
 
-// Skins one influence group (see skin_group); first >= 0 selects the sequential form.
+// skin_group with the attribute flags made constants: one loop per set of written attributes. With
+// the flags as run-time values the loop tested them every vertex and, short of registers, reloaded
+// spilled output pointers from the stack. Arguments as for skin_group.
+static inline void skin_group_for_outputs(uniform int K, uniform bool sequential, uniform int first,
+                                          uniform int count, uniform const float blocks[],
+                                          uniform const uint32 joints[], uniform const float weights[],
+                                          uniform const uint32 vertices[], uniform const float palette[],
+                                          uniform float pos[], uniform int pos_stride, uniform float nrm[],
+                                          uniform int nrm_stride, uniform bool write_normals, uniform float tng[],
+                                          uniform int tng_stride, uniform bool write_tangents, uniform bool rigid)
+{
+#define SKIN_GROUP(N, T)                                                                                    \
+    skin_group(K, sequential, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, \
+               nrm_stride, N, tng, tng_stride, T, rigid)
+    if (write_normals && write_tangents)
+        SKIN_GROUP(true, true);
+    else if (write_normals)
+        SKIN_GROUP(true, false);
+    else if (write_tangents)
+        SKIN_GROUP(false, true);
+    else
+        SKIN_GROUP(false, false);
+#undef SKIN_GROUP
+}
+
+// Skins one influence group (see skin_group); first >= 0 selects the sequential form. Every combination
+// of influence count, sequential form and written attributes is its own loop.
 export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count, uniform const float blocks[],
                              uniform const uint32 joints[], uniform const float weights[],
                              uniform const uint32 vertices[], uniform const float palette[],
@@ -129,32 +155,20 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
                              uniform bool write_tangents)
 {
-    // Every combination of influence count, sequential form and written attributes is its own loop:
-    // with the attribute flags constant, the loop has no per-vertex test of them and fewer live
-    // registers (with them as run-time values the loop reloaded spilled pointers every vertex).
-#define SKIN_GROUP(K, SEQ, N, T)                                                                            \
-    skin_group(K, SEQ, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm,      \
-               nrm_stride, N, tng, tng_stride, T, false)
-#define SKIN_ANY_OUT(K, SEQ)                                                                                \
-    if (write_normals && write_tangents)                                                                   \
-        SKIN_GROUP(K, SEQ, true, true);                                                                     \
-    else if (write_normals)                                                                                 \
-        SKIN_GROUP(K, SEQ, true, false);                                                                    \
-    else if (write_tangents)                                                                                \
-        SKIN_GROUP(K, SEQ, false, true);                                                                    \
-    else                                                                                                    \
-        SKIN_GROUP(K, SEQ, false, false);
+#define SKIN_GROUP(K, SEQ)                                                                                  \
+    skin_group_for_outputs(K, SEQ, first, count, blocks, joints, weights, vertices, palette, pos, pos_stride, \
+                           nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, false)
 #define SKIN_ANY_K(SEQ)                                                                                     \
     switch (k) {                                                                                            \
-    case 0: SKIN_ANY_OUT(0, SEQ); break;                                                                    \
-    case 1: SKIN_ANY_OUT(1, SEQ); break;                                                                    \
-    case 2: SKIN_ANY_OUT(2, SEQ); break;                                                                    \
-    case 3: SKIN_ANY_OUT(3, SEQ); break;                                                                    \
-    case 4: SKIN_ANY_OUT(4, SEQ); break;                                                                    \
-    case 5: SKIN_ANY_OUT(5, SEQ); break;                                                                    \
-    case 6: SKIN_ANY_OUT(6, SEQ); break;                                                                    \
-    case 7: SKIN_ANY_OUT(7, SEQ); break;                                                                    \
-    case 8: SKIN_ANY_OUT(8, SEQ); break;                                                                    \
+    case 0: SKIN_GROUP(0, SEQ); break;                                                                      \
+    case 1: SKIN_GROUP(1, SEQ); break;                                                                      \
+    case 2: SKIN_GROUP(2, SEQ); break;                                                                      \
+    case 3: SKIN_GROUP(3, SEQ); break;                                                                      \
+    case 4: SKIN_GROUP(4, SEQ); break;                                                                      \
+    case 5: SKIN_GROUP(5, SEQ); break;                                                                      \
+    case 6: SKIN_GROUP(6, SEQ); break;                                                                      \
+    case 7: SKIN_GROUP(7, SEQ); break;                                                                      \
+    case 8: SKIN_GROUP(8, SEQ); break;                                                                      \
     }
     if (first >= 0) {
         SKIN_ANY_K(true)
@@ -162,7 +176,6 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
         SKIN_ANY_K(false)
     }
 #undef SKIN_ANY_K
-#undef SKIN_ANY_OUT
 #undef SKIN_GROUP
 }
 
@@ -175,26 +188,12 @@ export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform con
                                uniform float nrm[], uniform int nrm_stride, uniform bool write_normals,
                                uniform float tng[], uniform int tng_stride, uniform bool write_tangents)
 {
-    // One loop per form and set of written attributes, as in skin_pnt.
-#define SKIN_RIGID(SEQ, N, T)                                                                               \
-    skin_group(1, SEQ, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos, pos_stride, \
-               nrm, nrm_stride, N, tng, tng_stride, T, true)
-#define SKIN_RIGID_ANY_OUT(SEQ)                                                                             \
-    if (write_normals && write_tangents)                                                                   \
-        SKIN_RIGID(SEQ, true, true);                                                                        \
-    else if (write_normals)                                                                                 \
-        SKIN_RIGID(SEQ, true, false);                                                                       \
-    else if (write_tangents)                                                                                \
-        SKIN_RIGID(SEQ, false, true);                                                                       \
-    else                                                                                                    \
-        SKIN_RIGID(SEQ, false, false);
-    if (first >= 0) {
-        SKIN_RIGID_ANY_OUT(true)
-    } else {
-        SKIN_RIGID_ANY_OUT(false)
-    }
-#undef SKIN_RIGID_ANY_OUT
-#undef SKIN_RIGID
+    if (first >= 0)
+        skin_group_for_outputs(1, true, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos,
+                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+    else
+        skin_group_for_outputs(1, false, first, count, blocks, joints, blocks /* not read */, vertices, palette, pos,
+                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
 }
 
 // Positions-only skinning for meshes without normals or tangents: blocks holds 4 floats per vertex,
