@@ -313,6 +313,11 @@ impl InfluenceGroup {
         }
     }
 
+    /// Bytes the skinning kernels read per pass over the group, vertex indices aside.
+    pub(crate) fn input_bytes(&self) -> usize {
+        4 * (self.blocks.len() + self.joints.len() + self.weights.len())
+    }
+
     pub(crate) fn position(&self, v: usize) -> [f32; 3] {
         if self.positions_only {
             let b = &self.blocks[4 * v..4 * v + 4];

@@ -109,6 +109,7 @@ unsafe extern "C" {
         rigid: bool,
         first: i32,
         count: i32,
+        readable: i32,
         blocks: *const f32,
         joints: *const u32,
         weights: *const f32,
@@ -123,6 +124,7 @@ unsafe extern "C" {
         k: i32,
         first: i32,
         count: i32,
+        readable: i32,
         blocks: *const f32,
         joints: *const u32,
         weights: *const f32,
@@ -142,6 +144,7 @@ unsafe extern "C" {
     pub fn skin_rigid_neon(
         first: i32,
         count: i32,
+        readable: i32,
         blocks: *const f32,
         joints: *const u32,
         vertices: *const u32,

@@ -165,14 +165,21 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
             .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
             .collect();
         v.push(("mixed".into(), Box::new(|i: usize| 1 + (i * 7 + i / 3) % 8)));
+        // One and two influences in turn: two listed (non-contiguous) groups, the first rigid. At
+        // PREFETCHED vertices each group holds more than the 4 MiB of input from which the kernels
+        // prefetch, so the prefetching loops of skin_rigid and of listed groups run here too.
+        v.push(("alternating".into(), Box::new(|i: usize| 1 + i % 2)));
         v
     };
+    const PREFETCHED: usize = 160_000;
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for (shape, influences) in &shapes {
-            for &n in SIZES
-                .iter()
-                .filter(|&&n| n <= 1000 || shape == "mixed" || shape == "k4")
-            {
+            let sizes: Vec<usize> = match shape.as_str() {
+                "alternating" => vec![1000, PREFETCHED],
+                "mixed" | "k4" => SIZES.to_vec(),
+                _ => SIZES.iter().copied().filter(|&n| n <= 1000).collect(),
+            };
+            for n in sizes {
                 let zero_ok = policy == WeightPolicy::Keep && shape == "mixed";
                 let infl = |i: usize| {
                     if zero_ok && i % 11 == 5 {
