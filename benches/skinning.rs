@@ -3,7 +3,8 @@
 //! thread and (where the kernel has threads) on all of rayon's pool.
 //! Ids: `<kernel>/k<influences>/<vertices>/<backend>[_mt]`, with kernels `skin_p`, `skin_pn`,
 //! `skin_pnt` (blended matrices; 1 influence runs the rigid kernel), `skin_p_base` (van Waveren's base
-//! vectors) and `skin_p_bone_major` (the VFP seed's lists, one thread only). Filter with the usual
+//! vectors), `skin_p_bone_major` (the VFP seed's lists, one thread only) and `skin_pnt_compact`
+//! (`skin_pnt` on a mesh prepared with compact influences: u16 joints, unorm16 weights). Filter with the usual
 //! `cargo bench --bench skinning -- skin_pnt/k4/1024`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -72,7 +73,7 @@ fn palette() -> Vec<PaletteMatrix> {
         .collect()
 }
 
-fn prepare(d: &Data) -> SkinnedMesh {
+fn prepare(d: &Data, compact: bool) -> SkinnedMesh {
     let input = MeshInput {
         positions: Attribute::vec3(&d.pos),
         normals: Some(Attribute::vec3(&d.nrm)),
@@ -86,7 +87,11 @@ fn prepare(d: &Data) -> SkinnedMesh {
             Some(Attribute::weights_f32(&d.weights[1])),
         ],
     };
-    SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh")
+    let options = PrepareOptions {
+        compact_influences: compact,
+        ..PrepareOptions::new(JOINTS)
+    };
+    SkinnedMesh::prepare(&input, &options).expect("valid mesh")
 }
 
 /// The reference and every available ISA, each on one thread and (when `threads`) on all.
@@ -114,6 +119,7 @@ fn bench_skinning(c: &mut Criterion) {
         "skin_pnt",
         "skin_p_base",
         "skin_p_bone_major",
+        "skin_pnt_compact",
     ] {
         let mut g = c.benchmark_group(kernel);
         g.sample_size(10)
@@ -122,7 +128,7 @@ fn bench_skinning(c: &mut Criterion) {
         for k in INFLUENCES {
             for n in SIZES {
                 let d = data(n, k);
-                let mesh = prepare(&d);
+                let mesh = prepare(&d, kernel == "skin_pnt_compact");
                 let base = (kernel == "skin_p_base").then(|| BaseVectorMesh::from_mesh(&mesh));
                 let lists =
                     (kernel == "skin_p_bone_major").then(|| BoneMajorMesh::from_mesh(&mesh));
@@ -152,7 +158,7 @@ fn bench_skinning(c: &mut Criterion) {
                                 let out = SkinOutput::Separate {
                                     positions: &mut p,
                                     normals: (kernel != "skin_p").then_some(&mut nn[..]),
-                                    tangents: (kernel == "skin_pnt").then_some(&mut t[..]),
+                                    tangents: kernel.starts_with("skin_pnt").then_some(&mut t[..]),
                                 };
                                 let mut job = SkinningJob::new(&mesh, &pal, out);
                                 (job.backend, job.threads) = (backend, threads);

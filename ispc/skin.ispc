@@ -69,19 +69,60 @@ static inline uniform int prefetch_split(uniform int count, uniform int readable
 }
 
 // Prefetches the inputs of the vertex PREFETCH_AHEAD places after the one whose block is bp (B floats
-// per block, K joints and weights per vertex; rigid groups read no weights, sequential ones no indices).
-// Each stream is asked for every vertex: a line already requested costs little, and one request per
+// per block, K joints and weights per vertex; groups with no_weights read none, sequential ones no
+// indices). Each stream is asked for every vertex: a line already requested costs little, and one request per
 // vertex needs no test of where its lines begin.
-static inline void prefetch_inputs(uniform int B, uniform int K, uniform bool sequential, uniform bool rigid,
+static inline void prefetch_inputs(uniform int B, uniform int K, uniform bool sequential, uniform bool no_weights,
                                    uniform const float * uniform bp, uniform const uint32 * uniform jp,
                                    uniform const float * uniform wp, uniform const uint32 * uniform vp)
 {
     prefetch_l1(bp + B * PREFETCH_AHEAD);
     prefetch_l1(jp + K * PREFETCH_AHEAD);
-    if (!rigid)
+    if (!no_weights)
         prefetch_l1(wp + K * PREFETCH_AHEAD);
     if (!sequential)
         prefetch_l1(vp + PREFETCH_AHEAD);
+}
+
+// Chunk ch of the blended rows sum_i w_i * palette[j_i] (lane e = 4r + c holds B[r][c]) of the vertex
+// whose K influences start at jp and wp. A rigid vertex's one influence has weight exactly 1, so B is the
+// palette matrix itself, with no multiply. A compact group (SkinnedMesh's compact influences) packs each
+// influence into the one 32-bit word jp[i], the joint in the low (little-endian first) 16 bits and the
+// weight's unorm16 units in the high 16: half the bytes of a u32 joint plus an f32 weight. Its weights
+// come decoded in wp (see decode_weights), and each joint is one 16-bit load.
+static inline varying float blend_chunk(uniform int K, uniform bool rigid, uniform bool compact,
+                                        uniform const uint32 * uniform jp, uniform const float * uniform wp,
+                                        uniform const float palette[], uniform int ch)
+{
+    uniform const uint16 * uniform hp = (uniform const uint16 * uniform)jp;
+    if (rigid) {
+        const uniform uint32 j = compact ? hp[0] : jp[0];
+        return palette[16 * j + ch * programCount + programIndex];
+    }
+    varying float b = 0.0f;
+#pragma unroll
+    for (uniform int i = 0; i < K; i++) {
+        const uniform uint32 j = compact ? hp[2 * i] : jp[i];
+        b += wp[i] * palette[16 * j + ch * programCount + programIndex];
+    }
+    return b;
+}
+
+// Vertices whose compact weights decode_weights converts at once.
+#define DECODE_BATCH 16
+
+// Decodes the unorm16 weights of count packed influences from jp into w, as the Rust side dequantizes
+// them (units times the f32 1/65535), so both skin with the same f32 weights. The skinning loops call it
+// once per DECODE_BATCH vertices, so that the conversion runs on whole vectors, and then read each
+// weight with a broadcast load as they read an f32 weight. Converting each weight in a scalar register
+// and broadcasting it from there made skin_pnt about 35% slower in cache on AVX-512, and so did
+// decoding one vertex at a time into memory; batched, the cost measured about 5%.
+static inline void decode_weights(uniform int count, uniform const uint32 * uniform jp, uniform float w[])
+{
+    foreach (i = 0 ... count) {
+        const varying uint32 x = jp[i];
+        w[i] = (float)(int)(x >> 16) * (1.0f / 65535.0f);
+    }
 }
 
 // Renormalization modes (the Rust enum Renormalize): none, precise, fast.
@@ -104,14 +145,16 @@ static inline void skin_run(uniform int K, uniform bool sequential, uniform int 
                             uniform const uint32 vertices[], uniform const float palette[], uniform float pos[],
                             uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                             uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                            uniform bool write_tangents, uniform bool rigid)
+                            uniform bool write_tangents, uniform bool rigid,
+                            uniform bool compact)
 {
     uniform const float * uniform bp = blocks + 12 * begin;
     uniform const uint32 * uniform jp = joints + K * begin;
     uniform const float * uniform wp = weights + K * begin;
+    uniform float decoded[8 * DECODE_BATCH];
     for (uniform int v = begin; v < end; v++, bp += 12, jp += K, wp += K) {
         if (prefetch)
-            prefetch_inputs(12, K, sequential, rigid, bp, jp, wp, vertices + v);
+            prefetch_inputs(12, K, sequential, rigid || compact, bp, jp, wp, vertices + v);
         varying float m[3];
 #pragma unroll
         for (uniform int kk = 0; kk < 3; kk++) {
@@ -120,18 +163,15 @@ static inline void skin_run(uniform int K, uniform bool sequential, uniform int 
                 raw = bp[4 * kk + programIndex];
             m[kk] = shuffle(raw, programIndex & 3);
         }
+        // A compact group's weights, decoded for the next DECODE_BATCH vertices at the first of them.
+        const uniform int slot = (v - begin) & (DECODE_BATCH - 1);
+        if (compact && !rigid && slot == 0)
+            decode_weights(K * min(DECODE_BATCH, end - v), jp, decoded);
+        uniform const float * uniform w = compact ? decoded + K * slot : wp;
         varying float res[CHUNKS];
 #pragma unroll
         for (uniform int ch = 0; ch < CHUNKS; ch++) {
-            varying float b = 0.0f;
-            if (rigid) {
-                // One influence of weight exactly 1: the palette matrix itself, no multiply.
-                b = palette[16 * jp[0] + ch * programCount + programIndex];
-            } else {
-#pragma unroll
-                for (uniform int i = 0; i < K; i++)
-                    b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
-            }
+            const varying float b = blend_chunk(K, rigid, compact, jp, w, palette, ch);
             res[ch] = product_chunk(b, m, ch);
         }
         const uniform int out = sequential ? first + v : (uniform int)vertices[v];
@@ -164,12 +204,12 @@ static inline void skin_group(uniform int K, uniform bool sequential, uniform in
                               uniform const float palette[], uniform float pos[], uniform int pos_stride,
                               uniform float nrm[], uniform int nrm_stride, uniform bool write_normals,
                               uniform float tng[], uniform int tng_stride, uniform bool write_tangents,
-                              uniform bool rigid)
+                              uniform bool rigid, uniform bool compact)
 {
     const uniform int split = prefetch_split(count, readable);
 #define SKIN_RUN(BEGIN, END, PREFETCH)                                                                      \
     skin_run(K, sequential, first, BEGIN, END, PREFETCH, blocks, joints, weights, vertices, palette, pos,     \
-             pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, rigid)
+             pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, rigid, compact)
     SKIN_RUN(0, split, true);
     SKIN_RUN(split, count, false);
 #undef SKIN_RUN
@@ -184,11 +224,12 @@ static inline void skin_group_for_outputs(uniform int K, uniform bool sequential
                                           uniform const uint32 vertices[], uniform const float palette[],
                                           uniform float pos[], uniform int pos_stride, uniform float nrm[],
                                           uniform int nrm_stride, uniform bool write_normals, uniform float tng[],
-                                          uniform int tng_stride, uniform bool write_tangents, uniform bool rigid)
+                                          uniform int tng_stride, uniform bool write_tangents, uniform bool rigid,
+                                          uniform bool compact)
 {
 #define SKIN_GROUP(N, T)                                                                                    \
     skin_group(K, sequential, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, \
-               nrm_stride, N, tng, tng_stride, T, rigid)
+               nrm_stride, N, tng, tng_stride, T, rigid, compact)
     if (write_normals && write_tangents)
         SKIN_GROUP(true, true);
     else if (write_normals)
@@ -200,11 +241,12 @@ static inline void skin_group_for_outputs(uniform int K, uniform bool sequential
 #undef SKIN_GROUP
 }
 
-// Skins one influence group (see skin_group); first >= 0 selects the sequential form, and readable > 0
-// prefetching (see prefetch_split). Every combination
-// of influence count, sequential form and written attributes is its own loop.
-export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count, uniform int readable,
-                             uniform const float blocks[],
+// Skins one influence group (see skin_group); first >= 0 selects the sequential form, readable > 0
+// prefetching (see prefetch_split), and compact the packed influences of blend_chunk (joints then holds
+// them, and weights is not read). Every combination of influence count, sequential form, influence
+// format and written attributes is its own loop.
+export void EXPORT(skin_pnt)(uniform int k, uniform bool compact, uniform int first, uniform int count,
+                             uniform int readable, uniform const float blocks[],
                              uniform const uint32 joints[], uniform const float weights[],
                              uniform const uint32 vertices[], uniform const float palette[],
                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
@@ -213,7 +255,7 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
 {
 #define SKIN_GROUP(K, SEQ)                                                                                  \
     skin_group_for_outputs(K, SEQ, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride, \
-                           nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, false)
+                           nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, false, COMPACT)
 #define SKIN_ANY_K(SEQ)                                                                                     \
     switch (k) {                                                                                            \
     case 0: SKIN_GROUP(0, SEQ); break;                                                                      \
@@ -226,11 +268,20 @@ export void EXPORT(skin_pnt)(uniform int k, uniform int first, uniform int count
     case 7: SKIN_GROUP(7, SEQ); break;                                                                      \
     case 8: SKIN_GROUP(8, SEQ); break;                                                                      \
     }
-    if (first >= 0) {
+#define COMPACT true
+    if (compact && first >= 0) {
         SKIN_ANY_K(true)
-    } else {
+    } else if (compact) {
         SKIN_ANY_K(false)
     }
+#undef COMPACT
+#define COMPACT false
+    if (!compact && first >= 0) {
+        SKIN_ANY_K(true)
+    } else if (!compact) {
+        SKIN_ANY_K(false)
+    }
+#undef COMPACT
 #undef SKIN_ANY_K
 #undef SKIN_GROUP
 }
@@ -247,17 +298,18 @@ export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform int
 {
     if (first >= 0)
         skin_group_for_outputs(1, true, first, count, readable, blocks, joints, blocks /* not read */, vertices, palette, pos,
-                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true, false);
     else
         skin_group_for_outputs(1, false, first, count, readable, blocks, joints, blocks /* not read */, vertices, palette, pos,
-                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true);
+                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true, false);
 }
 
 // Positions-only skinning for meshes without normals or tangents: blocks holds 4 floats per vertex,
 // (px py pz 1), a third of what skin_group reads. The blended rows B (lane 4r + c) times (p, 1) repeated
 // in every group of four lanes gives B[r][c] * p_c, and row_sums adds each row. Other arguments as for
-// skin_run (prefetch included); rigid as for skin_rigid.
-static inline void skin_positions_run(uniform int K, uniform bool sequential, uniform bool rigid, uniform int first,
+// skin_run (prefetch and compact included); rigid as for skin_rigid.
+static inline void skin_positions_run(uniform int K, uniform bool sequential, uniform bool rigid,
+                                      uniform bool compact, uniform int first,
                                       uniform int begin, uniform int end, uniform bool prefetch,
                                       uniform const float blocks[], uniform const uint32 joints[],
                                       uniform const float weights[], uniform const uint32 vertices[],
@@ -266,24 +318,23 @@ static inline void skin_positions_run(uniform int K, uniform bool sequential, un
     uniform const float * uniform bp = blocks + 4 * begin;
     uniform const uint32 * uniform jp = joints + K * begin;
     uniform const float * uniform wp = weights + K * begin;
+    uniform float decoded[8 * DECODE_BATCH];
     for (uniform int v = begin; v < end; v++, bp += 4, jp += K, wp += K) {
         if (prefetch)
-            prefetch_inputs(4, K, sequential, rigid, bp, jp, wp, vertices + v);
+            prefetch_inputs(4, K, sequential, rigid || compact, bp, jp, wp, vertices + v);
         varying float raw = 0.0f;
         if (programIndex < 4)
             raw = bp[programIndex];
         const varying float p = shuffle(raw, programIndex & 3);
+        // A compact group's weights, decoded for the next DECODE_BATCH vertices at the first of them.
+        const uniform int slot = (v - begin) & (DECODE_BATCH - 1);
+        if (compact && !rigid && slot == 0)
+            decode_weights(K * min(DECODE_BATCH, end - v), jp, decoded);
+        uniform const float * uniform w = compact ? decoded + K * slot : wp;
         varying float acc[CHUNKS];
 #pragma unroll
         for (uniform int ch = 0; ch < CHUNKS; ch++) {
-            varying float b = 0.0f;
-            if (rigid) {
-                b = palette[16 * jp[0] + ch * programCount + programIndex];
-            } else {
-#pragma unroll
-                for (uniform int i = 0; i < K; i++)
-                    b += wp[i] * palette[16 * jp[i] + ch * programCount + programIndex];
-            }
+            const varying float b = blend_chunk(K, rigid, compact, jp, w, palette, ch);
             acc[ch] = b * p;
         }
         const varying float out_p = row_sums(acc);
@@ -294,29 +345,31 @@ static inline void skin_positions_run(uniform int K, uniform bool sequential, un
 }
 
 // Skins the vertices [0, count) of a positions-only group, prefetching as skin_group does.
-static inline void skin_positions(uniform int K, uniform bool sequential, uniform bool rigid, uniform int first,
+static inline void skin_positions(uniform int K, uniform bool sequential, uniform bool rigid, uniform bool compact,
+                                  uniform int first,
                                   uniform int count, uniform int readable, uniform const float blocks[],
                                   uniform const uint32 joints[], uniform const float weights[],
                                   uniform const uint32 vertices[], uniform const float palette[], uniform float pos[],
                                   uniform int pos_stride)
 {
     const uniform int split = prefetch_split(count, readable);
-    skin_positions_run(K, sequential, rigid, first, 0, split, true, blocks, joints, weights, vertices, palette, pos,
+    skin_positions_run(K, sequential, rigid, compact, first, 0, split, true, blocks, joints, weights, vertices, palette, pos,
                        pos_stride);
-    skin_positions_run(K, sequential, rigid, first, split, count, false, blocks, joints, weights, vertices, palette,
+    skin_positions_run(K, sequential, rigid, compact, first, split, count, false, blocks, joints, weights, vertices, palette,
                        pos, pos_stride);
 }
 
 // Skins one influence group of a positions-only mesh (see skin_positions); first >= 0 selects the
-// sequential form, rigid the one-influence form with weight 1 (k = 1, weights not read), and readable > 0
-// prefetching.
-export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform int first, uniform int count,
+// sequential form, rigid the one-influence form with weight 1 (k = 1, weights not read), readable > 0
+// prefetching, and compact the packed influences as for skin_pnt.
+export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform bool compact, uniform int first,
+                                uniform int count,
                                 uniform int readable, uniform const float blocks[], uniform const uint32 joints[],
                                 uniform const float weights[], uniform const uint32 vertices[],
                                 uniform const float palette[], uniform float pos[], uniform int pos_stride)
 {
 #define SKIN_POSITIONS(K, SEQ, RIGID)                                                                       \
-    skin_positions(K, SEQ, RIGID, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride)
+    skin_positions(K, SEQ, RIGID, COMPACT, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride)
 #define SKIN_POSITIONS_ANY_K(SEQ)                                                                           \
     switch (k) {                                                                                            \
     case 0: SKIN_POSITIONS(0, SEQ, false); break;                                                           \
@@ -329,11 +382,20 @@ export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform int f
     case 7: SKIN_POSITIONS(7, SEQ, false); break;                                                           \
     case 8: SKIN_POSITIONS(8, SEQ, false); break;                                                           \
     }
-    if (first >= 0) {
+#define COMPACT true
+    if (compact && first >= 0) {
         SKIN_POSITIONS_ANY_K(true)
-    } else {
+    } else if (compact) {
         SKIN_POSITIONS_ANY_K(false)
     }
+#undef COMPACT
+#define COMPACT false
+    if (!compact && first >= 0) {
+        SKIN_POSITIONS_ANY_K(true)
+    } else if (!compact) {
+        SKIN_POSITIONS_ANY_K(false)
+    }
+#undef COMPACT
 #undef SKIN_POSITIONS_ANY_K
 #undef SKIN_POSITIONS
 }

@@ -124,6 +124,14 @@ pub enum Error {
         /// The weight.
         weight: f32,
     },
+    /// Rule: with compact influences, every weight (after the weight policy) is at most 1, so that it
+    /// fits a unorm16.
+    CompactWeight {
+        /// The vertex.
+        vertex: usize,
+        /// The weight.
+        weight: f32,
+    },
     /// Rule: with weight normalization, a vertex's weights sum to more than zero.
     ZeroWeights {
         /// The vertex.
@@ -192,6 +200,10 @@ impl fmt::Display for Error {
             Error::InvalidWeight { vertex, weight } => {
                 write!(f, "invalid weight: vertex {vertex} has weight {weight}; weights must be finite and not negative")
             }
+            Error::CompactWeight { vertex, weight } => write!(
+                f,
+                "compact weight out of range: vertex {vertex} has weight {weight}; compact influences store weights as unorm16, so each must be at most 1"
+            ),
             Error::ZeroWeights { vertex } => {
                 write!(f, "zero weights: vertex {vertex}'s weights sum to zero, so they cannot be normalized")
             }

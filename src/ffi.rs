@@ -75,6 +75,7 @@ type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32,
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
 type SkinPntFn = unsafe extern "C" fn(
     i32,
+    bool,
     i32,
     i32,
     i32,
@@ -124,6 +125,7 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
 );
 type SkinPOnlyFn = unsafe extern "C" fn(
     i32,
+    bool,
     bool,
     i32,
     i32,
@@ -685,6 +687,7 @@ pub(crate) fn skin_pnt(
             || (g.positions_only && (wn || wt))
             || g.joints.len() != k * count
             || g.weights.len() != k * count
+            || (g.compact() && g.packed.len() != k * count)
         {
             continue;
         }
@@ -928,27 +931,34 @@ unsafe fn skin_block(
     } else {
         0
     };
+    // A compact group's kernels read its packed influences where the joints would be, and no weights;
+    // a rigid group's kernel reads plain joints whatever the format.
+    let rigid = g.rigid && k == 1;
+    let compact = g.compact() && !rigid;
+    let joints = if compact { &g.packed } else { &g.joints };
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
-    // start + len is at most its vertex count. The kernels prefetch (never load) inputs of vertices
+    // start + len is at most its vertex count (`packed` has k entries per vertex when compact, like
+    // `joints`). The kernels prefetch (never load) inputs of vertices
     // below `readable`, counted from `start`, which the group's vectors also hold.
     unsafe {
         if g.positions_only {
             // Positions only (the caller never asks a positions-only mesh for normals or tangents).
             (isa.kernels().skin_p_only)(
                 k as i32,
-                g.rigid && k == 1,
+                rigid,
+                compact,
                 first,
                 len as i32,
                 readable,
                 g.blocks.as_ptr().add(4 * start),
-                g.joints.as_ptr().add(k * start),
+                joints.as_ptr().add(k * start),
                 g.weights.as_ptr().add(k * start),
                 vertices,
                 palette.as_ptr().cast(),
                 out.pos,
                 out.ps as i32,
             )
-        } else if g.rigid && k == 1 {
+        } else if rigid {
             // The rigid kernel reads one joint per vertex and no weights.
             (isa.kernels().skin_rigid)(
                 first,
@@ -970,11 +980,12 @@ unsafe fn skin_block(
         } else {
             (isa.kernels().skin_pnt)(
                 k as i32,
+                compact,
                 first,
                 len as i32,
                 readable,
                 g.blocks.as_ptr().add(12 * start),
-                g.joints.as_ptr().add(k * start),
+                joints.as_ptr().add(k * start),
                 g.weights.as_ptr().add(k * start),
                 vertices,
                 palette.as_ptr().cast(),

@@ -259,6 +259,19 @@ pub struct PrepareOptions {
     /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
     /// renormalize. 8 keeps everything.
     pub max_influences: usize,
+    /// Compact influences: the kernels read each influence as one 32-bit word, a u16 joint and a
+    /// unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the bytes of joints and
+    /// weights (16 instead of 32 per vertex with 4 influences), which counts on meshes too large for
+    /// the cache.
+    ///
+    /// Accuracy: each weight becomes a multiple of 1/65535, off by less than 1/65535 (1.5e-5). With
+    /// [`WeightPolicy::Normalize`] the quantized weights of a vertex still sum to exactly 65535/65535
+    /// (largest-remainder rounding), so a vertex whose joints all move alike moves exactly as before,
+    /// and otherwise a skinned point moves by at most 1.5e-5 times the sum over its influences of
+    /// |M_i p - M_0 p|, how far apart its joints carry it. The reference skins with the same quantized
+    /// weights. With [`WeightPolicy::Keep`], each weight is rounded to the nearest multiple, and a weight
+    /// above 1 is [`Error::CompactWeight`]. Joints are u16 in every input format, so they stay exact.
+    pub compact_influences: bool,
 }
 
 impl PrepareOptions {
@@ -268,8 +281,50 @@ impl PrepareOptions {
             joint_count,
             weights: WeightPolicy::Normalize,
             max_influences: MAX_INFLUENCES,
+            compact_influences: false,
         }
     }
+}
+
+/// The weight a unorm16 value stands for, computed as the kernels compute it (a product by the f32
+/// 1/65535, so 65535 gives exactly 1).
+pub(crate) fn unorm16(q: u16) -> f32 {
+    f32::from(q) * (1.0 / 65535.0)
+}
+
+/// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
+/// (summing to 1) get largest-remainder rounding: each is rounded down, and the units still missing
+/// from 65535 go to the largest remainders, so the quantized weights sum to exactly 65535 and each is
+/// within one unit of its weight. Kept weights are rounded to the nearest unit each. A weight above 1
+/// does not fit and is returned as the error.
+fn quantize_unorm16(influences: &[(u32, f32)], policy: WeightPolicy) -> Result<[u16; 8], f32> {
+    let mut q = [0u16; 8];
+    let mut remainders = [(0.0f64, 0usize); 8];
+    for (i, &(_, w)) in influences.iter().enumerate().take(8) {
+        if w > 1.0 {
+            return Err(w);
+        }
+        let scaled = f64::from(w) * 65535.0;
+        let (units, remainder) = match policy {
+            WeightPolicy::Normalize => (scaled.floor(), scaled - scaled.floor()),
+            WeightPolicy::Keep => (scaled.round(), 0.0),
+        };
+        // 0 <= w <= 1, so units lies in 0..=65535.
+        q[i] = units as u16;
+        remainders[i] = (remainder, i);
+    }
+    if policy == WeightPolicy::Normalize {
+        let n = influences.len().min(8);
+        let total: u32 = q[..n].iter().map(|&x| u32::from(x)).sum();
+        let missing = 65535u32.saturating_sub(total) as usize;
+        // The largest remainders first (stable, so ties go to the earlier influence).
+        let order = &mut remainders[..n];
+        order.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for &(_, i) in order.iter().take(missing) {
+            q[i] = q[i].saturating_add(1);
+        }
+    }
+    Ok(q)
 }
 
 /// Vertices per parallel skinning task: big enough to amortize a task, small enough to balance two to
@@ -293,6 +348,11 @@ pub(crate) struct InfluenceGroup {
     pub(crate) blocks: Vec<f32>,
     pub(crate) joints: Vec<u32>,
     pub(crate) weights: Vec<f32>,
+    /// With [`PrepareOptions::compact_influences`], what the kernels read instead of `joints` and
+    /// `weights`: influence i of vertex v is `packed[k*v+i]`, its joint in the low 16 bits and its
+    /// weight times 65535 in the high 16. `weights` then holds those weights dequantized, exactly as the
+    /// kernels compute them, for the reference. Empty otherwise.
+    pub(crate) packed: Vec<u32>,
     /// One influence per vertex, each of weight exactly 1: the rigid kernel transforms these vertices by
     /// their palette matrix with no weighting (the result is the same, with fewer operations).
     pub(crate) rigid: bool,
@@ -315,7 +375,17 @@ impl InfluenceGroup {
 
     /// Bytes the skinning kernels read per pass over the group, vertex indices aside.
     pub(crate) fn input_bytes(&self) -> usize {
-        4 * (self.blocks.len() + self.joints.len() + self.weights.len())
+        let influences = if self.compact() {
+            self.packed.len()
+        } else {
+            self.joints.len() + self.weights.len()
+        };
+        4 * (self.blocks.len() + influences)
+    }
+
+    /// The kernels read `packed` instead of `joints` and `weights`.
+    pub(crate) fn compact(&self) -> bool {
+        !self.packed.is_empty()
     }
 
     pub(crate) fn position(&self, v: usize) -> [f32; 3] {
@@ -462,9 +532,20 @@ impl SkinnedMesh {
                     p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
                 ]);
             }
-            for &(j, w) in &influences {
-                g.joints.push(j);
-                g.weights.push(w);
+            if options.compact_influences {
+                let quantized = quantize_unorm16(&influences, options.weights)
+                    .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
+                for (&(j, _), &q) in influences.iter().zip(&quantized) {
+                    g.joints.push(j);
+                    g.weights.push(unorm16(q));
+                    // Joints come from u8 or u16 attributes, so they fit the low 16 bits.
+                    g.packed.push(j | u32::from(q) << 16);
+                }
+            } else {
+                for &(j, w) in &influences {
+                    g.joints.push(j);
+                    g.weights.push(w);
+                }
             }
         }
         groups[1].rigid = groups[1].weights.iter().all(|&w| w == 1.0);
@@ -720,5 +801,36 @@ mod tests {
         assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid);
         assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid);
         assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid);
+    }
+
+    /// Largest-remainder rounding: normalized weights quantize to units that sum to exactly 65535, each
+    /// within one unit of its weight; kept weights round to the nearest unit; 65535 means exactly 1.
+    #[test]
+    fn unorm16_quantization() {
+        let mut rng = crate::scene::Rng::new(3);
+        for k in 1..=8 {
+            for _ in 0..2000 {
+                let raw: Vec<f32> = (0..k).map(|_| rng.range(0.0001, 1.0)).collect();
+                let sum: f32 = raw.iter().sum();
+                let influences: Vec<(u32, f32)> = raw.iter().map(|&w| (0, w / sum)).collect();
+                let q = quantize_unorm16(&influences, WeightPolicy::Normalize).unwrap();
+                assert_eq!(q[..k].iter().map(|&x| u32::from(x)).sum::<u32>(), 65535);
+                assert!(q[k..].iter().all(|&x| x == 0));
+                for (i, &(_, w)) in influences.iter().enumerate() {
+                    let err = (f64::from(q[i]) - f64::from(w) * 65535.0).abs();
+                    assert!(err < 1.0, "k={k}: weight {w} became {} units", q[i]);
+                }
+                let kept: Vec<(u32, f32)> = raw.iter().map(|&w| (0, w)).collect();
+                let q = quantize_unorm16(&kept, WeightPolicy::Keep).unwrap();
+                for (i, &w) in raw.iter().enumerate() {
+                    assert!((f64::from(q[i]) - f64::from(w) * 65535.0).abs() <= 0.5);
+                }
+            }
+        }
+        assert_eq!(unorm16(65535), 1.0);
+        assert_eq!(
+            quantize_unorm16(&[(0, 1.25)], WeightPolicy::Keep),
+            Err(1.25)
+        );
     }
 }

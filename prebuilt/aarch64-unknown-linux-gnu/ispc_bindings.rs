@@ -107,6 +107,7 @@ unsafe extern "C" {
     pub fn skin_p_only_neon(
         k: i32,
         rigid: bool,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -122,6 +123,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_neon(
         k: i32,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,

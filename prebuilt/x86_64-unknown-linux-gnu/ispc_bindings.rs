@@ -107,6 +107,7 @@ unsafe extern "C" {
     pub fn skin_p_only_sse4(
         k: i32,
         rigid: bool,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -122,6 +123,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_sse4(
         k: i32,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -294,6 +296,7 @@ unsafe extern "C" {
     pub fn skin_p_only_avx2(
         k: i32,
         rigid: bool,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -309,6 +312,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_avx2(
         k: i32,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -481,6 +485,7 @@ unsafe extern "C" {
     pub fn skin_p_only_avx512(
         k: i32,
         rigid: bool,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,
@@ -496,6 +501,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn skin_pnt_avx512(
         k: i32,
+        compact: bool,
         first: i32,
         count: i32,
         readable: i32,

@@ -229,6 +229,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         return;
     };
     positions_only_rows(budget, isas, rows, &pal, &data_1m);
+    compact_rows(budget, isas, rows, &pal, &data_1m);
     threads_rows(budget, isas, rows, &pal, &mesh_1m, &copy_src);
     variant_rows(budget, isas, rows, &pal);
     eprintln!("\rbench: skinning done                        ");
@@ -247,6 +248,10 @@ fn budget_for(budget: Budget, vertices: usize) -> Budget {
 }
 
 fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
+    prepare_with(d, normals, tangents, false)
+}
+
+fn prepare_with(d: &Data, normals: bool, tangents: bool, compact: bool) -> SkinnedMesh {
     let input = MeshInput {
         positions: Attribute::vec3(&d.pos),
         normals: normals.then(|| Attribute::vec3(&d.nrm)),
@@ -254,7 +259,11 @@ fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
         joints: [Some(Attribute::joints_u16(&d.joints)), None],
         weights: [Some(Attribute::weights_f32(&d.weights)), None],
     };
-    SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh")
+    let options = PrepareOptions {
+        compact_influences: compact,
+        ..PrepareOptions::new(JOINTS)
+    };
+    SkinnedMesh::prepare(&input, &options).expect("valid mesh")
 }
 
 /// Times one kernel on the reference and every ISA (each against its own serial reference) and adds the
@@ -360,6 +369,78 @@ fn positions_only_rows(
                 (job.backend, job.streaming) = (backend, streaming);
                 job.run().expect("valid job");
             });
+        }
+    }
+}
+
+/// Compact influences (`PrepareOptions::compact_influences`: u16 joints and unorm16 weights in one word
+/// per influence) against the f32 format, each ISA running both in one round-robin next to the
+/// reference on the f32 mesh, on the `skin_pnt` and positions-only meshes with 1,024 and 1M vertices.
+/// Rows `<kernel>_compact` and, from the same block, `<kernel>_f32`.
+fn compact_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    pal: &[PaletteMatrix],
+    data_1m: &Data,
+) {
+    let data_1k = data(1024, 4);
+    for d in [&data_1k, data_1m] {
+        let n = d.pos.len();
+        let budget = budget_for(budget, n);
+        for (kernel, attributes) in [("skin_pnt", true), ("skin_p_only", false)] {
+            let f32_mesh = prepare(d, attributes, attributes);
+            let compact_mesh = prepare_with(d, attributes, attributes, true);
+            let mut runs: Vec<(&'static str, String, Backend, &SkinnedMesh)> =
+                vec![(kernel, "reference".into(), Backend::Reference, &f32_mesh)];
+            let (f32_kernel, compact_kernel) = match kernel {
+                "skin_pnt" => ("skin_pnt_f32", "skin_pnt_compact"),
+                _ => ("skin_p_only_f32", "skin_p_only_compact"),
+            };
+            for &isa in isas {
+                runs.push((f32_kernel, isa.name().into(), isa.into(), &f32_mesh));
+                runs.push((compact_kernel, isa.name().into(), isa.into(), &compact_mesh));
+            }
+            let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>, Vec<Vec4>)> = runs
+                .iter()
+                .map(|_| {
+                    let m = if attributes { n } else { 0 };
+                    (
+                        vec![Vec3::ZERO; n],
+                        vec![Vec3::ZERO; m],
+                        vec![Vec4::ZERO; m],
+                    )
+                })
+                .collect();
+            let mut c: Vec<Box<dyn FnMut() + '_>> = runs
+                .iter()
+                .zip(outs.iter_mut())
+                .map(|(&(_, _, backend, mesh), o)| {
+                    Box::new(move || {
+                        let out = SkinOutput::Separate {
+                            positions: &mut o.0,
+                            normals: attributes.then_some(&mut o.1[..]),
+                            tangents: attributes.then_some(&mut o.2[..]),
+                        };
+                        let mut job = SkinningJob::new(mesh, pal, out);
+                        job.backend = backend;
+                        job.run().expect("valid job");
+                    }) as Box<dyn FnMut() + '_>
+                })
+                .collect();
+            let times = median_ns_per_call(budget, &mut c);
+            let reference = times[0] / n as f64;
+            for (&(kernel, ref isa, _, _), t) in runs.iter().zip(&times).skip(1) {
+                rows.push(Row {
+                    kernel,
+                    isa: isa.clone(),
+                    size: n,
+                    influences: Some(4),
+                    threads: 1,
+                    ns_per_item: t / n as f64,
+                    reference_ns_per_item: reference,
+                });
+            }
         }
     }
 }
@@ -507,6 +588,42 @@ pub fn print_summary(rows: &[Row]) {
                     100.0 * traffic / bandwidth
                 );
             }
+        }
+    }
+    // Compact influences against the f32 format, each ISA's pair from one block.
+    for (kernel, f32_kernel, compact_kernel) in [
+        ("skin_pnt", "skin_pnt_f32", "skin_pnt_compact"),
+        ("skin_p_only", "skin_p_only_f32", "skin_p_only_compact"),
+    ] {
+        for n in [1024usize, 1 << 20] {
+            let Some(c) = best(compact_kernel, n) else {
+                continue;
+            };
+            let Some(f) = rows.iter().find(|r| {
+                r.kernel == f32_kernel && r.size == n && r.isa == c.isa && r.threads == 1
+            }) else {
+                continue;
+            };
+            // Compact influences read 4 bytes per influence instead of 8.
+            let (f32_bytes, compact_bytes) =
+                (bytes_per_vertex(kernel), bytes_per_vertex(kernel) - 16.0);
+            let memory = if n > 100_000 {
+                format!(
+                    ", {compact_bytes:.0} instead of {f32_bytes:.0} bytes/vertex, {:.1} GB/s = {:.0}% of the copy bandwidth",
+                    compact_bytes / c.ns_per_item,
+                    100.0 * compact_bytes / c.ns_per_item / bandwidth
+                )
+            } else {
+                String::new()
+            };
+            println!(
+                "{kernel} with compact influences (u16 joints, unorm16 weights), 4 influences, {n} vertices: best ISA {} {:.2} ns/vertex against {:.2} with f32 influences in the same block ({:.2}x), {:.2}x the reference{memory}",
+                c.isa,
+                c.ns_per_item,
+                f.ns_per_item,
+                f.ns_per_item / c.ns_per_item,
+                c.speedup()
+            );
         }
     }
     fn at<'r>(rows: &'r [Row], k: &'r str, infl: u32) -> impl Iterator<Item = &'r Row> {

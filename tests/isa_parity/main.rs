@@ -20,6 +20,7 @@ fn main() {
         ("skin_palette", hierarchy::check_palette),
         ("level_sum", hierarchy::check_level_sum),
         ("skin_pnt", skin::check_skin),
+        ("skin_pnt_compact", skin::check_skin_compact),
         ("skin_outputs", skin::check_skin_outputs),
         ("skin_pnt_renormalize", skin::check_skin_renormalize),
         ("skin_pnt_threads", skin::check_skin_threads),

@@ -157,6 +157,16 @@ fn within(got: f32, want: f32, tol: f32, at: &dyn Fn() -> String) -> Result<(), 
 }
 
 pub fn check_skin(isa: Isa) -> Result<String, String> {
+    check_skin_with(isa, false)
+}
+
+/// `check_skin` on meshes prepared with compact influences (u16 joints and unorm16 weights packed in one
+/// word): the reference skins with the same quantized weights, so the tolerance is unchanged.
+pub fn check_skin_compact(isa: Isa) -> Result<String, String> {
+    check_skin_with(isa, true)
+}
+
+fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
     let mut rng = Rng::new(21);
     let pal = palette(&mut rng);
     let mut cases = 0;
@@ -194,6 +204,7 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
                     &input,
                     &PrepareOptions {
                         weights: policy,
+                        compact_influences: compact,
                         ..PrepareOptions::new(JOINTS)
                     },
                 )
@@ -243,7 +254,7 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
                 let (wp, wn, wt) = run(Backend::Reference, false)?;
                 for interleaved in [false, true] {
                     let (gp, gn, gt) = run(isa.into(), interleaved)?;
-                    let ctx = format!("skin_pnt {isa} policy={policy:?} shape={shape} n={n} interleaved={interleaved}");
+                    let ctx = format!("skin_pnt {isa} policy={policy:?} compact={compact} shape={shape} n={n} interleaved={interleaved}");
                     for i in 0..n {
                         for (what, got, want, v) in [
                             (
@@ -686,10 +697,14 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                     tangents: None,
                     ..input(&m)
                 };
+                // Compact influences for even shapes under one policy and odd ones under the other, so
+                // that every shape runs in both formats.
+                let compact = (shape % 2 == 0) == normalized;
                 let prepared = SkinnedMesh::prepare(
                     &input,
                     &PrepareOptions {
                         weights: policy,
+                        compact_influences: compact,
                         ..PrepareOptions::new(JOINTS)
                     },
                 )
@@ -738,7 +753,7 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                 for interleaved in [false, true] {
                     let got = run(isa.into(), interleaved, Threads::One, false)?;
                     let ctx = format!(
-                        "skin_p_only {isa} policy={policy:?} shape={shape} n={n} interleaved={interleaved}"
+                        "skin_p_only {isa} policy={policy:?} compact={compact} shape={shape} n={n} interleaved={interleaved}"
                     );
                     for i in 0..n {
                         let (g, w) = (got[i].to_array(), want[i].to_array());
