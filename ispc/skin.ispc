@@ -70,8 +70,8 @@ static inline uniform int prefetch_split(uniform int count, uniform int readable
 
 // Prefetches the inputs of the vertex PREFETCH_AHEAD places after the one whose block is bp (B floats
 // per block, K joints and weights per vertex; groups with no_weights read none, sequential ones no
-// indices). Each stream is asked for every vertex: a line already requested costs little, and one request per
-// vertex needs no test of where its lines begin.
+// indices). Each stream is asked for every vertex: a line already requested costs little, and one
+// request per vertex needs no test of where its lines begin.
 static inline void prefetch_inputs(uniform int B, uniform int K, uniform bool sequential, uniform bool no_weights,
                                    uniform const float * uniform bp, uniform const uint32 * uniform jp,
                                    uniform const float * uniform wp, uniform const uint32 * uniform vp)
@@ -116,7 +116,8 @@ static inline varying float blend_chunk(uniform int K, uniform bool rigid, unifo
 // once per DECODE_BATCH vertices, so that the conversion runs on whole vectors, and then read each
 // weight with a broadcast load as they read an f32 weight. Converting each weight in a scalar register
 // and broadcasting it from there made skin_pnt about 35% slower in cache on AVX-512, and so did
-// decoding one vertex at a time into memory; batched, the cost measured about 5%.
+// decoding one vertex at a time into memory; batched, the cost measured 5% in a standalone loop and 9%
+// to 17% in the report.
 static inline void decode_weights(uniform int count, uniform const uint32 * uniform jp, uniform float w[])
 {
     foreach (i = 0 ... count) {
@@ -132,21 +133,21 @@ static inline void decode_weights(uniform int count, uniform const uint32 * unif
 
 // Skins the vertices [begin, end) of one influence group with K influences each (Davies' future work:
 // each influence count gets its own kernel, so the influence loop is unrolled with no count test).
-// The pointers address the group's vertex 0. blocks holds 12 floats per vertex, (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette
-// indices per vertex, weights K weights. Vertex v's results go to index out = vertices[v], or
-// out = first + v when sequential (vertices is then not read: a group whose vertices are consecutive
-// needs no index load and no multiply per vertex): position at pos[out * pos_stride] (always), normal
-// at nrm[out * nrm_stride] when write_normals, tangent (xyz, then w copied) at tng[out * tng_stride]
-// when write_tangents. With prefetch, each vertex also asks for the inputs of vertex v + PREFETCH_AHEAD
-// (see prefetch_inputs).
+// The pointers address the group's vertex 0. blocks holds 12 floats per vertex,
+// (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette indices per vertex, weights K weights
+// (or, when compact, joints holds the packed influences of blend_chunk). Vertex v's results go to index
+// out = vertices[v], or out = first + v when sequential (vertices is then not read: a group whose
+// vertices are consecutive needs no index load and no multiply per vertex): position at
+// pos[out * pos_stride] (always), normal at nrm[out * nrm_stride] when write_normals, tangent (xyz, then
+// w copied) at tng[out * tng_stride] when write_tangents. With prefetch, each vertex also asks for the
+// inputs of vertex v + PREFETCH_AHEAD (see prefetch_inputs).
 static inline void skin_run(uniform int K, uniform bool sequential, uniform int first, uniform int begin,
                             uniform int end, uniform bool prefetch, uniform const float blocks[],
                             uniform const uint32 joints[], uniform const float weights[],
                             uniform const uint32 vertices[], uniform const float palette[], uniform float pos[],
                             uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                             uniform bool write_normals, uniform float tng[], uniform int tng_stride,
-                            uniform bool write_tangents, uniform bool rigid,
-                            uniform bool compact)
+                            uniform bool write_tangents, uniform bool rigid, uniform bool compact)
 {
     uniform const float * uniform bp = blocks + 12 * begin;
     uniform const uint32 * uniform jp = joints + K * begin;
@@ -228,8 +229,8 @@ static inline void skin_group_for_outputs(uniform int K, uniform bool sequential
                                           uniform bool compact)
 {
 #define SKIN_GROUP(N, T)                                                                                    \
-    skin_group(K, sequential, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride, nrm, \
-               nrm_stride, N, tng, tng_stride, T, rigid, compact)
+    skin_group(K, sequential, first, count, readable, blocks, joints, weights, vertices, palette, pos,         \
+               pos_stride, nrm, nrm_stride, N, tng, tng_stride, T, rigid, compact)
     if (write_normals && write_tangents)
         SKIN_GROUP(true, true);
     else if (write_normals)
@@ -246,16 +247,17 @@ static inline void skin_group_for_outputs(uniform int K, uniform bool sequential
 // them, and weights is not read). Every combination of influence count, sequential form, influence
 // format and written attributes is its own loop.
 export void EXPORT(skin_pnt)(uniform int k, uniform bool compact, uniform int first, uniform int count,
-                             uniform int readable, uniform const float blocks[],
-                             uniform const uint32 joints[], uniform const float weights[],
+                             uniform int readable, uniform const float blocks[], uniform const uint32 joints[],
+                             uniform const float weights[],
                              uniform const uint32 vertices[], uniform const float palette[],
                              uniform float pos[], uniform int pos_stride, uniform float nrm[], uniform int nrm_stride,
                              uniform bool write_normals, uniform float tng[], uniform int tng_stride,
                              uniform bool write_tangents)
 {
 #define SKIN_GROUP(K, SEQ)                                                                                  \
-    skin_group_for_outputs(K, SEQ, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride, \
-                           nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, false, COMPACT)
+    skin_group_for_outputs(K, SEQ, first, count, readable, blocks, joints, weights, vertices, palette, pos,     \
+                           pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, false,  \
+                           COMPACT)
 #define SKIN_ANY_K(SEQ)                                                                                     \
     switch (k) {                                                                                            \
     case 0: SKIN_GROUP(0, SEQ); break;                                                                      \
@@ -290,18 +292,20 @@ export void EXPORT(skin_pnt)(uniform int k, uniform bool compact, uniform int fi
 // vertex follows one joint with weight 1, so each output is a plain transform by that palette matrix.
 // weights is not read; joints holds one palette index per vertex; first and readable as for skin_pnt.
 export void EXPORT(skin_rigid)(uniform int first, uniform int count, uniform int readable,
-                               uniform const float blocks[],
-                               uniform const uint32 joints[], uniform const uint32 vertices[],
+                               uniform const float blocks[], uniform const uint32 joints[],
+                               uniform const uint32 vertices[],
                                uniform const float palette[], uniform float pos[], uniform int pos_stride,
                                uniform float nrm[], uniform int nrm_stride, uniform bool write_normals,
                                uniform float tng[], uniform int tng_stride, uniform bool write_tangents)
 {
     if (first >= 0)
-        skin_group_for_outputs(1, true, first, count, readable, blocks, joints, blocks /* not read */, vertices, palette, pos,
-                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true, false);
+        skin_group_for_outputs(1, true, first, count, readable, blocks, joints, blocks /* not read */, vertices,
+                               palette, pos, pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride,
+                               write_tangents, true, false);
     else
-        skin_group_for_outputs(1, false, first, count, readable, blocks, joints, blocks /* not read */, vertices, palette, pos,
-                               pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride, write_tangents, true, false);
+        skin_group_for_outputs(1, false, first, count, readable, blocks, joints, blocks /* not read */, vertices,
+                               palette, pos, pos_stride, nrm, nrm_stride, write_normals, tng, tng_stride,
+                               write_tangents, true, false);
 }
 
 // Positions-only skinning for meshes without normals or tangents: blocks holds 4 floats per vertex,
@@ -346,30 +350,31 @@ static inline void skin_positions_run(uniform int K, uniform bool sequential, un
 
 // Skins the vertices [0, count) of a positions-only group, prefetching as skin_group does.
 static inline void skin_positions(uniform int K, uniform bool sequential, uniform bool rigid, uniform bool compact,
-                                  uniform int first,
-                                  uniform int count, uniform int readable, uniform const float blocks[],
+                                  uniform int first, uniform int count, uniform int readable,
+                                  uniform const float blocks[],
                                   uniform const uint32 joints[], uniform const float weights[],
                                   uniform const uint32 vertices[], uniform const float palette[], uniform float pos[],
                                   uniform int pos_stride)
 {
     const uniform int split = prefetch_split(count, readable);
-    skin_positions_run(K, sequential, rigid, compact, first, 0, split, true, blocks, joints, weights, vertices, palette, pos,
-                       pos_stride);
-    skin_positions_run(K, sequential, rigid, compact, first, split, count, false, blocks, joints, weights, vertices, palette,
-                       pos, pos_stride);
+    skin_positions_run(K, sequential, rigid, compact, first, 0, split, true, blocks, joints, weights, vertices,
+                       palette, pos, pos_stride);
+    skin_positions_run(K, sequential, rigid, compact, first, split, count, false, blocks, joints, weights, vertices,
+                       palette, pos, pos_stride);
 }
 
 // Skins one influence group of a positions-only mesh (see skin_positions); first >= 0 selects the
 // sequential form, rigid the one-influence form with weight 1 (k = 1, weights not read), readable > 0
 // prefetching, and compact the packed influences as for skin_pnt.
 export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform bool compact, uniform int first,
-                                uniform int count,
-                                uniform int readable, uniform const float blocks[], uniform const uint32 joints[],
+                                uniform int count, uniform int readable, uniform const float blocks[],
+                                uniform const uint32 joints[],
                                 uniform const float weights[], uniform const uint32 vertices[],
                                 uniform const float palette[], uniform float pos[], uniform int pos_stride)
 {
 #define SKIN_POSITIONS(K, SEQ, RIGID)                                                                       \
-    skin_positions(K, SEQ, RIGID, COMPACT, first, count, readable, blocks, joints, weights, vertices, palette, pos, pos_stride)
+    skin_positions(K, SEQ, RIGID, COMPACT, first, count, readable, blocks, joints, weights, vertices, palette,  \
+                   pos, pos_stride)
 #define SKIN_POSITIONS_ANY_K(SEQ)                                                                           \
     switch (k) {                                                                                            \
     case 0: SKIN_POSITIONS(0, SEQ, false); break;                                                           \
