@@ -262,9 +262,9 @@ pub struct PrepareOptions {
     /// Compact influences: the kernels read each influence as one 32-bit word, a u16 joint and a
     /// unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the memory of joints
     /// and weights (16 instead of 32 bytes per vertex with 4 influences). It is a memory saving more
-    /// than a speed one: decoding the weights costs about what the smaller reads save, and on the
-    /// machine the README's results come from it ran 0.83x to 0.91x the f32 format's speed in cache and
-    /// 0.88x to 1.09x at 1M vertices.
+    /// than a speed one: decoding the weights costs about what the smaller reads save. On the machine
+    /// the README's results come from, AVX-512 ran at 0.87x to 0.96x the f32 format's speed in cache and
+    /// at 1.01x to 1.07x at 1M vertices; SSE4 at 0.76x.
     ///
     /// Accuracy: each weight becomes a multiple of 1/65535, off by less than 1/65535 (1.5e-5). With
     /// [`WeightPolicy::Normalize`] the quantized weights of a vertex still sum to exactly 65535/65535
