@@ -291,45 +291,47 @@ fn compile_kernels(
         .and_then(|p| p.parent())
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut objects = Vec::new();
-    for t in targets {
-        for src in sources
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
-        {
-            let stem = src.file_stem().unwrap().to_string_lossy();
-            let obj = out_dir.join(format!("{stem}_{}.o", t.isa));
-            let header = out_dir.join(format!("{stem}_{}.h", t.isa));
-            let out = Command::new(ispc)
-                .args(ISPC_FLAGS)
-                .arg(format!("--arch={arch}"))
-                .arg(format!("--target-os={os}"))
-                .arg(format!("--target={}", t.ispc_target))
-                .arg(format!("-DISA_SUFFIX=_{}", t.isa))
-                .arg("-I")
-                .arg(&include_dir)
-                .arg(src)
-                .arg("-o")
-                .arg(&obj)
-                .arg("-h")
-                .arg(&header)
-                .output()
-                .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", ispc.display())));
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() {
-                fail(format!(
-                    "ISPC failed on {} for {}:\n{stderr}",
-                    src.display(),
-                    t.ispc_target
-                ));
-            }
-            if verbose {
-                for line in stderr.lines().filter(|l| l.contains("Warning")) {
-                    println!("cargo:warning={line}");
-                }
-            }
-            objects.push(obj);
+    // Every (target, source) pair is its own ISPC run. They run on as many threads as cargo allows this
+    // build script (NUM_JOBS), because the skinning file alone takes ISPC over ten seconds per target.
+    // The objects keep the order of the pairs, so the archive does not depend on which run ends first.
+    let jobs: Vec<(&IsaTarget, &PathBuf)> = targets
+        .iter()
+        .flat_map(|t| {
+            sources
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
+                .map(move |src| (t, src))
+        })
+        .collect();
+    let workers = env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<(PathBuf, String)>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(t, src)) = jobs.get(i) else {
+                    break;
+                };
+                let done = compile_one(ispc, arch, os, t, src, &include_dir, out_dir);
+                *results[i].lock().unwrap() = Some(done);
+            });
         }
+    });
+    let mut objects = Vec::new();
+    for slot in results {
+        let (obj, stderr) = slot.into_inner().unwrap().expect("every job ran");
+        if verbose {
+            for line in stderr.lines().filter(|l| l.contains("Warning")) {
+                println!("cargo:warning={line}");
+            }
+        }
+        objects.push(obj);
     }
     if objects.is_empty() {
         return;
@@ -339,6 +341,46 @@ fn compile_kernels(
         .objects(&objects)
         .cargo_metadata(false)
         .compile(LIB_NAME);
+}
+
+/// Compiles one kernel file for one target; returns the object's path and ISPC's warnings. Any failure
+/// ends the build with ISPC's message.
+fn compile_one(
+    ispc: &Path,
+    arch: &str,
+    os: &str,
+    t: &IsaTarget,
+    src: &Path,
+    include_dir: &Path,
+    out_dir: &Path,
+) -> (PathBuf, String) {
+    let stem = src.file_stem().unwrap().to_string_lossy();
+    let obj = out_dir.join(format!("{stem}_{}.o", t.isa));
+    let header = out_dir.join(format!("{stem}_{}.h", t.isa));
+    let out = Command::new(ispc)
+        .args(ISPC_FLAGS)
+        .arg(format!("--arch={arch}"))
+        .arg(format!("--target-os={os}"))
+        .arg(format!("--target={}", t.ispc_target))
+        .arg(format!("-DISA_SUFFIX=_{}", t.isa))
+        .arg("-I")
+        .arg(include_dir)
+        .arg(src)
+        .arg("-o")
+        .arg(&obj)
+        .arg("-h")
+        .arg(&header)
+        .output()
+        .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", ispc.display())));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        fail(format!(
+            "ISPC failed on {} for {}:\n{stderr}",
+            src.display(),
+            t.ispc_target
+        ));
+    }
+    (obj, stderr)
 }
 
 fn generate_bindings(targets: &[IsaTarget], sources: &[PathBuf], out_dir: &Path, triple: &str) {
