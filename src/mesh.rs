@@ -260,10 +260,12 @@ pub struct PrepareOptions {
     /// renormalize. 8 keeps everything.
     pub max_influences: usize,
     /// Compact influences: the kernels read each influence as one 32-bit word, a u16 joint and a
-    /// unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the memory of joints
-    /// and weights (16 instead of 32 bytes per vertex with 4 influences). It is a memory saving more
-    /// than a speed one: decoding the weights costs about what the smaller reads save. On the machine
-    /// the README's results come from, AVX-512 ran at 0.87x to 0.96x the f32 format's speed in cache and
+    /// unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the bytes of joints and
+    /// weights the kernels read (16 instead of 32 per vertex with 4 influences). The prepared mesh does
+    /// not shrink yet: it also keeps the unpacked joints and the dequantized weights, which the reference
+    /// and the base-vector and bone-major conversions read, so with this option it holds half as much
+    /// influence memory again (12 bytes per influence instead of 8), not half of it. Decoding the
+    /// weights costs about what the smaller reads save. On the machine the README's results come from, AVX-512 ran at 0.87x to 0.96x the f32 format's speed in cache and
     /// at 1.01x to 1.07x at 1M vertices; SSE4 at 0.76x.
     ///
     /// Accuracy: each weight becomes a multiple of 1/65535, off by less than 1/65535 (1.5e-5). With
