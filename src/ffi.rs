@@ -19,7 +19,7 @@
 use crate::crowd::{Threads, CROWD_LANES, MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::hierarchy::{SoaMatrices, Trs};
 use crate::isa::{Isa, Runnable};
-use crate::mesh::{BaseVectorMesh, BoneMajorMesh, SkinnedMesh, SKIN_CHUNK};
+use crate::mesh::{BaseVectorMesh, BoneMajorMesh, InfluenceTable, SkinnedMesh, SKIN_CHUNK};
 use crate::palette::PaletteMatrix;
 use crate::skeleton::Skeleton;
 use crate::skin::OutputView;
@@ -685,9 +685,8 @@ pub(crate) fn skin_pnt(
         if count == 0
             || g.blocks.len() != g.block() * count
             || (g.positions_only && (wn || wt))
-            || g.joints.len() != k * count
-            || g.weights.len() != k * count
-            || (g.compact() && g.packed.len() != k * count)
+            || g.table.len() != k * count
+            || (g.rigid() && k != 1)
         {
             continue;
         }
@@ -901,8 +900,8 @@ enum Indices {
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
-/// and its vectors have their documented lengths (`g.block()` block floats, k joints and k weights per
-/// vertex); a positions-only group is not asked for normals or tangents;
+/// and its vectors have their documented lengths (`g.block()` block floats and k influences per
+/// vertex, where a rigid group has k = 1); a positions-only group is not asked for normals or tangents;
 /// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
 /// consecutive one has `first + len` within i32; for each index o, the
 /// floats `out` names for o are valid for writes and written by nobody else during the call; and every
@@ -931,15 +930,23 @@ unsafe fn skin_block(
     } else {
         0
     };
-    // A compact group's kernels read its packed influences where the joints would be, and no weights;
-    // a rigid group's kernel reads plain joints whatever the format.
-    let rigid = g.rigid && k == 1;
-    let compact = g.compact() && !rigid;
-    let joints = if compact { &g.packed } else { &g.joints };
+    // A compact group's kernels read its packed influences where the joints would be, and a rigid
+    // group's kernel only its joints: neither reads weights, so they get a null weight pointer.
+    let (rigid, compact) = (g.rigid(), g.compact());
+    let (joints, weights) = match &g.table {
+        InfluenceTable::F32 { joints, weights } => (&joints[..], &weights[..]),
+        InfluenceTable::Compact(joints) | InfluenceTable::Rigid(joints) => (&joints[..], &[][..]),
+    };
+    let weights = if weights.is_empty() {
+        std::ptr::null()
+    } else {
+        // SAFETY: an f32 table holds k weights per vertex, and start is at most the vertex count.
+        unsafe { weights.as_ptr().add(k * start) }
+    };
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
-    // start + len is at most its vertex count (`packed` has k entries per vertex when compact, like
-    // `joints`). The kernels prefetch (never load) inputs of vertices
-    // below `readable`, counted from `start`, which the group's vectors also hold.
+    // start + len is at most its vertex count, and each table holds k influences per vertex. The kernels
+    // prefetch (never load) inputs of vertices below `readable`, counted from `start`, which the group's
+    // vectors also hold.
     unsafe {
         if g.positions_only {
             // Positions only (the caller never asks a positions-only mesh for normals or tangents).
@@ -952,7 +959,7 @@ unsafe fn skin_block(
                 readable,
                 g.blocks.as_ptr().add(4 * start),
                 joints.as_ptr().add(k * start),
-                g.weights.as_ptr().add(k * start),
+                weights,
                 vertices,
                 palette.as_ptr().cast(),
                 out.pos,
@@ -965,7 +972,7 @@ unsafe fn skin_block(
                 len as i32,
                 readable,
                 g.blocks.as_ptr().add(12 * start),
-                g.joints.as_ptr().add(start),
+                joints.as_ptr().add(start),
                 vertices,
                 palette.as_ptr().cast(),
                 out.pos,
@@ -986,7 +993,7 @@ unsafe fn skin_block(
                 readable,
                 g.blocks.as_ptr().add(12 * start),
                 joints.as_ptr().add(k * start),
-                g.weights.as_ptr().add(k * start),
+                weights,
                 vertices,
                 palette.as_ptr().cast(),
                 out.pos,

@@ -259,14 +259,13 @@ pub struct PrepareOptions {
     /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
     /// renormalize. 8 keeps everything.
     pub max_influences: usize,
-    /// Compact influences: the kernels read each influence as one 32-bit word, a u16 joint and a
-    /// unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the bytes of joints and
-    /// weights the kernels read (16 instead of 32 per vertex with 4 influences). The prepared mesh does
-    /// not shrink yet: it also keeps the unpacked joints and the dequantized weights, which the reference
-    /// and the base-vector and bone-major conversions read, so with this option it holds half as much
-    /// influence memory again (12 bytes per influence instead of 8), not half of it. Decoding the
-    /// weights costs about what the smaller reads save. On the machine the README's results come from, AVX-512 ran at 0.87x to 0.96x the f32 format's speed in cache and
-    /// at 1.01x to 1.07x at 1M vertices; SSE4 at 0.76x.
+    /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
+    /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
+    /// bytes of joints and weights (16 instead of 32 per vertex with 4 influences), in the prepared
+    /// mesh ([`SkinnedMesh::heap_bytes`]) and in every pass of the kernels. Decoding the weights costs
+    /// about what the smaller reads save. On the machine the README's results come from, AVX-512 ran at
+    /// 0.87x to 0.96x the f32 format's speed in cache and at 1.01x to 1.07x at 1M vertices; SSE4 at
+    /// 0.76x.
     ///
     /// Accuracy: each weight becomes a multiple of 1/65535, off by less than 1/65535 (1.5e-5). With
     /// [`WeightPolicy::Normalize`] the quantized weights of a vertex still sum to exactly 65535/65535
@@ -339,8 +338,8 @@ pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
 pub const MAX_INFLUENCES: usize = 8;
 
 /// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
-/// original index is `vertices[v]`, its joints and weights `joints[k*v..k*v+k]` and
-/// `weights[k*v..k*v+k]` (k = `influences`), and its attributes the `BLOCK` floats
+/// original index is `vertices[v]`, its influences entries `k*v..k*v+k` of `table`
+/// (k = `influences`), and its attributes the `BLOCK` floats
 /// `blocks[BLOCK*v..BLOCK*v+BLOCK]`. A mesh with normals or tangents has BLOCK = 12:
 /// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
 /// small matrix product reads each row with one broadcast load (an absent attribute is zero). A
@@ -350,21 +349,88 @@ pub(crate) struct InfluenceGroup {
     pub(crate) influences: usize,
     pub(crate) vertices: Vec<u32>,
     pub(crate) blocks: Vec<f32>,
-    pub(crate) joints: Vec<u32>,
-    pub(crate) weights: Vec<f32>,
-    /// With [`PrepareOptions::compact_influences`], what the kernels read instead of `joints` and
-    /// `weights`: influence i of vertex v is `packed[k*v+i]`, its joint in the low 16 bits and its
-    /// weight times 65535 in the high 16. `weights` then holds those weights dequantized, exactly as the
-    /// kernels compute them, for the reference. Empty otherwise.
-    pub(crate) packed: Vec<u32>,
-    /// One influence per vertex, each of weight exactly 1: the rigid kernel transforms these vertices by
-    /// their palette matrix with no weighting (the result is the same, with fewer operations).
-    pub(crate) rigid: bool,
+    pub(crate) table: InfluenceTable,
     /// The original indices are consecutive (`vertices[i] == vertices[0] + i`), so the group's outputs
     /// form one contiguous range and can be written with streaming stores.
     pub(crate) contiguous: bool,
     /// The mesh has neither normals nor tangents, so each block is the 4 floats (px py pz 1).
     pub(crate) positions_only: bool,
+}
+
+/// A group's joints and weights, in the form its kernels read. Each variant holds only what its
+/// kernels read, so that a compact mesh really is smaller; [`InfluenceTable::get`] reads any of them
+/// for the reference and the other layouts.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum InfluenceTable {
+    /// A 32-bit palette index and an f32 weight per influence.
+    F32 { joints: Vec<u32>, weights: Vec<f32> },
+    /// [`PrepareOptions::compact_influences`]: one word per influence, the joint in the low 16 bits and
+    /// the weight times 65535 in the high 16.
+    Compact(Vec<u32>),
+    /// One influence per vertex, of weight exactly 1, so only its joint: the rigid kernel transforms
+    /// these vertices by their palette matrix with no weighting (the result is the same, with fewer
+    /// operations). A compact mesh's rigid group has this form too, because a 32-bit joint alone is as
+    /// small as a packed influence.
+    Rigid(Vec<u32>),
+}
+
+impl Default for InfluenceTable {
+    fn default() -> InfluenceTable {
+        InfluenceTable::F32 {
+            joints: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
+}
+
+impl InfluenceTable {
+    /// Number of influences held (k per vertex).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            InfluenceTable::F32 { joints, weights } => joints.len().min(weights.len()),
+            InfluenceTable::Compact(packed) => packed.len(),
+            InfluenceTable::Rigid(joints) => joints.len(),
+        }
+    }
+
+    /// Influence f as (joint, weight), a compact weight dequantized exactly as the kernels decode it.
+    /// Panics when f is not below [`len`](Self::len), like a slice index.
+    pub(crate) fn get(&self, f: usize) -> (u32, f32) {
+        match self {
+            InfluenceTable::F32 { joints, weights } => (joints[f], weights[f]),
+            InfluenceTable::Compact(packed) => {
+                let x = packed[f];
+                (x & 0xffff, unorm16((x >> 16) as u16))
+            }
+            InfluenceTable::Rigid(joints) => (joints[f], 1.0),
+        }
+    }
+
+    /// The joint of every influence.
+    pub(crate) fn joints(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|f| self.get(f).0)
+    }
+
+    /// Heap bytes held.
+    fn bytes(&self) -> usize {
+        4 * match self {
+            InfluenceTable::F32 { joints, weights } => joints.len() + weights.len(),
+            InfluenceTable::Compact(v) | InfluenceTable::Rigid(v) => v.len(),
+        }
+    }
+
+    /// Appends one influence in this table's form: its `units` (the weight times 65535, rounded) to a
+    /// compact table, its `weight` to an f32 one, and only its joint to a rigid one.
+    fn push(&mut self, joint: u32, weight: f32, units: u16) {
+        match self {
+            InfluenceTable::F32 { joints, weights } => {
+                joints.push(joint);
+                weights.push(weight);
+            }
+            InfluenceTable::Compact(packed) => packed.push(joint | u32::from(units) << 16),
+            InfluenceTable::Rigid(joints) => joints.push(joint),
+        }
+    }
 }
 
 impl InfluenceGroup {
@@ -379,17 +445,22 @@ impl InfluenceGroup {
 
     /// Bytes the skinning kernels read per pass over the group, vertex indices aside.
     pub(crate) fn input_bytes(&self) -> usize {
-        let influences = if self.compact() {
-            self.packed.len()
-        } else {
-            self.joints.len() + self.weights.len()
-        };
-        4 * (self.blocks.len() + influences)
+        4 * self.blocks.len() + self.table.bytes()
     }
 
-    /// The kernels read `packed` instead of `joints` and `weights`.
+    /// Heap bytes held: blocks, vertex indices and influences.
+    fn bytes(&self) -> usize {
+        4 * (self.blocks.len() + self.vertices.len()) + self.table.bytes()
+    }
+
+    /// The rigid kernel skins this group (see [`InfluenceTable::Rigid`]).
+    pub(crate) fn rigid(&self) -> bool {
+        matches!(self.table, InfluenceTable::Rigid(_))
+    }
+
+    /// The kernels read packed influences (see [`InfluenceTable::Compact`]).
     pub(crate) fn compact(&self) -> bool {
-        !self.packed.is_empty()
+        matches!(self.table, InfluenceTable::Compact(_))
     }
 
     pub(crate) fn position(&self, v: usize) -> [f32; 3] {
@@ -479,6 +550,11 @@ impl SkinnedMesh {
             .map(|influences| InfluenceGroup {
                 influences,
                 positions_only,
+                table: if options.compact_influences {
+                    InfluenceTable::Compact(Vec::new())
+                } else {
+                    InfluenceTable::default()
+                },
                 ..Default::default()
             })
             .collect();
@@ -540,19 +616,20 @@ impl SkinnedMesh {
                 let quantized = quantize_unorm16(&influences, options.weights)
                     .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
                 for (&(j, _), &q) in influences.iter().zip(&quantized) {
-                    g.joints.push(j);
-                    g.weights.push(unorm16(q));
                     // Joints come from u8 or u16 attributes, so they fit the low 16 bits.
-                    g.packed.push(j | u32::from(q) << 16);
+                    g.table.push(j, unorm16(q), q);
                 }
             } else {
                 for &(j, w) in &influences {
-                    g.joints.push(j);
-                    g.weights.push(w);
+                    g.table.push(j, w, 0);
                 }
             }
         }
-        groups[1].rigid = groups[1].weights.iter().all(|&w| w == 1.0);
+        // One-influence vertices whose weights are all exactly 1 keep only their joints.
+        let rigid = &mut groups[1].table;
+        if (0..rigid.len()).all(|f| rigid.get(f).1 == 1.0) {
+            *rigid = InfluenceTable::Rigid(rigid.joints().collect());
+        }
         for g in &mut groups {
             g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
         }
@@ -583,6 +660,14 @@ impl SkinnedMesh {
     /// True when tangents were given.
     pub fn has_tangents(&self) -> bool {
         self.has_tangents
+    }
+
+    /// Heap bytes the prepared mesh holds: per vertex its attribute block (16 bytes for positions
+    /// only, else 48), its original index (4), and its influences (8 bytes each, 4 with
+    /// [`PrepareOptions::compact_influences`], and 4 in all for a vertex of one influence of weight 1).
+    /// Spare capacity is not counted.
+    pub fn heap_bytes(&self) -> usize {
+        self.groups.iter().map(InfluenceGroup::bytes).sum()
     }
 
     /// How many vertices have 0, 1, ..., 8 influences.
@@ -643,7 +728,7 @@ impl BaseVectorMesh {
                 place[v as usize] = (k, i);
             }
         }
-        let total: usize = mesh.groups.iter().map(|g| g.joints.len()).sum();
+        let total: usize = mesh.groups.iter().map(|g| g.table.len()).sum();
         let mut out = BaseVectorMesh {
             joint_count: mesh.joint_count(),
             counts: Vec::with_capacity(n),
@@ -659,8 +744,8 @@ impl BaseVectorMesh {
             let p = g.position(i);
             out.counts.push(k as u8);
             for f in k * i..k * i + k {
-                let w = g.weights[f];
-                out.joints.push(g.joints[f]);
+                let (j, w) = g.table.get(f);
+                out.joints.push(j);
                 out.bases.push([w * p[0], w * p[1], w * p[2], w]);
             }
         }
@@ -706,8 +791,8 @@ impl BoneMajorMesh {
         let joints = mesh
             .groups
             .iter()
-            .flat_map(|g| g.joints.iter())
-            .map(|&j| j as usize + 1)
+            .flat_map(|g| g.table.joints())
+            .map(|j| j as usize + 1)
             .max()
             .unwrap_or(0);
         let mut lists: Vec<Vec<(u32, f32, [f32; 3])>> = vec![Vec::new(); joints];
@@ -716,9 +801,10 @@ impl BoneMajorMesh {
             for (i, &v) in g.vertices.iter().enumerate() {
                 let p = g.position(i);
                 for f in k * i..k * i + k {
-                    // prepare() validated joints[f] < joint_count.
-                    if let Some(list) = lists.get_mut(g.joints[f] as usize) {
-                        list.push((v, g.weights[f], p));
+                    // prepare() validated every joint < joint_count.
+                    let (j, w) = g.table.get(f);
+                    if let Some(list) = lists.get_mut(j as usize) {
+                        list.push((v, w, p));
                     }
                 }
             }
@@ -802,9 +888,9 @@ mod tests {
     /// The rigid kernel runs exactly when every one-influence weight is 1.
     #[test]
     fn rigid_group_needs_unit_weights() {
-        assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid);
-        assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid);
-        assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid);
+        assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid());
+        assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid());
+        assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid());
     }
 
     /// Largest-remainder rounding: normalized weights quantize to units that sum to exactly 65535, each

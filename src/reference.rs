@@ -198,7 +198,8 @@ pub(crate) fn skin(
             // The blended 3x4 matrix: sum of weight times palette rows.
             let mut b = [[0.0f32; 4]; 3];
             for i in 0..k {
-                let (j, w) = (g.joints[k * v + i] as usize, g.weights[k * v + i]);
+                let (j, w) = g.table.get(k * v + i);
+                let j = j as usize;
                 for r in 0..3 {
                     for c in 0..4 {
                         b[r][c] += w * palette[j].rows[r][c];

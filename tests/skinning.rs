@@ -842,3 +842,24 @@ fn compact_rigid_vertices_stay_exact() {
         );
     }
 }
+
+#[test]
+fn compact_influences_halve_the_influence_bytes() {
+    // SkinnedMesh::heap_bytes: a positions-only vertex holds a 16-byte block and a 4-byte index, plus 8
+    // bytes per influence, or 4 when compact. One influence of weight 1 is rigid in both forms: its
+    // joint alone, 4 bytes.
+    let mut rng = Rng::new(11);
+    let n = 100;
+    for k in 1..=8 {
+        let (p, joints, weights) = compact_case(n, k, &mut rng);
+        let exact = prepare_eight(&p, &joints, &weights, &PrepareOptions::new(8)).unwrap();
+        let options = PrepareOptions {
+            compact_influences: true,
+            ..PrepareOptions::new(8)
+        };
+        let compact = prepare_eight(&p, &joints, &weights, &options).unwrap();
+        let per_influence = if k == 1 { 4 } else { 8 };
+        assert_eq!(exact.heap_bytes(), n * (20 + per_influence * k), "k={k}");
+        assert_eq!(compact.heap_bytes(), n * (20 + 4 * k), "k={k}");
+    }
+}
