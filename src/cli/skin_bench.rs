@@ -595,6 +595,20 @@ pub fn print_summary(rows: &[Row]) {
         ("skin_pnt", "skin_pnt_f32", "skin_pnt_compact"),
         ("skin_p_only", "skin_p_only_f32", "skin_p_only_compact"),
     ] {
+        // What SkinnedMesh::heap_bytes counts per vertex, measured on a small mesh of the same kind.
+        let small = data(1024, 4);
+        let attributes = kernel == "skin_pnt";
+        let held = |compact: bool| {
+            prepare_with(&small, attributes, attributes, compact).heap_bytes() as f64
+                / small.pos.len() as f64
+        };
+        if best(compact_kernel, 1024).is_some() {
+            println!(
+                "{kernel} prepared mesh, 4 influences: {:.0} bytes/vertex with compact influences, {:.0} with f32 influences (SkinnedMesh::heap_bytes)",
+                held(true),
+                held(false)
+            );
+        }
         for n in [1024usize, 1 << 20] {
             let Some(c) = best(compact_kernel, n) else {
                 continue;
