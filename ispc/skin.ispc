@@ -86,7 +86,7 @@ static inline void prefetch_inputs(uniform int B, uniform int K, uniform bool se
 
 // Chunk ch of the blended rows sum_i w_i * palette[j_i] (lane e = 4r + c holds B[r][c]) of the vertex
 // whose K influences start at jp and wp. A rigid vertex's one influence has weight exactly 1, so B is the
-// palette matrix itself, with no multiply. A compact group (SkinnedMesh's compact influences) packs each
+// palette matrix itself, with no multiply (its joint is a plain 32-bit one). A compact group (SkinnedMesh's compact influences) packs each
 // influence into the one 32-bit word jp[i], the joint in the low (little-endian first) 16 bits and the
 // weight's unorm16 units in the high 16: half the bytes of a u32 joint plus an f32 weight. Its weights
 // come decoded in wp (see decode_weights), and each joint is one 16-bit load.
@@ -96,8 +96,7 @@ static inline varying float blend_chunk(uniform int K, uniform bool rigid, unifo
 {
     uniform const uint16 * uniform hp = (uniform const uint16 * uniform)jp;
     if (rigid) {
-        const uniform uint32 j = compact ? hp[0] : jp[0];
-        return palette[16 * j + ch * programCount + programIndex];
+        return palette[16 * jp[0] + ch * programCount + programIndex];
     }
     varying float b = 0.0f;
 #pragma unroll
@@ -136,7 +135,8 @@ static inline void decode_weights(uniform int count, uniform const uint32 * unif
 // each influence count gets its own kernel, so the influence loop is unrolled with no count test).
 // The pointers address the group's vertex 0. blocks holds 12 floats per vertex,
 // (px nx tx tw, py ny ty 0, pz nz tz 0); joints holds K palette indices per vertex, weights K weights
-// (or, when compact, joints holds the packed influences of blend_chunk). Vertex v's results go to index
+// (or, when compact, joints holds the packed influences of blend_chunk). When compact or rigid, weights
+// is neither read nor prefetched (the Rust side passes null). Vertex v's results go to index
 // out = vertices[v], or out = first + v when sequential (vertices is then not read: a group whose
 // vertices are consecutive needs no index load and no multiply per vertex): position at
 // pos[out * pos_stride] (always), normal at nrm[out * nrm_stride] when write_normals, tangent (xyz, then
@@ -380,8 +380,10 @@ static inline void skin_positions(uniform int K, uniform bool sequential, unifor
 }
 
 // Skins one influence group of a positions-only mesh (see skin_positions); first >= 0 selects the
-// sequential form, rigid the one-influence form with weight 1 (k = 1, weights not read), readable > 0
-// prefetching, and compact the packed influences as for skin_pnt.
+// sequential form, rigid the one-influence form with weight 1 (k = 1, plain joints, weights not read),
+// readable > 0 prefetching, and compact the packed influences as for skin_pnt (weights not read). A rigid
+// group always has plain joints (SkinnedMesh stores only a rigid vertex's joint in either influence
+// format), so rigid with compact runs the compact form.
 export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform bool compact, uniform int first,
                                 uniform int count, uniform int readable, uniform const float blocks[],
                                 uniform const uint32 joints[],
@@ -394,7 +396,7 @@ export void EXPORT(skin_p_only)(uniform int k, uniform bool rigid, uniform bool 
 #define SKIN_POSITIONS_ANY_K(SEQ)                                                                           \
     switch (k) {                                                                                            \
     case 0: SKIN_POSITIONS(0, SEQ, false); break;                                                           \
-    case 1: if (rigid) SKIN_POSITIONS(1, SEQ, true); else SKIN_POSITIONS(1, SEQ, false); break;             \
+    case 1: if (rigid && !COMPACT) SKIN_POSITIONS(1, SEQ, true); else SKIN_POSITIONS(1, SEQ, false); break; \
     case 2: SKIN_POSITIONS(2, SEQ, false); break;                                                           \
     case 3: SKIN_POSITIONS(3, SEQ, false); break;                                                           \
     case 4: SKIN_POSITIONS(4, SEQ, false); break;                                                           \

@@ -705,8 +705,8 @@ pub(crate) fn skin_pnt(
                 wt,
             };
             // SAFETY: `isa` proves the CPU runs the kernel. For v in `range` (inside 0..count) it reads
-            // blocks[Bv..Bv+B] (B = g.block()), joints and weights [k*v..k*v+k] (lengths checked above; the pointers
-            // are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
+            // blocks[Bv..Bv+B] (B = g.block()), influences [k*v..k*v+k] of g.table (joints and weights, or
+            // only packed words or rigid joints; lengths checked above; the pointers are offset to range.start) and palette entries joints[..] < mesh.joint_count() <=
             // palette.len() (validated by SkinnedMesh::prepare, 16 floats each). It writes, at
             // out = vertices[v] < n (for a contiguous group, first + v is that same index), 3 floats at pos + out * ps, 3 at nrm + out * ns when wn, and 4 at
             // tng + out * ts when wt: inside the separate streams (3n, 3n, 4n floats) or, interleaved,
@@ -931,17 +931,19 @@ unsafe fn skin_block(
         0
     };
     // A compact group's kernels read its packed influences where the joints would be, and a rigid
-    // group's kernel only its joints: neither reads weights, so they get a null weight pointer.
+    // group's kernel only its joints: neither reads (or prefetches) weights, so they get a null weight
+    // pointer.
     let (rigid, compact) = (g.rigid(), g.compact());
     let (joints, weights) = match &g.table {
-        InfluenceTable::F32 { joints, weights } => (&joints[..], &weights[..]),
-        InfluenceTable::Compact(joints) | InfluenceTable::Rigid(joints) => (&joints[..], &[][..]),
-    };
-    let weights = if weights.is_empty() {
-        std::ptr::null()
-    } else {
-        // SAFETY: an f32 table holds k weights per vertex, and start is at most the vertex count.
-        unsafe { weights.as_ptr().add(k * start) }
+        InfluenceTable::F32 { joints, weights } => (
+            &joints[..],
+            // SAFETY: an f32 table holds k weights per vertex (none for k = 0, where the offset is 0),
+            // and start is at most the vertex count.
+            unsafe { weights.as_ptr().add(k * start) },
+        ),
+        InfluenceTable::Compact(joints) | InfluenceTable::Rigid(joints) => {
+            (&joints[..], std::ptr::null())
+        }
     };
     // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
     // start + len is at most its vertex count, and each table holds k influences per vertex. The kernels

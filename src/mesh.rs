@@ -338,7 +338,7 @@ pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
 pub const MAX_INFLUENCES: usize = 8;
 
 /// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
-/// original index is `vertices[v]`, its influences entries `k*v..k*v+k` of `table`
+/// original index is `vertices[v]`, its influences are entries `k*v..k*v+k` of `table`
 /// (k = `influences`), and its attributes the `BLOCK` floats
 /// `blocks[BLOCK*v..BLOCK*v+BLOCK]`. A mesh with normals or tangents has BLOCK = 12:
 /// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
@@ -664,8 +664,9 @@ impl SkinnedMesh {
 
     /// Heap bytes the prepared mesh holds: per vertex its attribute block (16 bytes for positions
     /// only, else 48), its original index (4), and its influences (8 bytes each, 4 with
-    /// [`PrepareOptions::compact_influences`], and 4 in all for a vertex of one influence of weight 1).
-    /// Spare capacity is not counted.
+    /// [`PrepareOptions::compact_influences`]). When every one-influence vertex has weight exactly 1
+    /// (always with [`WeightPolicy::Normalize`]), those vertices hold only their joint, 4 bytes in all.
+    /// Spare capacity and the fixed-size parts of the struct are not counted.
     pub fn heap_bytes(&self) -> usize {
         self.groups.iter().map(InfluenceGroup::bytes).sum()
     }
