@@ -234,26 +234,23 @@ fn skin(mesh: &SkinnedMesh, palette: &[PaletteMatrix], backend: Backend) -> Vec<
     out
 }
 
+/// A vector with each coordinate drawn from [lo, hi), x first.
+fn random_vec3(rng: &mut Rng, lo: f32, hi: f32) -> Vec3 {
+    Vec3::new(rng.range(lo, hi), rng.range(lo, hi), rng.range(lo, hi))
+}
+
 fn random_palette(n: usize, rng: &mut Rng) -> (Vec<Mat4>, Vec<PaletteMatrix>) {
     let mats: Vec<Mat4> = (0..n)
         .map(|_| {
             Mat4::from_scale_rotation_translation(
-                Vec3::new(
-                    rng.range(0.8, 1.2),
-                    rng.range(0.8, 1.2),
-                    rng.range(0.8, 1.2),
-                ),
+                random_vec3(rng, 0.8, 1.2),
                 Quat::from_euler(
                     glam::EulerRot::XYZ,
                     rng.range(-3.0, 3.0),
                     rng.range(-3.0, 3.0),
                     rng.range(-3.0, 3.0),
                 ),
-                Vec3::new(
-                    rng.range(-2.0, 2.0),
-                    rng.range(-2.0, 2.0),
-                    rng.range(-2.0, 2.0),
-                ),
+                random_vec3(rng, -2.0, 2.0),
             )
         })
         .collect();
@@ -350,24 +347,9 @@ fn influence_lod_keeps_the_heaviest_and_renormalizes() {
 fn interleaved_input_equals_separate_streams_and_outputs_agree() {
     let n = 37;
     let mut rng = Rng::new(4);
-    let pos: Vec<Vec3> = (0..n)
-        .map(|_| {
-            Vec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-            )
-        })
-        .collect();
+    let pos: Vec<Vec3> = (0..n).map(|_| random_vec3(&mut rng, -1.0, 1.0)).collect();
     let nrm: Vec<Vec3> = (0..n)
-        .map(|_| {
-            Vec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-            )
-            .normalize()
-        })
+        .map(|_| random_vec3(&mut rng, -1.0, 1.0).normalize())
         .collect();
     let tan: Vec<Vec4> = (0..n)
         .map(|i| {
@@ -697,15 +679,7 @@ fn bone_major_lists_do_not_scale_with_the_palette_bound() {
 
 /// A random mesh with `k` (1 to 8) normalized influences per vertex, and its palette.
 fn compact_case(n: usize, k: usize, rng: &mut Rng) -> (Vec<Vec3>, Vec<[u16; 8]>, Vec<[f32; 8]>) {
-    let p: Vec<Vec3> = (0..n)
-        .map(|_| {
-            Vec3::new(
-                rng.range(-2.0, 2.0),
-                rng.range(-2.0, 2.0),
-                rng.range(-2.0, 2.0),
-            )
-        })
-        .collect();
+    let p: Vec<Vec3> = (0..n).map(|_| random_vec3(rng, -2.0, 2.0)).collect();
     let joints = (0..n)
         .map(|_| std::array::from_fn(|_| rng.below(8) as u16))
         .collect();
