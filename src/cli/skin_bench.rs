@@ -373,6 +373,18 @@ fn positions_only_rows(
     }
 }
 
+/// The kernels measured with both influence formats: (kernel, its f32 row, its compact row, whether the
+/// mesh has normals and tangents).
+const COMPACT_KERNELS: [(&str, &str, &str, bool); 2] = [
+    ("skin_pnt", "skin_pnt_f32", "skin_pnt_compact", true),
+    (
+        "skin_p_only",
+        "skin_p_only_f32",
+        "skin_p_only_compact",
+        false,
+    ),
+];
+
 /// Compact influences (`PrepareOptions::compact_influences`: u16 joints and unorm16 weights in one word
 /// per influence) against the f32 format, each ISA running both in one round-robin next to the
 /// reference on the f32 mesh, on the `skin_pnt` and positions-only meshes with 1,024 and 1M vertices.
@@ -388,15 +400,11 @@ fn compact_rows(
     for d in [&data_1k, data_1m] {
         let n = d.pos.len();
         let budget = budget_for(budget, n);
-        for (kernel, attributes) in [("skin_pnt", true), ("skin_p_only", false)] {
+        for (kernel, f32_kernel, compact_kernel, attributes) in COMPACT_KERNELS {
             let f32_mesh = prepare(d, attributes, attributes);
             let compact_mesh = prepare_with(d, attributes, attributes, true);
             let mut runs: Vec<(&'static str, String, Backend, &SkinnedMesh)> =
                 vec![(kernel, "reference".into(), Backend::Reference, &f32_mesh)];
-            let (f32_kernel, compact_kernel) = match kernel {
-                "skin_pnt" => ("skin_pnt_f32", "skin_pnt_compact"),
-                _ => ("skin_p_only_f32", "skin_p_only_compact"),
-            };
             for &isa in isas {
                 runs.push((f32_kernel, isa.name().into(), isa.into(), &f32_mesh));
                 runs.push((compact_kernel, isa.name().into(), isa.into(), &compact_mesh));
@@ -591,13 +599,9 @@ pub fn print_summary(rows: &[Row]) {
         }
     }
     // Compact influences against the f32 format, each ISA's pair from one block.
-    for (kernel, f32_kernel, compact_kernel) in [
-        ("skin_pnt", "skin_pnt_f32", "skin_pnt_compact"),
-        ("skin_p_only", "skin_p_only_f32", "skin_p_only_compact"),
-    ] {
+    for (kernel, f32_kernel, compact_kernel, attributes) in COMPACT_KERNELS {
         // What SkinnedMesh::heap_bytes counts per vertex, measured on a small mesh of the same kind.
         let small = data(1024, 4);
-        let attributes = kernel == "skin_pnt";
         let held = |compact: bool| {
             prepare_with(&small, attributes, attributes, compact).heap_bytes() as f64
                 / small.pos.len() as f64
