@@ -7,7 +7,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Mat4, Vec4};
 use ispc_skinning::reference::trs_matrix;
-use ispc_skinning::scene::{animated_pose, humanoid_parents, level_tree};
+use scenes::{animated_pose, humanoid_parents, level_tree};
 use ispc_skinning::{
     baseline, level_sum, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa,
     LocalToModelJob, Locals, Method, PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,

@@ -9,7 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use ispc_skinning::scene::Rng;
+use scenes::Rng;
 use ispc_skinning::{
     Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Isa, MeshInput,
     PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,

@@ -47,20 +47,18 @@
 //! ```
 
 mod backend;
-pub mod baseline;
 pub mod crowd;
 mod error;
+#[cfg(feature = "experiments")]
+pub mod experiments;
 mod ffi;
 #[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod hierarchy;
 mod isa;
-pub mod level_sum;
 pub mod mesh;
 pub mod palette;
-pub mod pipeline;
 pub mod reference;
-pub mod scene;
 pub mod skeleton;
 pub mod skin;
 mod transform;
@@ -75,7 +73,6 @@ pub use mesh::{
     WeightPolicy,
 };
 pub use palette::{PaletteJob, PaletteMatrix};
-pub use pipeline::FramePipeline;
 pub use skeleton::Skeleton;
 pub use skin::{BaseVectorJob, BoneMajorJob, Renormalize, SkinOutput, SkinningJob};
 pub use transform::{transform_points, transform_points3};

@@ -6,7 +6,7 @@ mod harness;
 use glam::{Affine3A, EulerRot, Mat4, Quat, Vec3};
 use harness::shapes;
 use ispc_skinning::reference::trs_matrix;
-use ispc_skinning::scene::{animated_pose, humanoid_parents};
+use scenes::{animated_pose, humanoid_parents};
 use ispc_skinning::{Backend, Error, Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 
 fn humanoid() -> Skeleton {

@@ -11,7 +11,7 @@
 //! 3. threads never change a bit.
 
 use glam::{Mat4, Quat, Vec3};
-use ispc_skinning::scene::Rng;
+use scenes::Rng;
 use ispc_skinning::{
     Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Format, Isa,
     MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput, SkinnedMesh, SkinningJob,

@@ -3,7 +3,7 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::mesh::Format;
-use ispc_skinning::scene::Rng;
+use scenes::Rng;
 use ispc_skinning::{
     Attribute, Backend, Error, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
     SkinnedMesh, SkinningJob, WeightPolicy,
@@ -597,7 +597,7 @@ fn interleaved_outputs_are_checked() {
 /// skeleton's level order and the palette's joint remap, on every backend.
 #[test]
 fn the_default_character_at_bind_pose_is_its_mesh() {
-    use ispc_skinning::scene::character;
+    use scenes::character;
     use ispc_skinning::{LocalToModelJob, Locals, PaletteJob, Skeleton, Trs};
     let c = character(67, 4, 6);
     let n = c.parents.len();

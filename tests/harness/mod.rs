@@ -25,7 +25,7 @@ pub const OFFSETS: &[usize] = &[0, 1, 2, 3];
 pub type Check = fn(Isa) -> Result<String, String>;
 
 /// The crate's deterministic generator, so failures reproduce exactly.
-pub use ispc_skinning::scene::Rng;
+pub use scenes::Rng;
 
 /// A random forest of `n` joints with `roots` roots, in a shuffled original order (parents may come after
 /// their children), so the skeleton's re-indexing is exercised.
@@ -74,7 +74,7 @@ pub fn gappy_tree(levels: usize, width: usize, seed: u64) -> Vec<Option<usize>> 
 /// 67 and 120 joints, a 3,000-joint tree of the seed's shape, and trees whose consecutive joints have
 /// parents far apart (levels of 16 to 200 joints).
 pub fn shapes() -> Vec<(String, Vec<Option<usize>>)> {
-    use ispc_skinning::scene::{humanoid_parents, level_tree};
+    use scenes::{humanoid_parents, level_tree};
     let mut v = vec![("single".to_string(), vec![None])];
     for n in [2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33] {
         v.push((format!("random{n}"), shuffled_tree(n, 1, n as u64)));

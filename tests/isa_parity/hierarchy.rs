@@ -12,7 +12,7 @@
 use crate::harness::{shapes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
-use ispc_skinning::scene::animated_pose;
+use scenes::animated_pose;
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 
 struct Input {

@@ -9,7 +9,7 @@
 use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3};
-use ispc_skinning::scene::{cylinder, cylinder_pose, Cylinder};
+use scenes::{cylinder, cylinder_pose, Cylinder};
 use ispc_skinning::{
     Attribute, Backend, FramePipeline, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob,
     PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,

@@ -5,7 +5,7 @@
 use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use ispc_skinning::scene::Rng;
+use scenes::Rng;
 use ispc_skinning::Threads;
 use ispc_skinning::{
     baseline, Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput,

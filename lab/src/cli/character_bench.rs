@@ -6,7 +6,7 @@
 use super::bench::{backends, push_rows, Row};
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use ispc_skinning::scene::{animated_pose, character, Character};
+use scenes::{animated_pose, character, Character};
 use ispc_skinning::{
     Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
     PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,

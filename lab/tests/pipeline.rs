@@ -1,7 +1,7 @@
 //! FramePipeline: the overlapped frame computes exactly what the serial one does, and the buffers swap.
 
 use glam::{Mat4, Quat, Vec3};
-use ispc_skinning::scene::{cylinder, cylinder_pose};
+use scenes::{cylinder, cylinder_pose};
 use ispc_skinning::{
     Attribute, Backend, FramePipeline, LocalToModelJob, Locals, MeshInput, PaletteJob,
     PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,

@@ -3,7 +3,8 @@
 
 use super::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3};
-use ispc_skinning::{baseline, transform_points, transform_points3, Backend, Error, Isa};
+use crate::baseline;
+use ispc_skinning::{transform_points, transform_points3, Backend, Error, Isa};
 use std::fmt::Write as _;
 
 /// The batch sizes of the snippet seed's table.

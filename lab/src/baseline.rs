@@ -4,8 +4,7 @@
 //! the matrix converted once outside the loop). They are not used by the crate itself; they exist so that
 //! the report can show what the ISPC kernels gain over idiomatic glam, compiled with the same flags.
 
-use crate::hierarchy::Trs;
-use crate::skeleton::Skeleton;
+use ispc_skinning::{Skeleton, Trs};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 
 /// `dst[i] = m * src[i].extend(1.0)`.

@@ -6,7 +6,7 @@ use super::bench::Row;
 use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 use ispc_skinning::reference::trs_matrix;
-use ispc_skinning::scene::{animated_pose, humanoid_parents, level_tree};
+use scenes::{animated_pose, humanoid_parents, level_tree};
 use ispc_skinning::{
     baseline, level_sum, local_to_model_soa, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose,
     Isa, LocalToModelJob, Locals, Method, Skeleton, SoaMatrices, Threads, Trs,

@@ -1,0 +1,80 @@
+//! The `info` command: ISA overrides and their errors, through the binary as a user starts it.
+
+use ispc_skinning::{Backend, Isa};
+use std::process::Command;
+
+/// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86
+/// CPU), so that it sees the same CPU as the test.
+fn binary() -> Command {
+    let var = format!(
+        "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",
+        std::env::consts::ARCH.to_uppercase()
+    );
+    let runner = std::env::var(var).unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut cmd = Command::new(program);
+            cmd.args(words).arg(env!("CARGO_BIN_EXE_ispc-skinning"));
+            cmd
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_ispc-skinning")),
+    }
+}
+
+fn run_info(isa_env: &str) -> std::process::Output {
+    binary()
+        .arg("info")
+        .env("ISPC_SKINNING_ISA", isa_env)
+        .output()
+        .expect("run the ispc-skinning binary")
+}
+
+#[test]
+fn info_with_an_isa_the_machine_cannot_run_exits_non_zero_with_a_message() {
+    let foreign = if cfg!(target_arch = "aarch64") {
+        "avx512"
+    } else {
+        "neon"
+    };
+    let mut cases = vec![foreign.to_string(), "bogus".to_string()];
+    // Every compiled ISA this CPU lacks (AVX-512 on most machines) must fail the same way.
+    cases.extend(
+        Isa::compiled()
+            .into_iter()
+            .filter(|i| !i.is_available())
+            .map(|i| i.name().to_string()),
+    );
+    for name in cases {
+        let out = run_info(&name);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "ISPC_SKINNING_ISA={name}: {stderr}"
+        );
+        assert!(
+            stderr.contains("ISPC_SKINNING_ISA"),
+            "ISPC_SKINNING_ISA={name}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked"),
+            "ISPC_SKINNING_ISA={name}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn info_honours_the_isa_override() {
+    for isa in Isa::available() {
+        let out = run_info(isa.name());
+        assert!(out.status.success());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("selected:  {}", isa.name())),
+            "{stdout}"
+        );
+    }
+    let out = run_info("reference");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("selected:  reference"));
+}

@@ -1,0 +1,12 @@
+//! The seeds' experiments that lost to the product's methods, kept so that the lab can measure them
+//! against it in the same run. Enabled by the `experiments` cargo feature, which only the lab turns on;
+//! nothing here is part of the supported API, and it may change in any release.
+//!
+//! They live in this crate, not the lab, because they are ISPC kernels: they share the kernel build,
+//! the per-ISA dispatch and the FFI layer with the product.
+
+pub mod level_sum;
+
+pub use crate::hierarchy::{local_to_model_soa, SoaMatrices};
+pub use crate::mesh::{BaseVectorMesh, BoneMajorMesh};
+pub use crate::skin::{BaseVectorJob, BoneMajorJob};
