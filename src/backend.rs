@@ -1,7 +1,9 @@
-//! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice.
+//! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice; and
+//! how many threads a job uses.
 
 use crate::error::Error;
-use crate::isa::{Isa, Runnable};
+use crate::ffi::Runnable;
+use crate::isa::{Isa, Unavailable};
 use std::sync::OnceLock;
 
 /// Who runs a kernel call.
@@ -79,4 +81,42 @@ impl Backend {
             Backend::Isa(isa) => isa.name(),
         }
     }
+}
+
+impl Isa {
+    /// A proof that the ISA can run, or the reason it cannot.
+    ///
+    /// # Errors
+    /// [`Error::IsaUnavailable`] with [`Unavailable::NotCompiled`] or
+    /// [`Unavailable::MissingCpuFeatures`].
+    pub fn runnable(self) -> Result<Runnable, Error> {
+        if !self.is_compiled() {
+            return Err(Error::IsaUnavailable {
+                isa: self,
+                reason: Unavailable::NotCompiled,
+            });
+        }
+        Runnable::new(self).ok_or_else(|| Error::IsaUnavailable {
+            isa: self,
+            reason: Unavailable::MissingCpuFeatures(self.missing_cpu_features()),
+        })
+    }
+}
+
+impl std::str::FromStr for Isa {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Isa, Error> {
+        Isa::from_name(s).ok_or_else(|| Error::UnknownIsaName(s.to_string()))
+    }
+}
+
+/// How many threads a job uses. Every job gives bit-identical results either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// The calling thread only.
+    #[default]
+    One,
+    /// Every thread of rayon's global pool (or of the pool the job is called from), a block of work per
+    /// task.
+    All,
 }

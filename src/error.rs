@@ -1,7 +1,7 @@
 //! The crate's one error type. Every variant names the rule that the input broke.
 
 use crate::isa::{Isa, Unavailable};
-use crate::mesh::Format;
+use crate::layout::format::Format;
 use std::fmt;
 
 /// What went wrong. Each variant's documentation states the rule it reports.
@@ -24,7 +24,7 @@ pub enum Error {
     },
     /// Rule: a skeleton has at least one joint.
     EmptySkeleton,
-    /// Rule: a skeleton has at most [`MAX_JOINTS`](crate::skeleton::MAX_JOINTS) joints.
+    /// Rule: a skeleton has at most [`MAX_JOINTS`](crate::MAX_JOINTS) joints.
     TooManyJoints {
         /// Joints given.
         joints: usize,
@@ -82,7 +82,7 @@ pub enum Error {
         /// Number of instances.
         instances: usize,
     },
-    /// Rule: an attribute has one of the formats its role allows (see [`crate::mesh`]).
+    /// Rule: an attribute has one of the formats its role allows (see [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare)).
     AttributeFormat {
         /// The attribute (positions, normals, JOINTS_0, ...).
         attribute: &'static str,

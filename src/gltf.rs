@@ -102,15 +102,13 @@
 //!   ([`GltfError::TimeNotFinite`]); a [`Frame`] whose vectors were resized is [`Error::CountMismatch`].
 
 use crate::backend::Backend;
-use crate::crowd::Threads;
 use crate::error::Error;
-use crate::hierarchy::{LocalToModelJob, Locals, Trs};
-use crate::mesh::{
-    Attribute, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy, MAX_INFLUENCES,
-};
-use crate::palette::{PaletteJob, PaletteMatrix};
 use crate::skeleton::Skeleton;
-use crate::skin::{Renormalize, SkinOutput, SkinningJob};
+use crate::Threads;
+use crate::{Attribute, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy, MAX_INFLUENCES};
+use crate::{LocalToModelJob, Locals, Trs};
+use crate::{PaletteJob, PaletteMatrix};
+use crate::{Renormalize, SkinOutput, SkinningJob};
 use ::gltf as gltf_crate;
 use base64::Engine as _;
 use glam::{Mat4, Quat, Vec3, Vec4};

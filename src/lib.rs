@@ -21,14 +21,18 @@
 //!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
 //! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
 //! - [`SkinnedMesh`] + [`SkinningJob`]: blended-matrix skinning of positions, normals and tangents
-//!   (rigid for one-influence vertices), with renormalization, threads and streaming stores;
-//!   [`BaseVectorJob`] (van Waveren's weighted base vectors) and [`BoneMajorJob`] (per-bone vertex
-//!   lists) for positions only; [`FramePipeline`] overlaps the next frame's pose with this frame's
-//!   skinning.
-//! - [`reference`](mod@reference): the serial Rust twin of every kernel; [`baseline`]: the glam loops users write;
-//!   [`scene`]: procedural rigs and poses; [`level_sum`]: the level-order seed's own benchmark.
+//!   (rigid for one-influence vertices), with renormalization, threads and streaming stores.
+//! - [`reference`](mod@reference): the serial Rust twin of every kernel.
 //! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
 //!   on the jobs above, one stage at a time or a whole frame at once.
+//! - `experiments` (cargo feature, off by default, for the project's lab only): the seeds' methods
+//!   that lost to the ones above, kept so that they can be measured against them. Not a supported API.
+//!
+//! # Layers
+//! The modules follow the pipeline, and each imports only from the layers below it:
+//! `layout` (the memory forms the kernels read) and `isa` at the bottom, then `ffi` (the only module
+//! with `unsafe`) and `reference`, then `skeleton`, local to model, `palette` and `skinning`, and
+//! `gltf` on top. Threading and streaming decisions are made by the jobs; the FFI carries them out.
 //!
 //! # Choosing who runs a call
 //! Each entry point takes a [`Backend`]:
@@ -46,66 +50,50 @@
 //! }
 //! ```
 
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
 mod backend;
-pub mod crowd;
 mod error;
 #[cfg(feature = "experiments")]
 pub mod experiments;
 mod ffi;
 #[cfg(feature = "gltf")]
 pub mod gltf;
-pub mod hierarchy;
 mod isa;
-pub mod mesh;
-pub mod palette;
+mod layout;
+mod local_to_model;
+mod palette;
 pub mod reference;
-pub mod skeleton;
-pub mod skin;
+mod skeleton;
+mod skinning;
 mod transform;
 
-pub use backend::Backend;
-pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
+/// The glam the API speaks (`ispc_skinning::glam::Mat4`, ...). Using this re-export, or the same glam
+/// version in your own `Cargo.toml`, avoids two incompatible copies of glam's types.
+pub use glam;
+
+pub use backend::{Backend, Threads};
 pub use error::Error;
-pub use hierarchy::{local_to_model_soa, LocalToModelJob, Locals, Method, SoaMatrices, Trs};
-pub use isa::{Isa, Runnable, Unavailable};
-pub use mesh::{
-    Attribute, BaseVectorMesh, BoneMajorMesh, Format, MeshInput, PrepareOptions, SkinnedMesh,
-    WeightPolicy,
-};
-pub use palette::{PaletteJob, PaletteMatrix};
+pub use ffi::Runnable;
+pub use isa::{build_info, BuildInfo, Isa, Unavailable};
+pub use layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+pub use layout::format::Format;
+pub use layout::hierarchy::MAX_JOINTS;
+pub use layout::mesh::MAX_INFLUENCES;
+pub use layout::output::Renormalize;
+pub use layout::palette::PaletteMatrix;
+pub use layout::trs::Trs;
+pub use local_to_model::crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose};
+pub use local_to_model::{LocalToModelJob, Locals, Method};
+pub use palette::PaletteJob;
 pub use skeleton::Skeleton;
-pub use skin::{BaseVectorJob, BoneMajorJob, Renormalize, SkinOutput, SkinningJob};
+pub use skinning::input::{Attribute, MeshInput, PrepareOptions, WeightPolicy};
+pub use skinning::job::{SkinOutput, SkinningJob};
+pub use skinning::mesh::SkinnedMesh;
 pub use transform::{transform_points, transform_points3};
 
 // The README's examples are compiled and run as doc tests, so they cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-/// How the kernels in this binary were built.
-#[derive(Clone, Copy, Debug)]
-pub struct BuildInfo {
-    /// `compiled with ISPC <version>` or `prebuilt ISPC <version> kernels`.
-    pub kernels: &'static str,
-    /// The ISPC targets, comma separated, for example `sse4-i32x4,avx2-i32x8,avx512skx-x16`.
-    pub targets: &'static str,
-}
-
-/// How the kernels in this binary were built.
-pub fn build_info() -> BuildInfo {
-    BuildInfo {
-        kernels: env!("ISPC_SKINNING_BUILD_KERNELS"),
-        targets: env!("ISPC_SKINNING_BUILD_TARGETS"),
-    }
-}
-
-/// The crate ISA of an ISPC target string such as `avx2-i32x16`.
-fn isa_of_ispc_target(target: &str) -> Option<Isa> {
-    match target.split('-').next()? {
-        "sse4" | "sse4.2" => Some(Isa::Sse4),
-        "avx2" => Some(Isa::Avx2),
-        "avx512skx" => Some(Isa::Avx512),
-        "neon" => Some(Isa::Neon),
-        _ => None,
-    }
-}

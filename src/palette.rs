@@ -16,47 +16,10 @@
 
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
-use crate::ffi;
+use crate::ffi::palette as ffi;
+use crate::layout::palette::PaletteMatrix;
 use crate::reference;
 use glam::Mat4;
-
-/// One palette entry: a row-major 4x4 whose rows 0..2 are the affine 3x4 rows, 64-byte aligned.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(64))]
-pub struct PaletteMatrix {
-    /// `rows[r][c]` is the element at row r, column c; `rows[3]` is (0, 0, 0, 1).
-    pub rows: [[f32; 4]; 4],
-}
-
-impl PaletteMatrix {
-    /// The identity.
-    pub const IDENTITY: PaletteMatrix = PaletteMatrix {
-        rows: [
-            [1.0, 0.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0, 0.0],
-            [0.0, 0.0, 1.0, 0.0],
-            [0.0, 0.0, 0.0, 1.0],
-        ],
-    };
-
-    /// The entry of an affine matrix (its bottom row is taken as (0, 0, 0, 1)).
-    pub fn from_mat4(m: Mat4) -> PaletteMatrix {
-        let mut rows = m.transpose().to_cols_array_2d();
-        rows[3] = [0.0, 0.0, 0.0, 1.0];
-        PaletteMatrix { rows }
-    }
-
-    /// The entry as a glam matrix.
-    pub fn to_mat4(&self) -> Mat4 {
-        Mat4::from_cols_array_2d(&self.rows).transpose()
-    }
-}
-
-impl Default for PaletteMatrix {
-    fn default() -> PaletteMatrix {
-        PaletteMatrix::IDENTITY
-    }
-}
 
 /// Computes a skinning palette from model matrices and inverse bind matrices.
 #[derive(Debug)]

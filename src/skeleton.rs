@@ -11,24 +11,17 @@
 //! [`Skeleton::to_original_order`] reorder whole arrays.
 
 use crate::error::Error;
+use crate::layout::hierarchy::LevelOrder;
+pub use crate::layout::hierarchy::MAX_JOINTS;
 use std::ops::Range;
-
-/// Largest joint count, 16,777,216. The kernels index with ISPC's 32-bit addressing, and a joint's
-/// matrix starts at byte 64 * joint, which must stay below 2^31 (there is no small cap: ozz stops at
-/// 1,024).
-pub const MAX_JOINTS: usize = 1 << 24;
 
 /// A joint hierarchy (a tree or a forest) in level order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skeleton {
-    /// Parent of each joint in level order, -1 for a root. Always smaller than the joint's own index.
-    parents: Vec<i32>,
-    /// Children of joint j are `child_start[j]..child_start_end(j)`; for a leaf the range is empty and
+    /// Parents, children and levels in level order, checked for the kernels. Each joint's parent is
+    /// smaller than its own index; the children of joint j are one range, empty for a leaf, which
     /// sits where its children would be, so the children of a range of joints are one range too.
-    child_start: Vec<u32>,
-    child_end: Vec<u32>,
-    /// Level k is `level_start[k]..level_start[k + 1]`.
-    level_start: Vec<u32>,
+    order: LevelOrder,
     /// Level-order index of each original joint, and the reverse.
     level_of_original: Vec<u32>,
     original_of_level: Vec<u32>,
@@ -124,10 +117,7 @@ impl Skeleton {
             .map(|&orig| parents[orig as usize].map_or(-1, |p| level_of_original[p] as i32))
             .collect();
         Ok(Skeleton {
-            parents: parents_level,
-            child_start,
-            child_end,
-            level_start,
+            order: LevelOrder::new(parents_level, child_start, child_end, level_start),
             level_of_original,
             original_of_level: order,
             names: None,
@@ -174,23 +164,24 @@ impl Skeleton {
 
     /// Number of joints.
     pub fn len(&self) -> usize {
-        self.parents.len()
+        self.order.parents().len()
     }
 
     /// Always false: a skeleton has at least one joint.
     pub fn is_empty(&self) -> bool {
-        self.parents.is_empty()
+        self.order.parents().is_empty()
     }
 
     /// Parent of each joint in level order, `-1` for roots. A parent index is always smaller than its
     /// child's index.
     pub fn parents(&self) -> &[i32] {
-        &self.parents
+        &self.order.parents()
     }
 
     /// Parent of a level-order joint, `None` for a root (or for an index out of range).
     pub fn parent(&self, joint: usize) -> Option<usize> {
-        self.parents
+        self.order
+            .parents()
             .get(joint)
             .and_then(|&p| usize::try_from(p).ok())
     }
@@ -198,7 +189,10 @@ impl Skeleton {
     /// The level-order children of a joint: always one contiguous range (empty for a leaf or an index
     /// out of range).
     pub fn children(&self, joint: usize) -> Range<usize> {
-        match (self.child_start.get(joint), self.child_end.get(joint)) {
+        match (
+            self.order.child_ranges().0.get(joint),
+            self.order.child_ranges().1.get(joint),
+        ) {
             (Some(&s), Some(&e)) => s as usize..e as usize,
             _ => 0..0,
         }
@@ -206,12 +200,15 @@ impl Skeleton {
 
     /// Number of levels (the depth of the deepest joint plus one).
     pub fn level_count(&self) -> usize {
-        self.level_start.len() - 1
+        self.order.level_starts().len() - 1
     }
 
     /// The joints of one level: a contiguous range (empty past the last level).
     pub fn level(&self, level: usize) -> Range<usize> {
-        match (self.level_start.get(level), self.level_start.get(level + 1)) {
+        match (
+            self.order.level_starts().get(level),
+            self.order.level_starts().get(level + 1),
+        ) {
             (Some(&s), Some(&e)) => s as usize..e as usize,
             _ => 0..0,
         }
@@ -219,7 +216,8 @@ impl Skeleton {
 
     /// Every level, root level first.
     pub fn levels(&self) -> impl Iterator<Item = Range<usize>> + '_ {
-        self.level_start
+        self.order
+            .level_starts()
             .windows(2)
             .map(|w| w[0] as usize..w[1] as usize)
     }
@@ -293,19 +291,15 @@ impl Skeleton {
             ranges.push(range.clone());
             // Children of a contiguous range are contiguous: from the first joint's children start to
             // the last joint's children end.
-            range = self.child_start[range.start] as usize..self.child_end[range.end - 1] as usize;
+            range = self.order.child_ranges().0[range.start] as usize
+                ..self.order.child_ranges().1[range.end - 1] as usize;
         }
         ranges
     }
 
-    /// Children start and end (exclusive) of every joint, for the kernels.
-    pub(crate) fn child_ranges(&self) -> (&[u32], &[u32]) {
-        (&self.child_start, &self.child_end)
-    }
-
-    /// Level bounds: level k is `level_starts()[k]..level_starts()[k + 1]`, for the kernels.
-    pub(crate) fn level_starts(&self) -> &[u32] {
-        &self.level_start
+    /// The checked level-order arrays the kernels read.
+    pub(crate) fn level_order(&self) -> &LevelOrder {
+        &self.order
     }
 
     pub(crate) fn check_count(&self, what: &'static str, got: usize) -> Result<(), Error> {

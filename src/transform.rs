@@ -2,7 +2,8 @@
 
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
-use crate::{ffi, reference};
+use crate::ffi::transform as ffi;
+use crate::reference;
 use glam::{Mat4, Vec3, Vec4};
 
 fn check_lengths(input: usize, output: usize) -> Result<(), Error> {

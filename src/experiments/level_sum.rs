@@ -10,7 +10,7 @@
 
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
-use crate::ffi;
+use crate::ffi::experiments as ffi;
 use crate::skeleton::Skeleton;
 use glam::Vec4;
 
@@ -52,7 +52,7 @@ pub fn parallel_level_order_sum(
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
     match backend.into().resolve()? {
-        Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton, data),
+        Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton.level_order(), data),
         Resolved::Reference => level_order_sum(skeleton, data),
     }
     Ok(())
@@ -72,7 +72,7 @@ pub fn level_by_level_sum(
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
     match backend.into().resolve()? {
-        Resolved::Ispc(isa) => ffi::level_sum_levels(isa, skeleton, data),
+        Resolved::Ispc(isa) => ffi::level_sum_levels(isa, skeleton.level_order(), data),
         Resolved::Reference => regular_traverse_sum(skeleton, data),
     }
     Ok(())

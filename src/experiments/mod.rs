@@ -5,8 +5,12 @@
 //! They live in this crate, not the lab, because they are ISPC kernels: they share the kernel build,
 //! the per-ISA dispatch and the FFI layer with the product.
 
+mod jobs;
 pub mod level_sum;
+mod meshes;
+mod reference;
+mod soa;
 
-pub use crate::hierarchy::{local_to_model_soa, SoaMatrices};
-pub use crate::mesh::{BaseVectorMesh, BoneMajorMesh};
-pub use crate::skin::{BaseVectorJob, BoneMajorJob};
+pub use jobs::{BaseVectorJob, BoneMajorJob};
+pub use meshes::{BaseVectorMesh, BoneMajorMesh};
+pub use soa::{local_to_model_soa, trs_to_soa, SoaMatrices, SoaMethod};

@@ -1,11 +1,10 @@
 //! Which ISPC instruction sets were compiled in, which ones this CPU can run, and which one is used.
 //!
 //! Detection happens once per process and is cached. Nothing here executes an instruction the CPU lacks:
-//! a kernel runs only through a [`Runnable`] proof, and the only way to get one is [`Isa::runnable`],
+//! a kernel runs only through a [`Runnable`](crate::Runnable) proof, and the only way to get one is
+//! [`Isa::runnable`](crate::Isa::runnable),
 //! which checks both that the ISA was built and that every CPU feature its ISPC target needs is present.
 
-use crate::error::Error;
-use crate::ffi::{self, Kernels};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -40,31 +39,12 @@ impl fmt::Display for Unavailable {
                 f,
                 "not compiled into this build (target arch {}, ISPC targets '{}')",
                 std::env::consts::ARCH,
-                crate::build_info().targets
+                build_info().targets
             ),
             Unavailable::MissingCpuFeatures(missing) => {
                 write!(f, "this CPU lacks {}", missing.join(", "))
             }
         }
-    }
-}
-
-/// Proof that an ISA's kernels are linked into this binary and that this CPU can execute them.
-/// Only [`Isa::runnable`] creates one, so holding it makes a kernel call safe with respect to the ISA.
-#[derive(Clone, Copy, Debug)]
-pub struct Runnable {
-    isa: Isa,
-    kernels: &'static Kernels,
-}
-
-impl Runnable {
-    /// The ISA this proof is for.
-    pub fn isa(self) -> Isa {
-        self.isa
-    }
-
-    pub(crate) fn kernels(self) -> &'static Kernels {
-        self.kernels
     }
 }
 
@@ -94,12 +74,18 @@ impl Isa {
         crate::build_info()
             .targets
             .split(',')
-            .find(|t| !t.is_empty() && crate::isa_of_ispc_target(t) == Some(self))
+            .find(|t| !t.is_empty() && isa_of_ispc_target(t) == Some(self))
     }
 
-    /// True when this build contains kernels for the ISA.
+    /// True when this build contains kernels for the ISA (build.rs sets one `ispc_<isa>` cfg per
+    /// compiled ISA).
     pub fn is_compiled(self) -> bool {
-        ffi::kernels_for(self).is_some()
+        match self {
+            Isa::Sse4 => cfg!(ispc_sse4),
+            Isa::Avx2 => cfg!(ispc_avx2),
+            Isa::Avx512 => cfg!(ispc_avx512),
+            Isa::Neon => cfg!(ispc_neon),
+        }
     }
 
     /// The CPU features the ISA's ISPC target needs that this CPU lacks (empty when it has them all).
@@ -111,19 +97,6 @@ impl Isa {
     /// True when this build contains the ISA and this CPU can run it (cached after the first call).
     pub fn is_available(self) -> bool {
         available_table()[self as usize]
-    }
-
-    /// A proof that the ISA can run, or the reason it cannot.
-    pub fn runnable(self) -> Result<Runnable, Error> {
-        let kernels = ffi::kernels_for(self).ok_or(Error::IsaUnavailable {
-            isa: self,
-            reason: Unavailable::NotCompiled,
-        })?;
-        if !self.is_available() {
-            let reason = Unavailable::MissingCpuFeatures(self.missing_cpu_features());
-            return Err(Error::IsaUnavailable { isa: self, reason });
-        }
-        Ok(Runnable { isa: self, kernels })
     }
 
     /// Checked constructor: `Some(Isa::Sse4)` only where SSE4 kernels are compiled and the CPU runs them.
@@ -178,13 +151,6 @@ impl fmt::Display for Isa {
     }
 }
 
-impl std::str::FromStr for Isa {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Isa, Error> {
-        Isa::from_name(s).ok_or_else(|| Error::UnknownIsaName(s.to_string()))
-    }
-}
-
 /// `available_table()[isa as usize]`: compiled and supported, computed once.
 fn available_table() -> &'static [bool; 4] {
     static TABLE: OnceLock<[bool; 4]> = OnceLock::new();
@@ -197,48 +163,32 @@ fn available_table() -> &'static [bool; 4] {
     })
 }
 
-/// CPU feature checks. Each list is what the matching ISPC target lets LLVM use, so having all of them
-/// is what makes the kernel safe to run. std's detection also checks that the OS saves the wide registers.
-mod cpu {
-    use super::Isa;
+/// How the kernels in this binary were built.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildInfo {
+    /// `compiled with ISPC <version>` or `prebuilt ISPC <version> kernels`.
+    pub kernels: &'static str,
+    /// The ISPC targets, comma separated, for example `sse4-i32x4,avx2-i32x8,avx512skx-x16`.
+    pub targets: &'static str,
+}
 
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn missing_features(isa: Isa) -> Vec<&'static str> {
-        macro_rules! missing {
-            ($($feature:tt),+) => {{
-                let mut missing = Vec::new();
-                $(if !std::arch::is_x86_feature_detected!($feature) { missing.push($feature); })+
-                missing
-            }};
-        }
-        match isa {
-            Isa::Sse4 => missing!("sse4.1", "sse4.2", "popcnt"),
-            Isa::Avx2 => missing!(
-                "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "lzcnt", "movbe"
-            ),
-            Isa::Avx512 => missing!(
-                "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "lzcnt", "movbe",
-                "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"
-            ),
-            Isa::Neon => vec!["neon (an aarch64 ISA)"],
-        }
-    }
-
-    #[cfg(target_arch = "aarch64")]
-    pub(super) fn missing_features(isa: Isa) -> Vec<&'static str> {
-        match isa {
-            Isa::Neon if std::arch::is_aarch64_feature_detected!("neon") => Vec::new(),
-            Isa::Neon => vec!["neon"],
-            other => vec![match other {
-                Isa::Sse4 => "sse4.2 (an x86-64 ISA)",
-                Isa::Avx2 => "avx2 (an x86-64 ISA)",
-                _ => "avx512 (an x86-64 ISA)",
-            }],
-        }
-    }
-
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    pub(super) fn missing_features(isa: Isa) -> Vec<&'static str> {
-        vec![isa.name()]
+/// How the kernels in this binary were built.
+pub fn build_info() -> BuildInfo {
+    BuildInfo {
+        kernels: env!("ISPC_SKINNING_BUILD_KERNELS"),
+        targets: env!("ISPC_SKINNING_BUILD_TARGETS"),
     }
 }
+
+/// The crate ISA of an ISPC target string such as `avx2-i32x16`.
+fn isa_of_ispc_target(target: &str) -> Option<Isa> {
+    match target.split('-').next()? {
+        "sse4" | "sse4.2" => Some(Isa::Sse4),
+        "avx2" => Some(Isa::Avx2),
+        "avx512skx" => Some(Isa::Avx512),
+        "neon" => Some(Isa::Neon),
+        _ => None,
+    }
+}
+
+mod cpu;

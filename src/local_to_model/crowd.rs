@@ -13,23 +13,15 @@
 //! ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread pool; each
 //! block is computed exactly as on one thread, so the results are bit-identical.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, Resolved, Threads};
 use crate::error::Error;
-use crate::ffi;
-use crate::hierarchy::Trs;
+use crate::ffi::hierarchy as ffi;
+pub use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+use crate::layout::crowd::{MODEL_ELEMENTS, TRS_ELEMENTS};
+use crate::layout::trs::Trs;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3};
-
-/// Instances per AoSoA block (one 64-byte line of f32 per element), for every ISA.
-pub const CROWD_LANES: usize = 16;
-/// Floats per joint and instance of a pose: translation (3), rotation (4), scale (3).
-pub(crate) const TRS_ELEMENTS: usize = 10;
-/// Floats per joint and instance of the models: the three rows of the affine 3x4.
-pub(crate) const MODEL_ELEMENTS: usize = 12;
-/// Largest joint count of a crowd: a block's models take 768 bytes per joint, which must stay below
-/// 2^31 bytes for the kernels' 32-bit addressing.
-pub const MAX_CROWD_JOINTS: usize = 1 << 21;
 
 fn blocks(instances: usize) -> usize {
     instances.div_ceil(CROWD_LANES)
@@ -234,16 +226,6 @@ impl CrowdModels {
     }
 }
 
-/// How many threads a crowd job uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Threads {
-    /// The calling thread only.
-    #[default]
-    One,
-    /// Every thread of rayon's global pool, one block of instances per task.
-    All,
-}
-
 /// Model matrices for every instance of a crowd.
 #[derive(Debug)]
 pub struct CrowdLocalToModelJob<'a> {
@@ -343,7 +325,13 @@ impl<'a> CrowdLocalToModelJob<'a> {
         };
         let work = |(t, (m, l)): (usize, (&mut [f32], &[f32]))| {
             for (k, (m, l)) in m.chunks_mut(msize).zip(l.chunks(lsize)).enumerate() {
-                ffi::crowd_ltm_trs(isa, skeleton, l, block_roots(t * per_task + k), m);
+                ffi::crowd_ltm_trs(
+                    isa,
+                    skeleton.level_order(),
+                    l,
+                    block_roots(t * per_task + k),
+                    m,
+                );
             }
         };
         let (models, locals) = (&mut self.models.data, &self.locals.data);
@@ -394,7 +382,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 rotations: &q,
                 scales: &s,
             };
-            reference::local_to_model_trs(self.skeleton, trs, &root, &mut models, 0..j);
+            reference::local_to_model_trs(self.skeleton.parents(), trs, &root, &mut models, 0..j);
             let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
             for (k, m) in models.iter().enumerate() {
                 let c = m.to_cols_array();

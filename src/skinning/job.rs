@@ -14,25 +14,15 @@
 //! over the whole output), so a square root serves a gang of vertices and the result does not depend on
 //! the output layout or the thread count.
 
-use crate::backend::{Backend, Resolved};
-use crate::crowd::Threads;
+use crate::backend::{Backend, Resolved, Threads};
 use crate::error::Error;
-use crate::mesh::{BaseVectorMesh, BoneMajorMesh, SkinnedMesh};
-use crate::palette::PaletteMatrix;
+use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
+use crate::layout::mesh::SKIN_CHUNK;
+use crate::layout::output::{overlap, OutputView, Renormalize};
+use crate::layout::palette::PaletteMatrix;
+use crate::reference;
+use crate::skinning::mesh::SkinnedMesh;
 use glam::{Vec3, Vec4};
-
-/// Whether skinned normals and tangents are made unit length again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Renormalize {
-    /// Left as the blended matrix makes them.
-    #[default]
-    None,
-    /// Divided by their length (a square root and a division).
-    Precise,
-    /// Multiplied by an approximate reciprocal square root refined by one Newton step (ISPC's `rsqrt`);
-    /// the tests bound its error at 1e-6 of unit length. The reference computes the precise result.
-    Fast,
-}
 
 /// Where skinned vertices go.
 #[derive(Debug)]
@@ -60,94 +50,6 @@ pub enum SkinOutput<'a> {
         /// Byte offset of the tangent, when wanted.
         tangents: Option<usize>,
     },
-}
-
-/// A validated output as float slices, for the reference and the kernels.
-#[derive(Debug)]
-pub(crate) enum OutputView<'o> {
-    /// Stream slices: positions (3 floats per vertex), normals (3) and tangents (4).
-    Separate {
-        positions: &'o mut [f32],
-        normals: Option<&'o mut [f32]>,
-        tangents: Option<&'o mut [f32]>,
-    },
-    /// One buffer: vertex v's attribute at `floats[v * stride + offset]`.
-    Interleaved {
-        floats: &'o mut [f32],
-        stride: usize,
-        positions: usize,
-        normals: Option<usize>,
-        tangents: Option<usize>,
-    },
-}
-
-impl OutputView<'_> {
-    /// Writes the attributes of vertex `v` that this output holds.
-    pub(crate) fn write(
-        &mut self,
-        v: usize,
-        position: [f32; 3],
-        normal: [f32; 3],
-        tangent: [f32; 4],
-    ) {
-        match self {
-            OutputView::Separate {
-                positions,
-                normals,
-                tangents,
-            } => {
-                positions[3 * v..3 * v + 3].copy_from_slice(&position);
-                if let Some(n) = normals {
-                    n[3 * v..3 * v + 3].copy_from_slice(&normal);
-                }
-                if let Some(t) = tangents {
-                    t[4 * v..4 * v + 4].copy_from_slice(&tangent);
-                }
-            }
-            OutputView::Interleaved {
-                floats,
-                stride,
-                positions,
-                normals,
-                tangents,
-            } => {
-                let base = v * *stride;
-                floats[base + *positions..base + *positions + 3].copy_from_slice(&position);
-                if let Some(o) = normals {
-                    floats[base + *o..base + *o + 3].copy_from_slice(&normal);
-                }
-                if let Some(o) = tangents {
-                    floats[base + *o..base + *o + 4].copy_from_slice(&tangent);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn wants_normals(&self) -> bool {
-        matches!(
-            self,
-            OutputView::Separate {
-                normals: Some(_),
-                ..
-            } | OutputView::Interleaved {
-                normals: Some(_),
-                ..
-            }
-        )
-    }
-
-    pub(crate) fn wants_tangents(&self) -> bool {
-        matches!(
-            self,
-            OutputView::Separate {
-                tangents: Some(_),
-                ..
-            } | OutputView::Interleaved {
-                tangents: Some(_),
-                ..
-            }
-        )
-    }
 }
 
 /// Skins a prepared mesh with a palette.
@@ -306,38 +208,39 @@ impl<'a> SkinningJob<'a> {
                 tangents: tangents.map(|o| o / 4),
             },
         };
-        match resolved {
-            Resolved::Ispc(isa) => crate::ffi::skin_pnt(
-                isa,
-                self.mesh,
-                self.palette,
-                self.renormalize,
-                self.threads,
-                self.streaming,
-                view,
-            ),
-            Resolved::Reference => {
-                crate::reference::skin(self.mesh, self.palette, self.renormalize, view)
+        let mesh = &self.mesh.kernel;
+        let Resolved::Ispc(isa) = resolved else {
+            reference::skin(mesh, self.palette, self.renormalize, view);
+            return Ok(());
+        };
+        // The scheduling decisions, made here and carried out by the FFI: chunks of SKIN_CHUNK
+        // vertices on rayon's pool for `Threads::All`; streaming only where both the output layout and
+        // the vertex order allow it; renormalization inside each streaming block, or in one pass over
+        // the whole output once every group is skinned.
+        let out = Output::new(view, mesh.vertex_count());
+        let parallel_chunk = (self.threads == Threads::All).then_some(SKIN_CHUNK);
+        let rows = match self.renormalize {
+            Renormalize::None => None,
+            Renormalize::Precise => Some(RowsMode::Precise),
+            Renormalize::Fast => Some(RowsMode::Fast),
+        };
+        let stream = self.streaming && out.can_stream() && self.mesh.streams_sequentially();
+        let plan = Plan {
+            parallel_chunk,
+            stream,
+            stream_rows: rows,
+        };
+        if mesh.vertex_count() > 0 {
+            ffi::skin_mesh(isa, mesh, self.palette, &out, plan);
+            if let (Some(mode), false) = (rows, stream) {
+                ffi::renormalize_rows(isa, &out, mode, parallel_chunk);
             }
         }
         Ok(())
     }
 }
 
-/// True when two of the present attributes, each an (offset, size) in one unit, share any part. The
-/// caller makes sure every offset + size fits in usize.
-pub(crate) fn overlap(attrs: &[(Option<usize>, usize)]) -> bool {
-    let present: Vec<(usize, usize)> = attrs
-        .iter()
-        .filter_map(|&(o, size)| o.map(|o| (o, size)))
-        .collect();
-    present.iter().enumerate().any(|(i, a)| {
-        present[i + 1..]
-            .iter()
-            .any(|b| a.0 < b.0 + b.1 && b.0 < a.0 + a.1)
-    })
-}
-
+/// The rules of an interleaved output (see the module docs).
 fn check_interleaved(
     bytes: &[u8],
     stride: usize,
@@ -380,171 +283,6 @@ fn check_interleaved(
     if bytes.len() < needed {
         return Err(Error::OutputLayout {
             reason: "the interleaved buffer is shorter than vertex count times stride",
-        });
-    }
-    Ok(())
-}
-
-/// van Waveren's positions-only skinning from weighted base vectors (section 3 of his paper), a measured
-/// alternative to [`SkinningJob`] for meshes that need positions only (collision, shadows, ray tracing).
-///
-/// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
-/// element per vertex ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
-/// Positions are written in original vertex order.
-#[derive(Debug)]
-pub struct BaseVectorJob<'a> {
-    /// The mesh, from [`BaseVectorMesh::from_mesh`].
-    pub mesh: &'a BaseVectorMesh,
-    /// Palette rows, at least the mesh's joint count.
-    pub palette: &'a [PaletteMatrix],
-    /// The ISA; [`Backend::Auto`] by default.
-    pub backend: Backend,
-    /// One thread (default) or rayon's pool in vertex chunks; the result is bit-identical.
-    pub threads: Threads,
-    /// Skinned positions, one per vertex.
-    pub positions: &'a mut [Vec3],
-}
-
-impl<'a> BaseVectorJob<'a> {
-    /// A job on one thread with the automatic ISA.
-    pub fn new(
-        mesh: &'a BaseVectorMesh,
-        palette: &'a [PaletteMatrix],
-        positions: &'a mut [Vec3],
-    ) -> BaseVectorJob<'a> {
-        BaseVectorJob {
-            mesh,
-            palette,
-            backend: Backend::Auto,
-            threads: Threads::One,
-            positions,
-        }
-    }
-
-    /// Checks every rule without computing anything.
-    pub fn validate(&self) -> Result<(), Error> {
-        check_positions_only(
-            self.mesh.joint_count(),
-            self.mesh.vertex_count(),
-            self.palette.len(),
-            self.positions.len(),
-        )?;
-        self.backend.resolve().map(|_| ())
-    }
-
-    /// Validates, then skins every vertex.
-    pub fn run(&mut self) -> Result<(), Error> {
-        self.validate()?;
-        match self.backend.resolve()? {
-            Resolved::Ispc(isa) => crate::ffi::skin_p_base(
-                isa,
-                self.mesh,
-                self.palette,
-                self.threads,
-                bytemuck::cast_slice_mut(&mut self.positions[..]),
-            ),
-            Resolved::Reference => {
-                crate::reference::skin_p_base(self.mesh, self.palette, self.positions)
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Bone-major accumulation (the VFP seed), positions only: for each joint, its list of (vertex, weight)
-/// is transformed and added into the output. Kept as a measured comparison: it reads its inputs
-/// contiguously but must gather and scatter the output, and it runs on one thread, because every joint
-/// writes vertices that other joints also write.
-///
-/// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
-/// element per vertex ([`Error::CountMismatch`]); the mesh has at most 178,956,970 vertices and list
-/// entries, because the kernel addresses the whole mesh with 32-bit offsets ([`Error::OutputLayout`]);
-/// an explicit ISA can run ([`Error::IsaUnavailable`]).
-#[derive(Debug)]
-pub struct BoneMajorJob<'a> {
-    /// The mesh, from [`BoneMajorMesh::from_mesh`].
-    pub mesh: &'a BoneMajorMesh,
-    /// Palette rows, at least the mesh's joint count.
-    pub palette: &'a [PaletteMatrix],
-    /// The ISA; [`Backend::Auto`] by default.
-    pub backend: Backend,
-    /// Skinned positions, one per vertex.
-    pub positions: &'a mut [Vec3],
-}
-
-impl<'a> BoneMajorJob<'a> {
-    /// A job with the automatic ISA.
-    pub fn new(
-        mesh: &'a BoneMajorMesh,
-        palette: &'a [PaletteMatrix],
-        positions: &'a mut [Vec3],
-    ) -> BoneMajorJob<'a> {
-        BoneMajorJob {
-            mesh,
-            palette,
-            backend: Backend::Auto,
-            positions,
-        }
-    }
-
-    /// Checks every rule without computing anything.
-    pub fn validate(&self) -> Result<(), Error> {
-        check_positions_only(
-            self.mesh.joint_count(),
-            self.mesh.vertex_count(),
-            self.palette.len(),
-            self.positions.len(),
-        )?;
-        // The kernel makes one call over the whole mesh with 32-bit byte offsets.
-        if self.mesh.vertex_count() > BONE_MAJOR_MAX_VERTICES
-            || self.mesh.entry_count() > BONE_MAJOR_MAX_VERTICES
-        {
-            return Err(Error::OutputLayout {
-                reason: "bone-major skinning handles at most 178,956,970 vertices and list entries",
-            });
-        }
-        self.backend.resolve().map(|_| ())
-    }
-
-    /// Validates, then skins every vertex.
-    pub fn run(&mut self) -> Result<(), Error> {
-        self.validate()?;
-        match self.backend.resolve()? {
-            Resolved::Ispc(isa) => crate::ffi::skin_p_bone_major(
-                isa,
-                self.mesh,
-                self.palette,
-                bytemuck::cast_slice_mut(&mut self.positions[..]),
-            ),
-            Resolved::Reference => {
-                crate::reference::skin_p_bone_major(self.mesh, self.palette, self.positions)
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Most vertices (and list entries) a bone-major job takes: 12 bytes each stay below 2^31.
-const BONE_MAJOR_MAX_VERTICES: usize = (i32::MAX as usize) / 12;
-
-fn check_positions_only(
-    joints: usize,
-    vertices: usize,
-    palette: usize,
-    positions: usize,
-) -> Result<(), Error> {
-    if palette < joints {
-        return Err(Error::CountMismatch {
-            what: "palette entries (at least the mesh's joint count)",
-            expected: joints,
-            got: palette,
-        });
-    }
-    if positions != vertices {
-        return Err(Error::CountMismatch {
-            what: "skinned positions",
-            expected: vertices,
-            got: positions,
         });
     }
     Ok(())

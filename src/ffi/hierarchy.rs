@@ -1,0 +1,124 @@
+//! Local-to-model kernels of the product: one joint at a time with the gang across the matrix
+//! (`ltm_joint`, `ltm_joint_trs`), and crowds in AoSoA blocks (`crowd_ltm_trs`).
+
+use super::Runnable;
+use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS, TRS_ELEMENTS};
+use crate::layout::hierarchy::LevelOrder;
+use glam::{Mat4, Quat, Vec3};
+use std::ops::Range;
+
+/// `joints` as the kernels' i32 bounds; it must lie inside `0..n`.
+pub(super) fn checked_range(joints: &Range<usize>, n: usize) -> (i32, i32) {
+    assert!(
+        joints.start <= joints.end && joints.end <= n,
+        "joint range {joints:?} inside 0..{n}"
+    );
+    // n <= MAX_JOINTS (a LevelOrder invariant), so both ends fit in i32.
+    (joints.start as i32, joints.end as i32)
+}
+
+/// Horizontal local-to-model over `joints` (in order), matrices as `Mat4` (16 floats each).
+/// `locals` and `models` hold one matrix per joint and `joints` lies inside the skeleton (asserted).
+pub(crate) fn ltm_joint(
+    isa: Runnable,
+    order: &LevelOrder,
+    locals: &[Mat4],
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let n = order.len();
+    let (begin, end) = checked_range(&joints, n);
+    assert!(
+        locals.len() == n && models.len() == n,
+        "one local and one model matrix per joint"
+    );
+    let root = root.to_cols_array();
+    // SAFETY: `isa` proves the CPU runs the kernel. For each joint j in [begin, end) < n the kernel reads
+    // locals[j] and models[parents[j]] (16 floats each) and writes models[j]; the LevelOrder invariants guarantee
+    // parents[j] is -1 (then it reads the 16 floats of `root`) or a joint index below j, and both slices
+    // hold n matrices of 16 contiguous f32 (asserted above). n <= MAX_JOINTS = 2^24 keeps every byte
+    // offset (at most 64 * n) inside ISPC's 32-bit addressing. `parents` holds n i32.
+    unsafe {
+        (isa.kernels().ltm_joint)(
+            locals.as_ptr().cast(),
+            models.as_mut_ptr().cast(),
+            order.parents().as_ptr(),
+            begin,
+            end,
+            root.as_ptr(),
+        )
+    }
+}
+
+/// [`ltm_joint`] with translation, rotation and scale per joint.
+pub(crate) fn ltm_joint_trs(
+    isa: Runnable,
+    order: &LevelOrder,
+    translations: &[Vec3],
+    rotations: &[Quat],
+    scales: &[Vec3],
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let n = order.len();
+    let (begin, end) = checked_range(&joints, n);
+    assert!(
+        translations.len() == n && rotations.len() == n && scales.len() == n && models.len() == n,
+        "one translation, rotation, scale and model matrix per joint"
+    );
+    let root = root.to_cols_array();
+    // SAFETY: as in ltm_joint; per joint j the kernel reads 3 floats of translations[j], 4 of
+    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items.
+    unsafe {
+        (isa.kernels().ltm_joint_trs)(
+            translations.as_ptr().cast(),
+            rotations.as_ptr().cast(),
+            scales.as_ptr().cast(),
+            models.as_mut_ptr().cast(),
+            order.parents().as_ptr(),
+            begin,
+            end,
+            root.as_ptr(),
+        )
+    }
+}
+
+/// One AoSoA block of a crowd: the model matrices of `CROWD_LANES` instances for every joint, with
+/// the root transforms of the block's first `roots.len()` (at most CROWD_LANES) instances.
+/// The slices must be exactly one block for this skeleton (asserted).
+pub(crate) fn crowd_ltm_trs(
+    isa: Runnable,
+    order: &LevelOrder,
+    locals: &[f32],
+    roots: &[Mat4],
+    models: &mut [f32],
+) {
+    let j = order.len();
+    assert!(
+        j <= MAX_CROWD_JOINTS,
+        "a crowd has at most MAX_CROWD_JOINTS joints"
+    );
+    assert!(
+        locals.len() == j * TRS_ELEMENTS * CROWD_LANES
+            && models.len() == j * MODEL_ELEMENTS * CROWD_LANES
+            && roots.len() <= CROWD_LANES,
+        "exactly one AoSoA block of poses and models, at most one root per lane"
+    );
+    // SAFETY: `isa` proves the CPU runs the kernel. For joint j < n it reads the 10 * 16 floats of
+    // locals and writes the 12 * 16 floats of models at offset (j * E) * 16, inside the slices checked
+    // above; the parent is -1 (then it reads, for lanes below roots.len() only, the 16 floats of that
+    // lane's root Mat4) or below j. Joints are at most MAX_CROWD_JOINTS (asserted), so the largest byte
+    // offset, 768 * n, stays inside 32-bit addressing.
+    unsafe {
+        (isa.kernels().crowd_ltm_trs)(
+            locals.as_ptr(),
+            models.as_mut_ptr(),
+            roots.as_ptr().cast(),
+            roots.len() as i32,
+            order.parents().as_ptr(),
+            j as i32,
+        )
+    }
+}

@@ -1,0 +1,243 @@
+//! The FFI layer: the only place in the crate with `unsafe`.
+//!
+//! build.rs compiles each ISPC file once per ISA and bindgen turns the generated headers into the
+//! declarations in `bindings` (`transform_points_vec4_sse4`, `..._avx2`, ...). Each compiled ISA gets one
+//! static `Kernels` table of function pointers, reachable only through a [`Runnable`], which proves
+//! that the CPU supports the ISA.
+//!
+//! One file per kernel family, each with safe wrappers over plain slices, glam values and the checked
+//! layouts of [`crate::layout`]; nothing here knows the jobs or decides how work is scheduled. Every
+//! wrapper asserts, in release builds too, each precondition its kernel relies on that the types do
+//! not already guarantee: a broken one is a bug in the calling job, never an input error, and it
+//! panics instead of writing out of bounds. Long inputs are split so that the kernels' 32-bit index
+//! arithmetic (ISPC's default `--addressing=32`) never overflows.
+
+#![allow(unsafe_code)]
+
+#[cfg(feature = "experiments")]
+pub(crate) mod experiments;
+pub(crate) mod hierarchy;
+pub(crate) mod palette;
+pub(crate) mod skin;
+pub(crate) mod transform;
+
+use crate::isa::Isa;
+use crate::layout::palette::PaletteMatrix;
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+mod bindings {
+    #![allow(
+        non_upper_case_globals,
+        non_camel_case_types,
+        non_snake_case,
+        dead_code
+    )]
+    include!(concat!(env!("OUT_DIR"), "/ispc_bindings.rs"));
+}
+
+/// The kernels' arrays are plain f32 runs; these layouts are what makes the pointer casts below valid.
+const _: () = assert!(std::mem::size_of::<Vec3>() == 12 && std::mem::align_of::<Vec3>() == 4);
+const _: () = assert!(std::mem::size_of::<Vec4>() == 16 && std::mem::align_of::<Vec4>() >= 4);
+// Mat4 is four Vec4 columns with no padding: 16 contiguous f32, column-major. Quat is x, y, z, w.
+const _: () = assert!(std::mem::size_of::<Mat4>() == 64 && std::mem::align_of::<Mat4>() >= 4);
+const _: () = assert!(std::mem::size_of::<Quat>() == 16 && std::mem::align_of::<Quat>() >= 4);
+// A palette entry is 16 f32 (a row-major 4x4), one 64-byte line.
+const _: () = assert!(
+    std::mem::size_of::<PaletteMatrix>() == 64 && std::mem::align_of::<PaletteMatrix>() == 64
+);
+
+/// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
+/// (a Vec4 output), 256 MiB, far below i32::MAX.
+const MAX_ITEMS_PER_CALL: usize = 1 << 24;
+
+type TransformPointsFn =
+    unsafe extern "C" fn(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
+
+type LtmJointFn = unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32);
+type LtmJointTrsFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    *const f32,
+    *mut f32,
+    *const i32,
+    i32,
+    i32,
+    *const f32,
+);
+type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *const f32);
+type LtmChildrenSoaFn =
+    unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
+type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
+type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32);
+type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
+type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
+type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
+type SkinPntFn = unsafe extern "C" fn(
+    i32,
+    bool,
+    i32,
+    i32,
+    i32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+    *mut f32,
+    i32,
+    bool,
+    *mut f32,
+    i32,
+    bool,
+);
+type SkinRigidFn = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    *const f32,
+    *const u32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+    *mut f32,
+    i32,
+    bool,
+    *mut f32,
+    i32,
+    bool,
+);
+type SkinPBaseFn =
+    unsafe extern "C" fn(i32, *const u8, *const u32, *const f32, *const f32, *mut f32);
+type SkinPBoneMajorFn = unsafe extern "C" fn(
+    i32,
+    *const u32,
+    *const u32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *mut f32,
+);
+type SkinPOnlyFn = unsafe extern "C" fn(
+    i32,
+    bool,
+    bool,
+    i32,
+    i32,
+    i32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *const u32,
+    *const f32,
+    *mut f32,
+    i32,
+);
+type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, bool, i32);
+type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
+
+/// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "experiments"), allow(dead_code))]
+pub(crate) struct Kernels {
+    transform_points_vec4: TransformPointsFn,
+    transform_points_vec3: TransformPointsFn,
+    ltm_joint: LtmJointFn,
+    ltm_joint_trs: LtmJointTrsFn,
+    ltm_roots_soa: LtmRootsSoaFn,
+    ltm_children_soa: LtmChildrenSoaFn,
+    ltm_level_soa: LtmLevelSoaFn,
+    trs_to_soa: TrsToSoaFn,
+    crowd_ltm_trs: CrowdLtmTrsFn,
+    skin_palette: SkinPaletteFn,
+    level_sum_children: LevelSumChildrenFn,
+    level_sum_levels: LevelSumLevelsFn,
+    skin_pnt: SkinPntFn,
+    skin_rigid: SkinRigidFn,
+    skin_p_base: SkinPBaseFn,
+    skin_p_bone_major: SkinPBoneMajorFn,
+    renormalize_rows: RenormalizeRowsFn,
+    skin_p_only: SkinPOnlyFn,
+}
+
+macro_rules! kernel_table {
+    ($suffix:ident) => {
+        pastey::paste! {
+            Kernels {
+                transform_points_vec4: bindings::[<transform_points_vec4_ $suffix>],
+                transform_points_vec3: bindings::[<transform_points_vec3_ $suffix>],
+                ltm_joint: bindings::[<ltm_joint_ $suffix>],
+                ltm_joint_trs: bindings::[<ltm_joint_trs_ $suffix>],
+                ltm_roots_soa: bindings::[<ltm_roots_soa_ $suffix>],
+                ltm_children_soa: bindings::[<ltm_children_soa_ $suffix>],
+                ltm_level_soa: bindings::[<ltm_level_soa_ $suffix>],
+                trs_to_soa: bindings::[<trs_to_soa_ $suffix>],
+                crowd_ltm_trs: bindings::[<crowd_ltm_trs_ $suffix>],
+                skin_palette: bindings::[<skin_palette_ $suffix>],
+                level_sum_children: bindings::[<level_sum_children_ $suffix>],
+                level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
+                skin_pnt: bindings::[<skin_pnt_ $suffix>],
+                skin_rigid: bindings::[<skin_rigid_ $suffix>],
+                skin_p_base: bindings::[<skin_p_base_ $suffix>],
+                skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
+                renormalize_rows: bindings::[<renormalize_rows_ $suffix>],
+                skin_p_only: bindings::[<skin_p_only_ $suffix>],
+            }
+        }
+    };
+}
+
+#[cfg(ispc_sse4)]
+static SSE4: Kernels = kernel_table!(sse4);
+#[cfg(ispc_avx2)]
+static AVX2: Kernels = kernel_table!(avx2);
+#[cfg(ispc_avx512)]
+static AVX512: Kernels = kernel_table!(avx512);
+#[cfg(ispc_neon)]
+static NEON: Kernels = kernel_table!(neon);
+
+/// The kernel table of an ISA, or `None` when this build does not contain it.
+fn kernels_for(isa: Isa) -> Option<&'static Kernels> {
+    match isa {
+        #[cfg(ispc_sse4)]
+        Isa::Sse4 => Some(&SSE4),
+        #[cfg(ispc_avx2)]
+        Isa::Avx2 => Some(&AVX2),
+        #[cfg(ispc_avx512)]
+        Isa::Avx512 => Some(&AVX512),
+        #[cfg(ispc_neon)]
+        Isa::Neon => Some(&NEON),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// Proof that an ISA's kernels are linked into this binary and that this CPU can execute them.
+/// Only [`Isa::runnable`](crate::Isa::runnable) hands one out, so holding it makes a kernel call safe
+/// with respect to the ISA.
+#[derive(Clone, Copy, Debug)]
+pub struct Runnable {
+    isa: Isa,
+    kernels: &'static Kernels,
+}
+
+impl Runnable {
+    /// The proof for `isa`, or `None` when its kernels are not linked or the CPU lacks a feature.
+    pub(crate) fn new(isa: Isa) -> Option<Runnable> {
+        let kernels = kernels_for(isa)?;
+        isa.is_available().then_some(Runnable { isa, kernels })
+    }
+
+    /// The ISA this proof is for.
+    pub fn isa(self) -> Isa {
+        self.isa
+    }
+
+    fn kernels(self) -> &'static Kernels {
+        self.kernels
+    }
+}

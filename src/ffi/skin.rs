@@ -1,0 +1,572 @@
+//! The skinning kernels: blended (`skin_pnt`), rigid (`skin_rigid`) and positions-only (`skin_p_only`)
+//! groups, and the renormalization pass (`renormalize_rows`).
+//!
+//! The job decides how the work runs (one thread or rayon's pool, chunk size, streaming stores,
+//! renormalization); this file only carries those decisions out over raw pointers. Its inputs are the
+//! kernels' own layouts: a [`KernelMesh`], whose invariants were checked when it was built, a palette,
+//! and an [`Output`], whose bounds are checked here.
+
+use super::Runnable;
+use crate::layout::mesh::{InfluenceGroup, InfluenceTable, KernelMesh};
+use crate::layout::output::{overlap, OutputView};
+use crate::layout::palette::PaletteMatrix;
+use std::marker::PhantomData;
+use std::ops::Range;
+
+/// How normals and tangents are renormalized, in the row kernel's encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RowsMode {
+    /// Divided by their length.
+    Precise = 1,
+    /// Multiplied by a refined reciprocal square root.
+    Fast = 2,
+}
+
+/// How a skinning call runs, decided by the job.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    /// `Some(chunk)`: chunks of this many vertices per task on rayon's pool; `None`: the calling thread.
+    pub(crate) parallel_chunk: Option<usize>,
+    /// Streaming stores through a cache-resident block (only where [`Output::can_stream`] and the mesh
+    /// streams sequentially; asserted).
+    pub(crate) stream: bool,
+    /// Renormalization inside each streaming block (a streaming call must do it there, since the
+    /// output is not read back); ignored without streaming.
+    pub(crate) stream_rows: Option<RowsMode>,
+}
+
+/// A skinning output as raw pointers, checked against a vertex count: vertex o's position at
+/// `pos + o * ps` (3 floats), its normal at `nrm + o * ns` (3 floats, when `wn`) and its tangent at
+/// `tng + o * ts` (4 floats, when `wt`). It borrows the output slices for its lifetime.
+pub(crate) struct Output<'o> {
+    targets: Targets,
+    n: usize,
+    /// Separate streams (the row kernel may then touch each vector's whole 3 or 4 floats).
+    separate: bool,
+    /// An interleaved buffer whose written attributes fill its stride exactly: its base and stride.
+    whole: Option<(*mut f32, usize)>,
+    /// The output can take streaming stores (separate streams, or a filled stride).
+    stream_layout: bool,
+    /// Where a streaming block's scratch buffer holds position, normal and tangent.
+    scratch_at: (usize, usize, usize),
+    _borrow: PhantomData<&'o mut [f32]>,
+}
+
+// SAFETY: an Output is only used by the calls below, whose parallel tasks write disjoint vertices (each
+// vertex belongs to one group once, see KernelMesh::new, and tasks take disjoint ranges of a group), into
+// slices it borrows mutably for its whole lifetime.
+unsafe impl Send for Output<'_> {}
+unsafe impl Sync for Output<'_> {}
+
+impl<'o> Output<'o> {
+    /// Wraps a validated output for `n` vertices. The job checked every layout rule before; a broken
+    /// one here is a bug, so it panics (release builds too).
+    pub(crate) fn new(view: OutputView<'o>, n: usize) -> Output<'o> {
+        let null = std::ptr::null_mut();
+        match view {
+            OutputView::Separate {
+                positions,
+                normals,
+                tangents,
+            } => {
+                assert!(positions.len() >= 3 * n, "3 position floats per vertex");
+                assert!(
+                    normals.as_ref().is_none_or(|x| x.len() >= 3 * n),
+                    "3 normal floats per vertex"
+                );
+                assert!(
+                    tangents.as_ref().is_none_or(|x| x.len() >= 4 * n),
+                    "4 tangent floats per vertex"
+                );
+                assert!(
+                    n.checked_mul(4)
+                        .is_some_and(|x| x <= (i32::MAX as usize) / 4),
+                    "32-bit offsets"
+                );
+                Output {
+                    targets: Targets {
+                        wn: normals.is_some(),
+                        wt: tangents.is_some(),
+                        pos: positions.as_mut_ptr(),
+                        ps: 3,
+                        nrm: normals.map_or(null, |x| x.as_mut_ptr()),
+                        ns: 3,
+                        tng: tangents.map_or(null, |x| x.as_mut_ptr()),
+                        ts: 4,
+                    },
+                    n,
+                    separate: true,
+                    whole: None,
+                    stream_layout: true,
+                    scratch_at: (0, 3 * STAGE, 6 * STAGE),
+                    _borrow: PhantomData,
+                }
+            }
+            OutputView::Interleaved {
+                floats,
+                stride,
+                positions,
+                normals,
+                tangents,
+            } => {
+                let fits = |o: Option<usize>, size: usize| o.is_none_or(|o| o + size <= stride);
+                assert!(
+                    fits(Some(positions), 3) && fits(normals, 3) && fits(tangents, 4),
+                    "attributes inside the stride"
+                );
+                assert!(
+                    n.checked_mul(stride).is_some_and(|x| x <= floats.len()),
+                    "n strides in the buffer"
+                );
+                assert!(
+                    n.checked_mul(stride)
+                        .is_some_and(|x| x <= (i32::MAX as usize) / 4),
+                    "32-bit offsets"
+                );
+                let attrs = [(Some(positions), 3), (normals, 3), (tangents, 4)];
+                assert!(!overlap(&attrs), "interleaved attributes do not overlap");
+                let filled: usize = attrs.iter().filter(|a| a.0.is_some()).map(|a| a.1).sum();
+                let base = floats.as_mut_ptr();
+                let whole = (filled == stride && n > 0).then_some((base, stride));
+                // SAFETY (pointer offsets only, nothing is accessed here): every offset is below the
+                // stride, so each pointer stays inside the buffer when it holds a vertex; with n = 0
+                // nothing is ever written through them and `wrapping_add` keeps the arithmetic defined.
+                let at = |o: usize| base.wrapping_add(o);
+                Output {
+                    targets: Targets {
+                        pos: at(positions),
+                        ps: stride,
+                        nrm: normals.map_or(null, at),
+                        ns: stride,
+                        wn: normals.is_some(),
+                        tng: tangents.map_or(null, at),
+                        ts: stride,
+                        wt: tangents.is_some(),
+                    },
+                    n,
+                    separate: false,
+                    whole,
+                    stream_layout: whole.is_some(),
+                    scratch_at: (positions, normals.unwrap_or(0), tangents.unwrap_or(0)),
+                    _borrow: PhantomData,
+                }
+            }
+        }
+    }
+
+    /// True when streaming stores can write this output: on x86-64, to separate streams or to an
+    /// interleaved buffer whose stride the written attributes fill (else the bytes between them would
+    /// be overwritten).
+    pub(crate) fn can_stream(&self) -> bool {
+        cfg!(target_arch = "x86_64") && self.stream_layout
+    }
+}
+
+/// Skins every influence group of `mesh` into `out`, as `plan` says.
+pub(crate) fn skin_mesh(
+    isa: Runnable,
+    mesh: &KernelMesh,
+    palette: &[PaletteMatrix],
+    out: &Output<'_>,
+    plan: Plan,
+) {
+    let n = mesh.vertex_count();
+    assert!(
+        palette.len() >= mesh.joint_count(),
+        "the palette covers the mesh's joints"
+    );
+    assert_eq!(
+        out.n, n,
+        "the output was checked for this mesh's vertex count"
+    );
+    let t = out.targets;
+    assert!(
+        !(mesh.positions_only() && (t.wn || t.wt)),
+        "a positions-only mesh writes positions only"
+    );
+    let sequential = mesh.groups().iter().all(|g| g.contiguous);
+    assert!(
+        !plan.stream || (out.can_stream() && sequential),
+        "streaming needs a streamable layout"
+    );
+    for g in mesh.groups() {
+        let count = g.vertices.len();
+        if count == 0 {
+            continue;
+        }
+        // The original index of the group's first vertex; a contiguous group's vertex v is first + v.
+        let first = g.vertices[0] as usize;
+        let direct = |range: Range<usize>| {
+            // SAFETY: `isa` proves the CPU runs the kernel. The KernelMesh invariants give the group
+            // `block()` floats and k influences per vertex, joints below joint_count <= palette.len(),
+            // and original indices that are a permutation of 0..n over all groups, so indices[v] < n
+            // and, for a contiguous group, first + v < n. `out` holds every vertex below n (checked in
+            // Output::new: separate streams of 3n, 3n and 4n floats, or n interleaved strides with
+            // every attribute inside the stride) with offsets inside 32-bit range. Ranges of one group
+            // are disjoint and vertices of different groups distinct, so parallel tasks never write
+            // the same float. `range` lies in 0..count.
+            unsafe {
+                let indices = if g.contiguous {
+                    Indices::From(first + range.start)
+                } else {
+                    Indices::Listed(g.vertices.as_ptr().add(range.start))
+                };
+                skin_block(
+                    isa,
+                    g,
+                    palette,
+                    range.start,
+                    range.len(),
+                    indices,
+                    &out.targets,
+                )
+            }
+        };
+        let staged = |range: Range<usize>| {
+            stage_and_stream(isa, g, palette, out, plan.stream_rows, first, range)
+        };
+        let run = |range: Range<usize>| {
+            if plan.stream {
+                staged(range)
+            } else {
+                direct(range)
+            }
+        };
+        for_each_range(count, plan.parallel_chunk, run);
+    }
+}
+
+/// Streaming: each block of STAGE vertices of `range` (inside group `g`, which is contiguous from
+/// original index `first`) is skinned into a scratch buffer laid out like the output, renormalized
+/// there, then streamed out.
+fn stage_and_stream(
+    isa: Runnable,
+    g: &InfluenceGroup,
+    palette: &[PaletteMatrix],
+    out: &Output<'_>,
+    rows: Option<RowsMode>,
+    first: usize,
+    range: Range<usize>,
+) {
+    let t = out.targets;
+    let floats_per_vertex = out.whole.map_or(10, |(_, stride)| stride);
+    let mut scratch = vec![0.0f32; STAGE * floats_per_vertex];
+    let s = scratch.as_mut_ptr();
+    // Offsets inside scratch: below 10 * STAGE for separate streams, below the stride interleaved.
+    let (sp, sn, st) = (
+        s.wrapping_add(out.scratch_at.0),
+        s.wrapping_add(out.scratch_at.1),
+        s.wrapping_add(out.scratch_at.2),
+    );
+    for block in range.clone().step_by(STAGE) {
+        let len = STAGE.min(range.end - block);
+        let dst = first + block;
+        let targets = Targets {
+            pos: sp,
+            nrm: sn,
+            tng: st,
+            ..t
+        };
+        // SAFETY: as in skin_mesh's direct path, except that vertex v of the block (v < len <= STAGE)
+        // goes to index v of scratch: 3 floats at sp + v * ps, 3 at sn + v * ns and 4 at st + v * ts,
+        // inside scratch (separate: segments of 3, 3 and 4 floats times STAGE; interleaved: offset +
+        // size <= stride, STAGE strides), which only this call uses. The inputs are read at
+        // block..block + len, inside the group.
+        unsafe { skin_block(isa, g, palette, block, len, Indices::From(0), &targets) }
+        if let Some(mode) = rows {
+            // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
+            // (v < len), inside scratch. For separate streams the row kernel touches each vector's
+            // whole stride (3 or 4 floats), its own; otherwise only x, y and z.
+            unsafe {
+                if t.wn {
+                    (isa.kernels().renormalize_rows)(
+                        sn,
+                        len as i32,
+                        t.ns as i32,
+                        out.separate,
+                        mode as i32,
+                    );
+                }
+                if t.wt {
+                    (isa.kernels().renormalize_rows)(
+                        st,
+                        len as i32,
+                        t.ts as i32,
+                        out.separate,
+                        mode as i32,
+                    );
+                }
+            }
+        }
+        // SAFETY: the group is contiguous (asserted in skin_mesh), so its vertices are first..first +
+        // count, all below n; the block's outputs are vertices dst..dst + len. Separate: 3 (3, 4) floats
+        // per vertex from dst on, inside the 3n (3n, 4n) float streams. Interleaved: `len` whole strides
+        // from vertex dst, inside the n strides of the buffer, and the attributes fill the stride, so
+        // every float copied was written by the kernel above. Other tasks work on other vertices.
+        unsafe {
+            match out.whole {
+                None => {
+                    stream_copy(sp, t.pos.add(3 * dst), 3 * len);
+                    if t.wn {
+                        stream_copy(sn, t.nrm.add(3 * dst), 3 * len);
+                    }
+                    if t.wt {
+                        stream_copy(st, t.tng.add(4 * dst), 4 * len);
+                    }
+                }
+                Some((base, stride)) => stream_copy(s, base.add(stride * dst), stride * len),
+            }
+        }
+    }
+    stream_fence();
+}
+
+/// Renormalizes every skinned normal and tangent of `out`, one vector per lane, after every group was
+/// skinned without streaming.
+pub(crate) fn renormalize_rows(
+    isa: Runnable,
+    out: &Output<'_>,
+    mode: RowsMode,
+    parallel_chunk: Option<usize>,
+) {
+    let rows = |range: Range<usize>| {
+        let t = out.targets;
+        // SAFETY: `isa` proves the CPU runs the kernel. Vertex v's normal is at nrm + v * ns and its
+        // tangent at tng + v * ts, inside the output for every v < n (checked in Output::new); `range`
+        // lies inside 0..n. With separate streams the row kernel touches each vector's own 3 or 4
+        // floats; interleaved, only its x, y and z. Parallel ranges cover disjoint vertices, and the
+        // output is borrowed by `out`, so nothing else writes it meanwhile.
+        unsafe {
+            if t.wn {
+                (isa.kernels().renormalize_rows)(
+                    t.nrm.add(t.ns * range.start),
+                    range.len() as i32,
+                    t.ns as i32,
+                    out.separate,
+                    mode as i32,
+                );
+            }
+            if t.wt {
+                (isa.kernels().renormalize_rows)(
+                    t.tng.add(t.ts * range.start),
+                    range.len() as i32,
+                    t.ts as i32,
+                    out.separate,
+                    mode as i32,
+                );
+            }
+        }
+    };
+    for_each_range(out.n, parallel_chunk, rows);
+}
+
+/// Calls `f` over disjoint ranges covering `0..count`: once on this thread, or in chunks on rayon's
+/// pool. The ranges are made here, not by the caller, so that their disjointness (which the SAFETY
+/// comments above rely on) never depends on code outside this module.
+fn for_each_range<F: Fn(Range<usize>) + Sync + Send>(
+    count: usize,
+    parallel_chunk: Option<usize>,
+    f: F,
+) {
+    match parallel_chunk {
+        None => f(0..count),
+        Some(chunk) => {
+            use rayon::prelude::*;
+            let chunk = chunk.max(1);
+            let ranges: Vec<_> = (0..count)
+                .step_by(chunk)
+                .map(|s| s..(s + chunk).min(count))
+                .collect();
+            ranges.into_par_iter().for_each(f);
+        }
+    }
+}
+
+/// Where a skinning kernel writes (see [`Output`]).
+#[derive(Clone, Copy)]
+struct Targets {
+    pos: *mut f32,
+    ps: usize,
+    nrm: *mut f32,
+    ns: usize,
+    wn: bool,
+    tng: *mut f32,
+    ts: usize,
+    wt: bool,
+}
+
+/// Output indices of a block of vertices: listed (vertex v of the block goes to `list[v]`), or
+/// consecutive from a first index (the kernels then read no index).
+#[derive(Clone, Copy)]
+enum Indices {
+    Listed(*const u32),
+    From(usize),
+}
+
+/// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
+/// rigid), writing vertex `start + v`'s outputs at the index `indices` gives for v.
+///
+/// # Safety
+/// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
+/// and its vectors have their documented lengths (`g.block()` block floats and k influences per
+/// vertex, where a rigid group has k = 1); a positions-only group is not asked for normals or tangents;
+/// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
+/// consecutive one has `first + len` within i32; for each index o, the
+/// floats `out` names for o are valid for writes and written by nobody else during the call; and every
+/// byte offset `4 * o * stride` fits in i32 (ISPC's 32-bit addressing).
+unsafe fn skin_block(
+    isa: Runnable,
+    g: &InfluenceGroup,
+    palette: &[PaletteMatrix],
+    start: usize,
+    len: usize,
+    indices: Indices,
+    out: &Targets,
+) {
+    let k = g.influences;
+    // The kernels' encoding: a negative first means "read vertices".
+    let (vertices, first) = match indices {
+        Indices::Listed(v) => (v, -1),
+        Indices::From(f) => (g.vertices.as_ptr(), f as i32),
+    };
+    // Vertices the kernel may prefetch from `start` on: the rest of the group, across block and chunk
+    // boundaries, so that a streaming block's last vertices also find their successors' inputs on the
+    // way. 0 (no prefetching) for groups that fit in the cache, where the prefetches only cost time.
+    let count = g.vertices.len();
+    let readable = if g.input_bytes() >= PREFETCH_MIN_BYTES {
+        count.saturating_sub(start).min(i32::MAX as usize) as i32
+    } else {
+        0
+    };
+    // A compact group's kernels read its packed influences where the joints would be, and a rigid
+    // group's kernel only its joints: neither reads (or prefetches) weights, so they get a null weight
+    // pointer.
+    let (rigid, compact) = (g.rigid(), g.compact());
+    let (joints, weights) = match &g.table {
+        InfluenceTable::F32 { joints, weights } => (
+            &joints[..],
+            // SAFETY: an f32 table holds k weights per vertex (none for k = 0, where the offset is 0),
+            // and start is at most the vertex count.
+            unsafe { weights.as_ptr().add(k * start) },
+        ),
+        InfluenceTable::Compact(joints) | InfluenceTable::Rigid(joints) => {
+            (&joints[..], std::ptr::null())
+        }
+    };
+    // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
+    // start + len is at most its vertex count, and each table holds k influences per vertex. The kernels
+    // prefetch (never load) inputs of vertices below `readable`, counted from `start`, which the group's
+    // vectors also hold.
+    unsafe {
+        if g.positions_only {
+            // Positions only (the caller never asks a positions-only mesh for normals or tangents).
+            (isa.kernels().skin_p_only)(
+                k as i32,
+                rigid,
+                compact,
+                first,
+                len as i32,
+                readable,
+                g.blocks.as_ptr().add(4 * start),
+                joints.as_ptr().add(k * start),
+                weights,
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+            )
+        } else if rigid {
+            // The rigid kernel reads one joint per vertex and no weights.
+            (isa.kernels().skin_rigid)(
+                first,
+                len as i32,
+                readable,
+                g.blocks.as_ptr().add(12 * start),
+                joints.as_ptr().add(start),
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+                out.nrm,
+                out.ns as i32,
+                out.wn,
+                out.tng,
+                out.ts as i32,
+                out.wt,
+            )
+        } else {
+            (isa.kernels().skin_pnt)(
+                k as i32,
+                compact,
+                first,
+                len as i32,
+                readable,
+                g.blocks.as_ptr().add(12 * start),
+                joints.as_ptr().add(k * start),
+                weights,
+                vertices,
+                palette.as_ptr().cast(),
+                out.pos,
+                out.ps as i32,
+                out.nrm,
+                out.ns as i32,
+                out.wn,
+                out.tng,
+                out.ts as i32,
+                out.wt,
+            )
+        }
+    }
+}
+
+/// Groups whose inputs (blocks, joints and weights) reach this many bytes are skinned with software
+/// prefetching (see PREFETCH_AHEAD in ispc/skin.ispc). In the experiment that chose it, prefetching was
+/// neutral at 65,536 vertices with 4 influences (5 MiB of input) and 20% faster at 131,072 (10 MiB):
+/// the hardware prefetchers keep up while the data comes from the L3 cache, not from memory.
+const PREFETCH_MIN_BYTES: usize = 4 << 20;
+
+/// Vertices per streaming block: their outputs (at most 40 bytes each) stay in the L1 cache.
+const STAGE: usize = 256;
+
+/// Copies `n` floats from `src` to `dst`, with non-temporal stores wherever `dst` is 16-byte aligned
+/// (x86-64; elsewhere a plain copy).
+///
+/// # Safety
+/// `src` must be valid for `n` reads and `dst` for `n` writes, and the two ranges must not overlap.
+unsafe fn stream_copy(src: *const f32, dst: *mut f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
+        let mut i = 0;
+        // SAFETY: every index is below n (the caller's contract); _mm_stream_ps gets a 16-byte aligned
+        // address (the head loop ends there), and SSE is part of the x86-64 baseline.
+        unsafe {
+            while i < n && (dst.add(i) as usize) % 16 != 0 {
+                *dst.add(i) = *src.add(i);
+                i += 1;
+            }
+            while i + 4 <= n {
+                _mm_stream_ps(dst.add(i), _mm_loadu_ps(src.add(i)));
+                i += 4;
+            }
+            while i < n {
+                *dst.add(i) = *src.add(i);
+                i += 1;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, n)
+    }
+}
+
+/// Orders this thread's streaming stores before anything it does next (they are weakly ordered).
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    }
+}

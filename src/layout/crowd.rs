@@ -1,0 +1,11 @@
+//! The crowd layout: AoSoA blocks of [`CROWD_LANES`] instances, each element of a joint one 64-byte run.
+
+/// Instances per AoSoA block (one 64-byte line of f32 per element), for every ISA.
+pub const CROWD_LANES: usize = 16;
+/// Floats per joint and instance of a pose: translation (3), rotation (4), scale (3).
+pub(crate) const TRS_ELEMENTS: usize = 10;
+/// Floats per joint and instance of the models: the three rows of the affine 3x4.
+pub(crate) const MODEL_ELEMENTS: usize = 12;
+/// Largest joint count of a crowd: a block's models take 768 bytes per joint, which must stay below
+/// 2^31 bytes for the kernels' 32-bit addressing.
+pub const MAX_CROWD_JOINTS: usize = 1 << 21;

@@ -1,0 +1,267 @@
+//! The skinning kernels' mesh layout: vertices grouped by influence count, each group with contiguous
+//! arrays. [`KernelMesh::new`] checks every invariant the kernels rely on, once, when a mesh is
+//! prepared; its fields are private, so a `KernelMesh` that exists is one the kernels can read safely.
+
+/// The weight a unorm16 value stands for, computed as the kernels compute it (a product by the f32
+/// 1/65535, so 65535 gives exactly 1).
+pub(crate) fn unorm16(q: u16) -> f32 {
+    f32::from(q) * (1.0 / 65535.0)
+}
+
+/// Vertices per parallel skinning task: big enough to amortize a task, small enough to balance two to
+/// many cores.
+pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
+
+/// Most influences per vertex (JOINTS_0 and JOINTS_1).
+pub const MAX_INFLUENCES: usize = 8;
+
+/// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
+/// original index is `vertices[v]`, its influences are entries `k*v..k*v+k` of `table`
+/// (k = `influences`), and its attributes the `BLOCK` floats
+/// `blocks[BLOCK*v..BLOCK*v+BLOCK]`. A mesh with normals or tangents has BLOCK = 12:
+/// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
+/// small matrix product reads each row with one broadcast load (an absent attribute is zero). A
+/// positions-only mesh has BLOCK = 4: (px py pz 1), a third of the bytes to read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct InfluenceGroup {
+    pub(crate) influences: usize,
+    pub(crate) vertices: Vec<u32>,
+    pub(crate) blocks: Vec<f32>,
+    pub(crate) table: InfluenceTable,
+    /// The original indices are consecutive (`vertices[i] == vertices[0] + i`), so the group's outputs
+    /// form one contiguous range and can be written with streaming stores.
+    pub(crate) contiguous: bool,
+    /// The mesh has neither normals nor tangents, so each block is the 4 floats (px py pz 1).
+    pub(crate) positions_only: bool,
+}
+
+/// A group's joints and weights, in the form its kernels read. Each variant holds only what its
+/// kernels read, so that a compact mesh really is smaller; [`InfluenceTable::get`] reads any of them
+/// for the reference and the other layouts.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum InfluenceTable {
+    /// A 32-bit palette index and an f32 weight per influence.
+    F32 { joints: Vec<u32>, weights: Vec<f32> },
+    /// `PrepareOptions::compact_influences`: one word per influence, the joint in the low 16 bits and
+    /// the weight times 65535 in the high 16.
+    Compact(Vec<u32>),
+    /// One influence per vertex, of weight exactly 1, so only its joint: the rigid kernel transforms
+    /// these vertices by their palette matrix with no weighting (the result is the same, with fewer
+    /// operations). A compact mesh's rigid group has this form too, because a 32-bit joint alone is as
+    /// small as a packed influence.
+    Rigid(Vec<u32>),
+}
+
+impl Default for InfluenceTable {
+    fn default() -> InfluenceTable {
+        InfluenceTable::F32 {
+            joints: Vec::new(),
+            weights: Vec::new(),
+        }
+    }
+}
+
+impl InfluenceTable {
+    /// Number of influences held (k per vertex).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            InfluenceTable::F32 { joints, weights } => joints.len().min(weights.len()),
+            InfluenceTable::Compact(packed) => packed.len(),
+            InfluenceTable::Rigid(joints) => joints.len(),
+        }
+    }
+
+    /// Influence f as (joint, weight), a compact weight dequantized exactly as the kernels decode it.
+    /// Panics when f is not below [`len`](Self::len), like a slice index.
+    pub(crate) fn get(&self, f: usize) -> (u32, f32) {
+        match self {
+            InfluenceTable::F32 { joints, weights } => (joints[f], weights[f]),
+            InfluenceTable::Compact(packed) => {
+                let x = packed[f];
+                (x & 0xffff, unorm16((x >> 16) as u16))
+            }
+            InfluenceTable::Rigid(joints) => (joints[f], 1.0),
+        }
+    }
+
+    /// The joint of every influence.
+    pub(crate) fn joints(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|f| self.get(f).0)
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * match self {
+            InfluenceTable::F32 { joints, weights } => joints.len() + weights.len(),
+            InfluenceTable::Compact(v) | InfluenceTable::Rigid(v) => v.len(),
+        }
+    }
+
+    /// Appends one influence in this table's form: its `units` (the weight times 65535, rounded) to a
+    /// compact table, its `weight` to an f32 one, and only its joint to a rigid one.
+    pub(crate) fn push(&mut self, joint: u32, weight: f32, units: u16) {
+        match self {
+            InfluenceTable::F32 { joints, weights } => {
+                joints.push(joint);
+                weights.push(weight);
+            }
+            InfluenceTable::Compact(packed) => packed.push(joint | u32::from(units) << 16),
+            InfluenceTable::Rigid(joints) => joints.push(joint),
+        }
+    }
+}
+
+impl InfluenceGroup {
+    /// Floats per vertex block: 4 for a positions-only mesh, else 12 (see the type's docs).
+    pub(crate) fn block(&self) -> usize {
+        if self.positions_only {
+            4
+        } else {
+            12
+        }
+    }
+
+    /// Bytes the skinning kernels read per pass over the group, vertex indices aside.
+    pub(crate) fn input_bytes(&self) -> usize {
+        4 * self.blocks.len() + self.table.bytes()
+    }
+
+    /// Heap bytes held: blocks, vertex indices and influences.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * (self.blocks.len() + self.vertices.len()) + self.table.bytes()
+    }
+
+    /// The rigid kernel skins this group (see [`InfluenceTable::Rigid`]).
+    pub(crate) fn rigid(&self) -> bool {
+        matches!(self.table, InfluenceTable::Rigid(_))
+    }
+
+    /// The kernels read packed influences (see [`InfluenceTable::Compact`]).
+    pub(crate) fn compact(&self) -> bool {
+        matches!(self.table, InfluenceTable::Compact(_))
+    }
+
+    pub(crate) fn position(&self, v: usize) -> [f32; 3] {
+        if self.positions_only {
+            let b = &self.blocks[4 * v..4 * v + 4];
+            return [b[0], b[1], b[2]];
+        }
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[0], b[4], b[8]]
+    }
+
+    pub(crate) fn normal(&self, v: usize) -> [f32; 3] {
+        if self.positions_only {
+            return [0.0; 3];
+        }
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[1], b[5], b[9]]
+    }
+
+    pub(crate) fn tangent(&self, v: usize) -> [f32; 4] {
+        if self.positions_only {
+            return [0.0; 4];
+        }
+        let b = &self.blocks[12 * v..12 * v + 12];
+        [b[2], b[6], b[10], b[3]]
+    }
+}
+
+/// A mesh in the kernels' layout whose invariants hold (see [`KernelMesh::new`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct KernelMesh {
+    vertex_count: usize,
+    joint_count: usize,
+    groups: Vec<InfluenceGroup>,
+}
+
+impl KernelMesh {
+    /// Checks the invariants the FFI relies on and wraps the groups. A broken one is a bug in the
+    /// caller (mesh preparation), not an input error, so it panics, in release builds too:
+    /// - group k holds the vertices with k influences, k = 0..=MAX_INFLUENCES;
+    /// - each group holds `block()` floats and k influences per vertex; a rigid table has k = 1; every
+    ///   group has the same positions-only flag;
+    /// - every joint index is below `joint_count`;
+    /// - the vertex indices of all groups together are a permutation of `0..vertex_count` (so writes to
+    ///   the output of different vertices, even from several threads, never touch the same floats);
+    /// - a group's `contiguous` flag is true exactly when its indices are consecutive;
+    /// - `vertex_count` fits the kernels' 32-bit indices.
+    pub(crate) fn new(
+        vertex_count: usize,
+        joint_count: usize,
+        groups: Vec<InfluenceGroup>,
+    ) -> KernelMesh {
+        assert_eq!(
+            groups.len(),
+            MAX_INFLUENCES + 1,
+            "one influence group per count"
+        );
+        assert!(
+            vertex_count <= i32::MAX as usize,
+            "vertex count fits 32-bit indices"
+        );
+        let positions_only = groups[0].positions_only;
+        let mut seen = vec![false; vertex_count];
+        for (k, g) in groups.iter().enumerate() {
+            let count = g.vertices.len();
+            assert_eq!(g.influences, k, "group {k} holds {k}-influence vertices");
+            assert_eq!(
+                g.positions_only, positions_only,
+                "one positions-only flag for all groups"
+            );
+            assert_eq!(
+                g.blocks.len(),
+                g.block() * count,
+                "group {k}: one block per vertex"
+            );
+            assert_eq!(
+                g.table.len(),
+                k * count,
+                "group {k}: k influences per vertex"
+            );
+            assert!(!g.rigid() || k == 1, "only one-influence groups are rigid");
+            assert!(
+                g.table.joints().all(|j| (j as usize) < joint_count),
+                "group {k}: joint indices below the joint count"
+            );
+            for &v in &g.vertices {
+                let slot = seen
+                    .get_mut(v as usize)
+                    .expect("vertex index below the vertex count");
+                assert!(!*slot, "vertex {v} is in one group once");
+                *slot = true;
+            }
+            let consecutive = g.vertices.windows(2).all(|w| w[1] == w[0].wrapping_add(1));
+            assert_eq!(
+                g.contiguous, consecutive,
+                "group {k}: the contiguous flag is right"
+            );
+        }
+        assert!(seen.iter().all(|&s| s), "every vertex is in a group");
+        KernelMesh {
+            vertex_count,
+            joint_count,
+            groups,
+        }
+    }
+
+    /// Number of vertices.
+    pub(crate) fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    /// The palette length every joint index is below.
+    pub(crate) fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// Group k holds the vertices with k influences.
+    pub(crate) fn groups(&self) -> &[InfluenceGroup] {
+        &self.groups
+    }
+
+    /// True when the groups hold positions only (4-float blocks).
+    pub(crate) fn positions_only(&self) -> bool {
+        self.groups[0].positions_only
+    }
+}

@@ -1,0 +1,117 @@
+//! Where skinned vertices go, as the kernels and the reference see it: float slices, either one stream
+//! per attribute or one interleaved buffer, plus the renormalization of normals and tangents.
+
+/// Whether skinned normals and tangents are made unit length again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Renormalize {
+    /// Left as the blended matrix makes them.
+    #[default]
+    None,
+    /// Divided by their length (a square root and a division).
+    Precise,
+    /// Multiplied by an approximate reciprocal square root refined by one Newton step (ISPC's `rsqrt`);
+    /// the tests bound its error at 1e-6 of unit length. The reference computes the precise result.
+    Fast,
+}
+
+/// A validated output as float slices, for the reference and the kernels.
+#[derive(Debug)]
+pub(crate) enum OutputView<'o> {
+    /// Stream slices: positions (3 floats per vertex), normals (3) and tangents (4).
+    Separate {
+        positions: &'o mut [f32],
+        normals: Option<&'o mut [f32]>,
+        tangents: Option<&'o mut [f32]>,
+    },
+    /// One buffer: vertex v's attribute at `floats[v * stride + offset]`.
+    Interleaved {
+        floats: &'o mut [f32],
+        stride: usize,
+        positions: usize,
+        normals: Option<usize>,
+        tangents: Option<usize>,
+    },
+}
+
+impl OutputView<'_> {
+    /// Writes the attributes of vertex `v` that this output holds.
+    pub(crate) fn write(
+        &mut self,
+        v: usize,
+        position: [f32; 3],
+        normal: [f32; 3],
+        tangent: [f32; 4],
+    ) {
+        match self {
+            OutputView::Separate {
+                positions,
+                normals,
+                tangents,
+            } => {
+                positions[3 * v..3 * v + 3].copy_from_slice(&position);
+                if let Some(n) = normals {
+                    n[3 * v..3 * v + 3].copy_from_slice(&normal);
+                }
+                if let Some(t) = tangents {
+                    t[4 * v..4 * v + 4].copy_from_slice(&tangent);
+                }
+            }
+            OutputView::Interleaved {
+                floats,
+                stride,
+                positions,
+                normals,
+                tangents,
+            } => {
+                let base = v * *stride;
+                floats[base + *positions..base + *positions + 3].copy_from_slice(&position);
+                if let Some(o) = normals {
+                    floats[base + *o..base + *o + 3].copy_from_slice(&normal);
+                }
+                if let Some(o) = tangents {
+                    floats[base + *o..base + *o + 4].copy_from_slice(&tangent);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn wants_normals(&self) -> bool {
+        matches!(
+            self,
+            OutputView::Separate {
+                normals: Some(_),
+                ..
+            } | OutputView::Interleaved {
+                normals: Some(_),
+                ..
+            }
+        )
+    }
+
+    pub(crate) fn wants_tangents(&self) -> bool {
+        matches!(
+            self,
+            OutputView::Separate {
+                tangents: Some(_),
+                ..
+            } | OutputView::Interleaved {
+                tangents: Some(_),
+                ..
+            }
+        )
+    }
+}
+
+/// True when two of the present attributes, each an (offset, size) in one unit, share any part. The
+/// caller makes sure every offset + size fits in usize.
+pub(crate) fn overlap(attrs: &[(Option<usize>, usize)]) -> bool {
+    let present: Vec<(usize, usize)> = attrs
+        .iter()
+        .filter_map(|&(o, size)| o.map(|o| (o, size)))
+        .collect();
+    present.iter().enumerate().any(|(i, a)| {
+        present[i + 1..]
+            .iter()
+            .any(|b| a.0 < b.0 + b.1 && b.0 < a.0 + a.1)
+    })
+}

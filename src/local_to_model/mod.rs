@@ -1,0 +1,243 @@
+//! Local-to-model: `model[j] = model[parent[j]] * local[j]` over a level-order [`Skeleton`].
+//!
+//! [`LocalToModelJob`] follows ozz-animation's job shape: a plain struct, inputs first and outputs second,
+//! with [`validate`](LocalToModelJob::validate) and [`run`](LocalToModelJob::run). The rules it checks,
+//! each reported as its own [`Error`] variant:
+//! - the local transforms have one entry per joint (every TRS stream too): [`Error::CountMismatch`];
+//! - the output has one matrix per joint: [`Error::CountMismatch`];
+//! - `from`, when given, names a joint: [`Error::JointOutOfRange`];
+//! - an explicit ISA can run here: [`Error::IsaUnavailable`].
+//!
+//! Conventions: every array is in the skeleton's level order. Matrices are affine: the bottom row of an
+//! input is taken as (0, 0, 0, 1) and the output's bottom row is exactly that. Rotations are those of
+//! `q / |q|` ([`reference::trs_matrix`]), so keyframe quaternions need not be exactly unit length.
+
+pub(crate) mod crowd;
+
+use crate::backend::{Backend, Resolved};
+use crate::error::Error;
+use crate::ffi::hierarchy as ffi;
+use crate::ffi::Runnable;
+use crate::layout::trs::Trs;
+use crate::reference;
+use crate::skeleton::Skeleton;
+use glam::{Affine3A, Mat4};
+use std::ops::Range;
+
+/// The local (parent-space) transform of every joint.
+#[derive(Clone, Copy, Debug)]
+pub enum Locals<'a> {
+    /// Affine matrices; the zero-copy input of the matrix kernels.
+    Matrices(&'a [Mat4]),
+    /// Affine matrices as glam `Affine3A`; converted to `Mat4` once per run.
+    Affines(&'a [Affine3A]),
+    /// Translation, rotation and scale.
+    Trs(Trs<'a>),
+}
+
+impl Locals<'_> {
+    fn check(&self, skeleton: &Skeleton) -> Result<(), Error> {
+        match self {
+            Locals::Matrices(m) => skeleton.check_count("local matrices", m.len()),
+            Locals::Affines(a) => skeleton.check_count("local matrices", a.len()),
+            Locals::Trs(t) => {
+                skeleton.check_count("local translations", t.translations.len())?;
+                skeleton.check_count("local rotations", t.rotations.len())?;
+                skeleton.check_count("local scales", t.scales.len())
+            }
+        }
+    }
+}
+
+/// How local-to-model is computed. Both methods give the same result within floating-point rounding.
+/// The seeds' other traversals (per parent, per level, on SoA data) lost to `IspcJoint` on every shape
+/// measured; the lab keeps them (see docs/EXPERIMENTS.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// [`Method::IspcJoint`] on the selected ISA, or [`Method::Reference`] where no ISA runs. This is the
+    /// measured rule: the horizontal kernel was the fastest on every skeleton shape and size measured
+    /// (README, "Traversal").
+    #[default]
+    Auto,
+    /// The serial Rust reference: every joint after its parent, in level order.
+    Reference,
+    /// ISPC, one joint at a time with the gang spread over the matrix elements: no gathers.
+    IspcJoint,
+}
+
+impl Method {
+    /// Every concrete method (all but `Auto`).
+    pub const ALL: [Method; 2] = [Method::Reference, Method::IspcJoint];
+
+    /// Short name used in reports and bench ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Reference => "reference",
+            Method::IspcJoint => "ispc_joint",
+        }
+    }
+
+    /// True for the methods that run ISPC kernels (and so use the job's backend).
+    pub fn is_ispc(self) -> bool {
+        self == Method::IspcJoint
+    }
+}
+
+/// Computes model-space matrices from local transforms.
+#[derive(Debug)]
+pub struct LocalToModelJob<'a> {
+    /// The hierarchy.
+    pub skeleton: &'a Skeleton,
+    /// Local transforms, one per joint, in level order.
+    pub locals: Locals<'a>,
+    /// Applied to every root: `model[root] = root * local[root]`. Identity by default.
+    pub root: Mat4,
+    /// Partial update: recompute only this joint's subtree (itself included). Its parent's model matrix
+    /// is read from `models`, which must hold it already; every other joint is left untouched.
+    pub from: Option<usize>,
+    /// The implementation; [`Method::Auto`] by default.
+    pub method: Method,
+    /// The ISA for ISPC methods; [`Backend::Auto`] by default. With [`Backend::Reference`] every ISPC
+    /// method falls back to the serial reference.
+    pub backend: Backend,
+    /// Output: model-space matrices, one per joint, in level order.
+    pub models: &'a mut [Mat4],
+}
+
+impl<'a> LocalToModelJob<'a> {
+    /// A job over the whole skeleton with the automatic method and ISA and an identity root.
+    pub fn new(
+        skeleton: &'a Skeleton,
+        locals: Locals<'a>,
+        models: &'a mut [Mat4],
+    ) -> LocalToModelJob<'a> {
+        LocalToModelJob {
+            skeleton,
+            locals,
+            root: Mat4::IDENTITY,
+            from: None,
+            method: Method::Auto,
+            backend: Backend::Auto,
+            models,
+        }
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.plan().map(|_| ())
+    }
+
+    /// Checks the rules and decides what runs: the method (with `Auto` resolved) and, for ISPC methods,
+    /// the proof that the ISA can run.
+    fn plan(&self) -> Result<(Method, Option<Runnable>), Error> {
+        self.locals.check(self.skeleton)?;
+        self.skeleton
+            .check_count("model matrices", self.models.len())?;
+        if let Some(from) = self.from {
+            if from >= self.skeleton.len() {
+                return Err(Error::JointOutOfRange {
+                    joint: from,
+                    joints: self.skeleton.len(),
+                });
+            }
+        }
+        if !(self.method.is_ispc() || self.method == Method::Auto) {
+            return Ok((self.method, None));
+        }
+        Ok(match self.backend.resolve()? {
+            Resolved::Ispc(isa) if self.method == Method::Auto => (Method::IspcJoint, Some(isa)),
+            Resolved::Ispc(isa) => (self.method, Some(isa)),
+            Resolved::Reference => (Method::Reference, None),
+        })
+    }
+
+    /// The method [`run`](LocalToModelJob::run) would use, with `Auto` resolved.
+    pub fn resolved_method(&self) -> Result<Method, Error> {
+        self.plan().map(|(m, _)| m)
+    }
+
+    /// Validates, then computes the model matrices. Returns the method that ran.
+    pub fn run(&mut self) -> Result<Method, Error> {
+        let (method, isa) = self.plan()?;
+        // Affine3A inputs are converted once so that every method reads Mat4.
+        let converted: Vec<Mat4>;
+        let locals = match self.locals {
+            Locals::Affines(a) => {
+                converted = a.iter().map(|&a| Mat4::from(a)).collect();
+                Locals::Matrices(&converted)
+            }
+            other => other,
+        };
+        // The joints to compute, as ranges in level order. A full update is every level; the joint-at-a-
+        // time methods take it as the single range 0..n, so a full update allocates nothing.
+        // A one-element list of ranges (not a list of joints), which is what the methods iterate.
+        #[allow(clippy::single_range_in_vec_init)]
+        let whole = [0..self.skeleton.len()];
+        let subtree;
+        let ranges: &[Range<usize>] = match self.from {
+            Some(from) => {
+                subtree = self.skeleton.subtree_ranges(from);
+                &subtree
+            }
+            None => &whole,
+        };
+        match (method, isa) {
+            (Method::IspcJoint, Some(isa)) => self.run_joint(isa, locals, ranges),
+            _ => self.run_reference(locals, ranges),
+        }
+        Ok(method)
+    }
+
+    fn run_reference(&mut self, locals: Locals<'_>, ranges: &[Range<usize>]) {
+        for r in ranges {
+            match locals {
+                Locals::Matrices(m) => reference::local_to_model(
+                    self.skeleton.parents(),
+                    m,
+                    &self.root,
+                    self.models,
+                    r.clone(),
+                ),
+                Locals::Trs(t) => reference::local_to_model_trs(
+                    self.skeleton.parents(),
+                    t,
+                    &self.root,
+                    self.models,
+                    r.clone(),
+                ),
+                Locals::Affines(_) => {}
+            }
+        }
+    }
+
+    fn run_joint(&mut self, isa: Runnable, locals: Locals<'_>, ranges: &[Range<usize>]) {
+        // A subtree's ranges are often adjacent in level order; each maximal run is one kernel call.
+        let mut i = 0;
+        while i < ranges.len() {
+            let mut r = ranges[i].clone();
+            while i + 1 < ranges.len() && ranges[i + 1].start == r.end {
+                i += 1;
+                r.end = ranges[i].end;
+            }
+            match locals {
+                Locals::Matrices(m) => {
+                    let order = self.skeleton.level_order();
+                    ffi::ltm_joint(isa, order, m, &self.root, self.models, r)
+                }
+                Locals::Trs(t) => ffi::ltm_joint_trs(
+                    isa,
+                    self.skeleton.level_order(),
+                    t.translations,
+                    t.rotations,
+                    t.scales,
+                    &self.root,
+                    self.models,
+                    r,
+                ),
+                Locals::Affines(_) => {}
+            }
+            i += 1;
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Local to model, matrix by matrix, from local matrices or TRS.
+
+// Written like the seeds' C: explicit index loops over rows and columns are the point of a reference.
+#![allow(clippy::needless_range_loop)]
+
+use crate::layout::trs::Trs;
+use glam::{Mat4, Quat, Vec3};
+use std::ops::Range;
+
+/// A column-major 4x4 matrix as 16 floats: element (row r, column c) is at `[4 * c + r]`, the layout of
+/// `Mat4::to_cols_array`.
+pub type Matrix = [f32; 16];
+
+/// `p * l` for affine matrices: both bottom rows are taken as (0, 0, 0, 1), and the result's bottom row is
+/// exactly that.
+pub fn affine_mul(p: &Matrix, l: &Matrix) -> Matrix {
+    let mut out = [0.0f32; 16];
+    for c in 0..4 {
+        for r in 0..3 {
+            let mut v = p[r] * l[4 * c] + p[4 + r] * l[4 * c + 1] + p[8 + r] * l[4 * c + 2];
+            if c == 3 {
+                v += p[12 + r];
+            }
+            out[4 * c + r] = v;
+        }
+    }
+    out[15] = 1.0;
+    out
+}
+
+/// The affine matrix `T * R * S` of a translation, a rotation and a (possibly non-uniform) scale.
+///
+/// Quaternion policy: the rotation is that of `q / |q|`, so quaternions that are not unit length (as
+/// keyframes often are, by a few 1e-4) still give a pure rotation. A zero quaternion gives the identity.
+pub fn trs_matrix(t: Vec3, q: Quat, s: Vec3) -> Matrix {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    let n = x * x + y * y + z * z + w * w;
+    let s2 = if n > 0.0 { 2.0 / n } else { 0.0 };
+    let mut m = [0.0f32; 16];
+    // Column 0: the rotated x axis times scale.x, and so on.
+    m[0] = (1.0 - s2 * (y * y + z * z)) * s.x;
+    m[1] = s2 * (x * y + z * w) * s.x;
+    m[2] = s2 * (x * z - y * w) * s.x;
+    m[4] = s2 * (x * y - z * w) * s.y;
+    m[5] = (1.0 - s2 * (x * x + z * z)) * s.y;
+    m[6] = s2 * (y * z + x * w) * s.y;
+    m[8] = s2 * (x * z + y * w) * s.z;
+    m[9] = s2 * (y * z - x * w) * s.z;
+    m[10] = (1.0 - s2 * (x * x + y * y)) * s.z;
+    m[12] = t.x;
+    m[13] = t.y;
+    m[14] = t.z;
+    m[15] = 1.0;
+    m
+}
+
+/// Local to model over a level-order parent array (`parents[j]` is -1 for a root, else a joint
+/// before j): for each joint of `joints`, in order,
+/// `model[j] = model[parent[j]] * local[j]`, or `root * local[j]` for a root. Any topological order
+/// works; level order is one. Matrices are affine (see [`affine_mul`]).
+pub fn local_to_model(
+    parents: &[i32],
+    locals: &[Mat4],
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let root = root.to_cols_array();
+    for j in clamp(joints, parents.len(), locals.len(), models.len()) {
+        let parent = match usize::try_from(parents[j]).ok() {
+            Some(p) => models[p].to_cols_array(),
+            None => root,
+        };
+        models[j] = Mat4::from_cols_array(&affine_mul(&parent, &locals[j].to_cols_array()));
+    }
+}
+
+/// [`local_to_model`] with each local transform given as translation, rotation and scale
+/// ([`trs_matrix`]).
+pub fn local_to_model_trs(
+    parents: &[i32],
+    trs: Trs<'_>,
+    root: &Mat4,
+    models: &mut [Mat4],
+    joints: Range<usize>,
+) {
+    let root = root.to_cols_array();
+    let n = trs
+        .translations
+        .len()
+        .min(trs.rotations.len())
+        .min(trs.scales.len());
+    for j in clamp(joints, parents.len(), n, models.len()) {
+        let local = trs_matrix(trs.translations[j], trs.rotations[j], trs.scales[j]);
+        let parent = match usize::try_from(parents[j]).ok() {
+            Some(p) => models[p].to_cols_array(),
+            None => root,
+        };
+        models[j] = Mat4::from_cols_array(&affine_mul(&parent, &local));
+    }
+}
+
+/// `joints` limited to what every array holds, so no index can be out of bounds.
+fn clamp(joints: Range<usize>, n: usize, a: usize, b: usize) -> Range<usize> {
+    let end = joints.end.min(n).min(a).min(b);
+    joints.start.min(end)..end
+}

@@ -1,0 +1,239 @@
+//! Mesh input, attribute by attribute (glTF's accessor model), and the options of mesh preparation.
+
+use crate::error::Error;
+use crate::layout::format::Format;
+use crate::layout::mesh::MAX_INFLUENCES;
+use glam::{Vec3, Vec4};
+
+/// A strided view of one vertex attribute: element `i` is the `format.size()` bytes at
+/// `bytes[offset + i * stride ..]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Attribute<'a> {
+    /// The buffer (a whole vertex buffer for interleaved data).
+    pub bytes: &'a [u8],
+    /// Byte offset of element 0.
+    pub offset: usize,
+    /// Bytes from one element to the next.
+    pub stride: usize,
+    /// Number of elements.
+    pub count: usize,
+    /// Element format.
+    pub format: Format,
+}
+
+impl<'a> Attribute<'a> {
+    /// A view of `count` elements of `format` in `bytes` (checked by [`SkinnedMesh::prepare`]).
+    pub fn new(
+        bytes: &'a [u8],
+        offset: usize,
+        stride: usize,
+        count: usize,
+        format: Format,
+    ) -> Attribute<'a> {
+        Attribute {
+            bytes,
+            offset,
+            stride,
+            count,
+            format,
+        }
+    }
+
+    fn packed(bytes: &'a [u8], format: Format) -> Attribute<'a> {
+        Attribute {
+            bytes,
+            offset: 0,
+            stride: format.size(),
+            count: bytes.len() / format.size(),
+            format,
+        }
+    }
+
+    /// Positions or normals from a glam slice.
+    pub fn vec3(data: &'a [Vec3]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x3)
+    }
+
+    /// Tangents (xyz and the handedness sign in w), or float weights, from a glam slice.
+    pub fn vec4(data: &'a [Vec4]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x4)
+    }
+
+    /// Float weights.
+    pub fn weights_f32(data: &'a [[f32; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::F32x4)
+    }
+
+    /// Normalized u8 weights (value / 255).
+    pub fn weights_unorm8(data: &'a [[u8; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::Unorm8x4)
+    }
+
+    /// Normalized u16 weights (value / 65535).
+    pub fn weights_unorm16(data: &'a [[u16; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::Unorm16x4)
+    }
+
+    /// u8 joint indices.
+    pub fn joints_u8(data: &'a [[u8; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::U8x4)
+    }
+
+    /// u16 joint indices.
+    pub fn joints_u16(data: &'a [[u16; 4]]) -> Attribute<'a> {
+        Attribute::packed(bytemuck::cast_slice(data), Format::U16x4)
+    }
+
+    /// Checks the format against the allowed ones and the extent against the buffer.
+    pub(crate) fn check(
+        &self,
+        attribute: &'static str,
+        allowed: &[Format],
+        count: usize,
+    ) -> Result<(), Error> {
+        if !allowed.contains(&self.format) {
+            return Err(Error::AttributeFormat {
+                attribute,
+                format: self.format,
+            });
+        }
+        if self.count != count {
+            return Err(Error::CountMismatch {
+                what: attribute,
+                expected: count,
+                got: self.count,
+            });
+        }
+        let size = self.format.size();
+        let needed = match self.count {
+            0 => Some(0),
+            n => (n - 1)
+                .checked_mul(self.stride)
+                .and_then(|x| x.checked_add(self.offset))
+                .and_then(|x| x.checked_add(size)),
+        };
+        match needed {
+            Some(needed) if self.stride >= size && needed <= self.bytes.len() => Ok(()),
+            _ => Err(Error::AttributeOutOfBounds {
+                attribute,
+                offset: self.offset,
+                stride: self.stride,
+                count: self.count,
+                available: self.bytes.len(),
+            }),
+        }
+    }
+
+    fn element(&self, i: usize) -> &'a [u8] {
+        let start = self.offset + i * self.stride;
+        &self.bytes[start..start + self.format.size()]
+    }
+
+    /// Element `i` as floats (missing components 0; unorm scaled). Only after `check`.
+    pub(crate) fn floats(&self, i: usize) -> [f32; 4] {
+        let e = self.element(i);
+        let f = |k: usize| f32::from_le_bytes([e[4 * k], e[4 * k + 1], e[4 * k + 2], e[4 * k + 3]]);
+        let u16s = |k: usize| u16::from_le_bytes([e[2 * k], e[2 * k + 1]]);
+        match self.format {
+            Format::F32x3 => [f(0), f(1), f(2), 0.0],
+            Format::F32x4 => [f(0), f(1), f(2), f(3)],
+            Format::Unorm8x4 => [0, 1, 2, 3].map(|k| e[k] as f32 / 255.0),
+            Format::Unorm16x4 => [0, 1, 2, 3].map(|k| u16s(k) as f32 / 65535.0),
+            Format::U8x4 => [0, 1, 2, 3].map(|k| e[k] as f32),
+            Format::U16x4 => [0, 1, 2, 3].map(|k| u16s(k) as f32),
+        }
+    }
+
+    /// Element `i` as joint indices. Only after `check`.
+    pub(crate) fn indices(&self, i: usize) -> [u32; 4] {
+        let e = self.element(i);
+        match self.format {
+            Format::U16x4 => {
+                [0, 1, 2, 3].map(|k| u16::from_le_bytes([e[2 * k], e[2 * k + 1]]) as u32)
+            }
+            _ => [0, 1, 2, 3].map(|k| e[k] as u32),
+        }
+    }
+}
+
+/// Bind-pose vertex data of one skinned mesh.
+#[derive(Clone, Copy, Debug)]
+pub struct MeshInput<'a> {
+    /// Positions (`F32x3`), required.
+    pub positions: Attribute<'a>,
+    /// Normals (`F32x3`), optional.
+    pub normals: Option<Attribute<'a>>,
+    /// Tangents (`F32x4`, w = handedness sign), optional.
+    pub tangents: Option<Attribute<'a>>,
+    /// JOINTS_0 and JOINTS_1 (`U8x4` or `U16x4`): up to 8 influences per vertex.
+    pub joints: [Option<Attribute<'a>>; 2],
+    /// WEIGHTS_0 and WEIGHTS_1 (`F32x4`, `Unorm8x4` or `Unorm16x4`), paired with `joints`.
+    pub weights: [Option<Attribute<'a>>; 2],
+}
+
+impl<'a> MeshInput<'a> {
+    /// Positions and one set of four influences.
+    pub fn new(
+        positions: Attribute<'a>,
+        joints: Attribute<'a>,
+        weights: Attribute<'a>,
+    ) -> MeshInput<'a> {
+        MeshInput {
+            positions,
+            normals: None,
+            tangents: None,
+            joints: [Some(joints), None],
+            weights: [Some(weights), None],
+        }
+    }
+}
+
+/// What [`SkinnedMesh::prepare`] does with weights that do not sum to 1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightPolicy {
+    /// Divide each vertex's weights by their sum (a zero sum is [`Error::ZeroWeights`]).
+    #[default]
+    Normalize,
+    /// Use the weights as given.
+    Keep,
+}
+
+/// Options of [`SkinnedMesh::prepare`].
+#[derive(Clone, Copy, Debug)]
+pub struct PrepareOptions {
+    /// The palette length: every used joint index must be below it.
+    pub joint_count: usize,
+    /// Weights that do not sum to 1.
+    pub weights: WeightPolicy,
+    /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
+    /// renormalize. 8 keeps everything.
+    pub max_influences: usize,
+    /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
+    /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
+    /// bytes of joints and weights (16 instead of 32 per vertex with 4 influences), in the prepared
+    /// mesh ([`SkinnedMesh::heap_bytes`]) and in every pass of the kernels. Decoding the weights costs
+    /// about what the smaller reads save. On the machine the README's results come from, AVX-512 ran at
+    /// 0.87x to 0.96x the f32 format's speed in cache and at 1.01x to 1.07x at 1M vertices; SSE4 at
+    /// 0.76x.
+    ///
+    /// Accuracy: each weight becomes a multiple of 1/65535, off by less than 1/65535 (1.5e-5). With
+    /// [`WeightPolicy::Normalize`] the quantized weights of a vertex still sum to exactly 65535/65535
+    /// (largest-remainder rounding), so a vertex whose joints all move alike still moves rigidly, up to
+    /// f32 rounding, and otherwise a skinned point moves by at most 1.5e-5 times the sum over its
+    /// influences of |M_i p - M_0 p|, how far apart its joints carry it. The reference skins with the same quantized
+    /// weights. With [`WeightPolicy::Keep`], each weight is rounded to the nearest multiple, and a weight
+    /// above 1 is [`Error::CompactWeight`]. Joints are u16 in every input format, so they stay exact.
+    pub compact_influences: bool,
+}
+
+impl PrepareOptions {
+    /// Normalized weights, every influence kept, for a palette of `joint_count` joints.
+    pub fn new(joint_count: usize) -> PrepareOptions {
+        PrepareOptions {
+            joint_count,
+            weights: WeightPolicy::Normalize,
+            max_influences: MAX_INFLUENCES,
+            compact_influences: false,
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Skinned meshes: bind-pose vertex data in, the layout the skinning kernels want out.
+//!
+//! Input is described attribute by attribute with [`Attribute`], glTF's accessor model: a byte buffer, an
+//! offset, a byte stride, a count and a [`Format`]. Interleaved vertex buffers (one buffer, several
+//! offsets, one stride) and separate streams (one buffer per attribute) are then the same thing, and a
+//! glTF primitive maps onto it directly. Typed constructors take glam slices.
+//!
+//! [`SkinnedMesh::prepare`] validates everything once, so that the skinning kernels need no per-vertex
+//! checks, and converts the data into the seed's "SSE friendly" form: vertices grouped by influence count
+//! (Davies' future work), each group with its own contiguous arrays. Its rules, each its own [`Error`]:
+//! - positions are `F32x3`, normals `F32x3`, tangents `F32x4` (w is the handedness sign, preserved),
+//!   joints `U8x4`/`U16x4`, weights `F32x4`/`Unorm8x4`/`Unorm16x4` ([`Error::AttributeFormat`]);
+//! - every attribute has one element per position ([`Error::CountMismatch`]) and fits in its buffer
+//!   ([`Error::AttributeOutOfBounds`]); a stride is at least the element size;
+//! - joints and weights come in pairs (JOINTS_n with WEIGHTS_n), at least the first pair
+//!   ([`Error::AttributeMissing`]);
+//! - every joint index with a non-zero weight is below the palette length ([`Error::VertexJointOutOfRange`]);
+//! - weights are finite and not negative ([`Error::InvalidWeight`]);
+//! - with [`WeightPolicy::Normalize`], each vertex has a positive weight sum ([`Error::ZeroWeights`]).
+//!
+//! Weight policy: [`WeightPolicy::Normalize`] (the default) divides each vertex's weights by their sum, so
+//! unorm-quantized weights that sum to 0.996 still skin rigidly; [`WeightPolicy::Keep`] uses them as
+//! given (a vertex whose weights sum to s is scaled by s about the origin). Zero weights are dropped,
+//! so a vertex's influence count is its number of non-zero weights. Influence LOD
+//! ([`PrepareOptions::max_influences`], van Waveren) keeps the heaviest k and renormalizes.
+
+use crate::error::Error;
+use crate::layout::format::Format;
+use crate::layout::mesh::{unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES};
+use crate::skinning::input::{MeshInput, PrepareOptions, WeightPolicy};
+
+/// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
+/// (summing to 1) get largest-remainder rounding: each is rounded down, and the units still missing
+/// from 65535 go to the largest remainders, so the quantized weights sum to exactly 65535 and each is
+/// within one unit of its weight. Kept weights are rounded to the nearest unit each. A weight above 1
+/// does not fit and is returned as the error.
+fn quantize_unorm16(influences: &[(u32, f32)], policy: WeightPolicy) -> Result<[u16; 8], f32> {
+    let mut q = [0u16; 8];
+    let mut remainders = [(0.0f64, 0usize); 8];
+    for (i, &(_, w)) in influences.iter().enumerate().take(8) {
+        if w > 1.0 {
+            return Err(w);
+        }
+        let scaled = f64::from(w) * 65535.0;
+        let (units, remainder) = match policy {
+            WeightPolicy::Normalize => (scaled.floor(), scaled - scaled.floor()),
+            WeightPolicy::Keep => (scaled.round(), 0.0),
+        };
+        // 0 <= w <= 1, so units lies in 0..=65535.
+        q[i] = units as u16;
+        remainders[i] = (remainder, i);
+    }
+    if policy == WeightPolicy::Normalize {
+        let n = influences.len().min(8);
+        let total: u32 = q[..n].iter().map(|&x| u32::from(x)).sum();
+        let missing = 65535u32.saturating_sub(total) as usize;
+        // The largest remainders first (stable, so ties go to the earlier influence).
+        let order = &mut remainders[..n];
+        order.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for &(_, i) in order.iter().take(missing) {
+            q[i] = q[i].saturating_add(1);
+        }
+    }
+    Ok(q)
+}
+
+/// A validated skinned mesh in the kernels' layout (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinnedMesh {
+    vertex_count: usize,
+    joint_count: usize,
+    has_normals: bool,
+    has_tangents: bool,
+    /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
+    /// `WeightPolicy::Keep`).
+    pub(crate) kernel: KernelMesh,
+}
+
+impl SkinnedMesh {
+    /// Validates the input and converts it (see the module docs for every rule).
+    pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
+        let n = input.positions.count;
+        input.positions.check("positions", &[Format::F32x3], n)?;
+        if let Some(a) = &input.normals {
+            a.check("normals", &[Format::F32x3], n)?;
+        }
+        if let Some(a) = &input.tangents {
+            a.check("tangents", &[Format::F32x4], n)?;
+        }
+        const JOINT_NAMES: [&str; 2] = ["JOINTS_0", "JOINTS_1"];
+        const WEIGHT_NAMES: [&str; 2] = ["WEIGHTS_0", "WEIGHTS_1"];
+        let mut sets = Vec::new();
+        for set in 0..2 {
+            match (&input.joints[set], &input.weights[set]) {
+                (Some(j), Some(w)) => {
+                    j.check(JOINT_NAMES[set], &[Format::U8x4, Format::U16x4], n)?;
+                    w.check(
+                        WEIGHT_NAMES[set],
+                        &[Format::F32x4, Format::Unorm8x4, Format::Unorm16x4],
+                        n,
+                    )?;
+                    sets.push((*j, *w));
+                }
+                (Some(_), None) => {
+                    return Err(Error::AttributeMissing {
+                        attribute: WEIGHT_NAMES[set],
+                    })
+                }
+                (None, Some(_)) => {
+                    return Err(Error::AttributeMissing {
+                        attribute: JOINT_NAMES[set],
+                    })
+                }
+                (None, None) if set == 0 => {
+                    return Err(Error::AttributeMissing {
+                        attribute: JOINT_NAMES[0],
+                    })
+                }
+                (None, None) => {}
+            }
+        }
+        let max_influences = options.max_influences.clamp(1, MAX_INFLUENCES);
+        let positions_only = input.normals.is_none() && input.tangents.is_none();
+
+        let mut groups: Vec<InfluenceGroup> = (0..=MAX_INFLUENCES)
+            .map(|influences| InfluenceGroup {
+                influences,
+                positions_only,
+                table: if options.compact_influences {
+                    InfluenceTable::Compact(Vec::new())
+                } else {
+                    InfluenceTable::default()
+                },
+                ..Default::default()
+            })
+            .collect();
+        let mut influences: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
+        for v in 0..n {
+            influences.clear();
+            for (j, w) in &sets {
+                let (ji, wi) = (j.indices(v), w.floats(v));
+                for k in 0..4 {
+                    let weight = wi[k];
+                    if !weight.is_finite() || weight < 0.0 {
+                        return Err(Error::InvalidWeight { vertex: v, weight });
+                    }
+                    if weight == 0.0 {
+                        continue;
+                    }
+                    if ji[k] as usize >= options.joint_count {
+                        return Err(Error::VertexJointOutOfRange {
+                            vertex: v,
+                            joint: ji[k] as usize,
+                            joints: options.joint_count,
+                        });
+                    }
+                    influences.push((ji[k], weight));
+                }
+            }
+            // Influence LOD: the heaviest first (stable, so equal weights keep their order).
+            if influences.len() > max_influences {
+                influences.sort_by(|a, b| b.1.total_cmp(&a.1));
+                influences.truncate(max_influences);
+            }
+            let sum: f32 = influences.iter().map(|i| i.1).sum();
+            if !sum.is_finite() {
+                // Finite weights can still overflow when summed; normalizing by infinity would zero them.
+                return Err(Error::InvalidWeight {
+                    vertex: v,
+                    weight: sum,
+                });
+            }
+            if options.weights == WeightPolicy::Normalize {
+                if sum <= 0.0 {
+                    return Err(Error::ZeroWeights { vertex: v });
+                }
+                influences.iter_mut().for_each(|i| i.1 /= sum);
+            }
+            let g = &mut groups[influences.len()];
+            g.vertices.push(v as u32);
+            let p = input.positions.floats(v);
+            if positions_only {
+                g.blocks.extend_from_slice(&[p[0], p[1], p[2], 1.0]);
+            } else {
+                let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
+                let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
+                g.blocks.extend_from_slice(&[
+                    p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
+                ]);
+            }
+            if options.compact_influences {
+                let quantized = quantize_unorm16(&influences, options.weights)
+                    .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
+                for (&(j, _), &q) in influences.iter().zip(&quantized) {
+                    // Joints come from u8 or u16 attributes, so they fit the low 16 bits.
+                    g.table.push(j, unorm16(q), q);
+                }
+            } else {
+                for &(j, w) in &influences {
+                    g.table.push(j, w, 0);
+                }
+            }
+        }
+        // One-influence vertices whose weights are all exactly 1 keep only their joints.
+        let rigid = &mut groups[1].table;
+        if (0..rigid.len()).all(|f| rigid.get(f).1 == 1.0) {
+            *rigid = InfluenceTable::Rigid(rigid.joints().collect());
+        }
+        for g in &mut groups {
+            g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
+        }
+        Ok(SkinnedMesh {
+            vertex_count: n,
+            joint_count: options.joint_count,
+            has_normals: input.normals.is_some(),
+            has_tangents: input.tangents.is_some(),
+            kernel: KernelMesh::new(n, options.joint_count, groups),
+        })
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    /// The palette length this mesh was validated against.
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// True when normals were given.
+    pub fn has_normals(&self) -> bool {
+        self.has_normals
+    }
+
+    /// True when tangents were given.
+    pub fn has_tangents(&self) -> bool {
+        self.has_tangents
+    }
+
+    /// Heap bytes the prepared mesh holds: per vertex its attribute block (16 bytes for positions
+    /// only, else 48), its original index (4), and its influences (8 bytes each, 4 with
+    /// [`PrepareOptions::compact_influences`]). When every one-influence vertex has weight exactly 1
+    /// (always with [`WeightPolicy::Normalize`]), those vertices hold only their joint, 4 bytes in all.
+    /// Spare capacity and the fixed-size parts of the struct are not counted.
+    pub fn heap_bytes(&self) -> usize {
+        self.kernel.groups().iter().map(InfluenceGroup::bytes).sum()
+    }
+
+    /// How many vertices have 0, 1, ..., 8 influences.
+    pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
+        std::array::from_fn(|k| self.kernel.groups()[k].vertices.len())
+    }
+
+    /// True when each influence group covers one contiguous range of original vertices: always for a
+    /// mesh with a single influence count, and for any mesh whose vertices were reordered by
+    /// [`permutation`](Self::permutation). Streaming stores
+    /// ([`SkinningJob::streaming`](crate::SkinningJob::streaming)) need it.
+    pub fn streams_sequentially(&self) -> bool {
+        self.kernel.groups().iter().all(|g| g.contiguous)
+    }
+
+    /// The vertex order the kernels work in (grouped by influence count): `permutation()[i]` is the
+    /// original index of the i-th vertex. Reordering the vertex buffers this way once (and remapping the
+    /// index buffer with the inverse) makes the output writes sequential; the results are in original
+    /// order either way.
+    pub fn permutation(&self) -> Vec<u32> {
+        self.kernel
+            .groups()
+            .iter()
+            .flat_map(|g| g.vertices.iter().copied())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_influence(weight: f32, policy: WeightPolicy) -> SkinnedMesh {
+        let pos = [Vec3::ONE; 3];
+        let joints = [[1u8, 0, 0, 0]; 3];
+        let weights = [[weight, 0.0, 0.0, 0.0]; 3];
+        let input = MeshInput::new(
+            Attribute::vec3(&pos),
+            Attribute::joints_u8(&joints),
+            Attribute::weights_f32(&weights),
+        );
+        let options = PrepareOptions {
+            weights: policy,
+            ..PrepareOptions::new(2)
+        };
+        SkinnedMesh::prepare(&input, &options).unwrap()
+    }
+
+    /// The rigid kernel runs exactly when every one-influence weight is 1.
+    #[test]
+    fn rigid_group_needs_unit_weights() {
+        assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid());
+        assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid());
+        assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid());
+    }
+
+    /// Largest-remainder rounding: normalized weights quantize to units that sum to exactly 65535, each
+    /// within one unit of its weight; kept weights round to the nearest unit; 65535 means exactly 1.
+    #[test]
+    fn unorm16_quantization() {
+        let mut rng = crate::scene::Rng::new(3);
+        for k in 1..=8 {
+            for _ in 0..2000 {
+                let raw: Vec<f32> = (0..k).map(|_| rng.range(0.0001, 1.0)).collect();
+                let sum: f32 = raw.iter().sum();
+                let influences: Vec<(u32, f32)> = raw.iter().map(|&w| (0, w / sum)).collect();
+                let q = quantize_unorm16(&influences, WeightPolicy::Normalize).unwrap();
+                assert_eq!(q[..k].iter().map(|&x| u32::from(x)).sum::<u32>(), 65535);
+                assert!(q[k..].iter().all(|&x| x == 0));
+                for (i, &(_, w)) in influences.iter().enumerate() {
+                    let err = (f64::from(q[i]) - f64::from(w) * 65535.0).abs();
+                    assert!(err < 1.0, "k={k}: weight {w} became {} units", q[i]);
+                }
+                let kept: Vec<(u32, f32)> = raw.iter().map(|&w| (0, w)).collect();
+                let q = quantize_unorm16(&kept, WeightPolicy::Keep).unwrap();
+                for (i, &w) in raw.iter().enumerate() {
+                    assert!((f64::from(q[i]) - f64::from(w) * 65535.0).abs() <= 0.5);
+                }
+            }
+        }
+        assert_eq!(unorm16(65535), 1.0);
+        assert_eq!(
+            quantize_unorm16(&[(0, 1.25)], WeightPolicy::Keep),
+            Err(1.25)
+        );
+    }
+}
