@@ -1,17 +1,19 @@
 //! Criterion benches for the hierarchy: every local-to-model implementation on every available ISA, at
 //! skeleton sizes 20, 67, 120, 1,000 and 40,000, with matrix and TRS input; crowds of 256 x 64 and
-//! 1,024 x 120 on one and on all threads; the level-order seed's level_sum; and the skinning palette.
-//! Ids: `local_to_model/<input>/<joints>/<method>[_<isa>]`, `crowd/<instances>x<joints>/<threads>/<isa>`,
-//! `level_sum/<shape>/<method>`, `palette/<joints>/<isa>`. The serial reference is in every group.
+//! 1,024 x 120 on one and on all threads; and the skinning palette. Ids:
+//! `local_to_model/<input>/<joints>/<method>[_<isa>]`, `crowd/<instances>x<joints>/<threads>/<isa>`,
+//! `palette/<joints>/<isa>`. The serial reference and the glam loop a user would write are in every
+//! local-to-model group. The seeds' other traversals and level_sum are in the lab's benches.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use glam::{Affine3A, Mat4, Vec4};
+use glam::{Affine3A, Mat4};
 use ispc_skinning::reference::trs_matrix;
-use scenes::{animated_pose, humanoid_parents, level_tree};
 use ispc_skinning::{
-    baseline, level_sum, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa,
+    Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa,
     LocalToModelJob, Locals, Method, PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,
 };
+use scenes::{animated_pose, humanoid_parents, level_tree};
+use std::hint::black_box;
 use std::time::Duration;
 
 fn skeleton(joints: usize) -> Skeleton {
@@ -64,24 +66,36 @@ fn bench_local_to_model(c: &mut Criterion) {
                 });
             };
             run("reference".into(), Method::Reference, Backend::Reference);
-            run(
-                "serial_children".into(),
-                Method::SerialChildren,
-                Backend::Reference,
-            );
             for isa in Isa::available() {
-                for method in [Method::IspcJoint, Method::IspcChildren, Method::IspcLevel] {
-                    run(format!("{}_{isa}", method.name()), method, isa.into());
-                }
+                let method = Method::IspcJoint;
+                run(format!("{}_{isa}", method.name()), method, isa.into());
             }
         }
+        // The loops a glam user writes: each joint after its parent, in level order.
         let mut glam_out = vec![Mat4::ZERO; joints];
         g.bench_function(BenchmarkId::new(format!("matrix/{joints}"), "glam"), |b| {
-            b.iter(|| baseline::local_to_model(&s, &mats, &Mat4::IDENTITY, &mut glam_out))
+            b.iter(|| {
+                for (j, &p) in s.parents().iter().enumerate() {
+                    let parent = if p < 0 { Mat4::IDENTITY } else { glam_out[p as usize] };
+                    glam_out[j] = parent * mats[j];
+                }
+                black_box(&glam_out);
+            })
         });
         let mut glam_aff = vec![Affine3A::IDENTITY; joints];
         g.bench_function(BenchmarkId::new(format!("trs/{joints}"), "glam"), |b| {
-            b.iter(|| baseline::local_to_model_trs(&s, trs, &Affine3A::IDENTITY, &mut glam_aff))
+            b.iter(|| {
+                for (j, &p) in s.parents().iter().enumerate() {
+                    let local = Affine3A::from_scale_rotation_translation(
+                        sc[j],
+                        q[j].normalize(),
+                        t[j],
+                    );
+                    let parent = if p < 0 { Affine3A::IDENTITY } else { glam_aff[p as usize] };
+                    glam_aff[j] = parent * local;
+                }
+                black_box(&glam_aff);
+            })
         });
     }
     g.finish();
@@ -121,7 +135,7 @@ fn bench_crowd(c: &mut Criterion) {
                         scales: sc,
                     };
                     ispc_skinning::reference::local_to_model_trs(
-                        &s,
+                        s.parents(),
                         trs,
                         &Mat4::IDENTITY,
                         &mut aos,
@@ -144,30 +158,6 @@ fn bench_crowd(c: &mut Criterion) {
                     },
                 );
             }
-        }
-    }
-    g.finish();
-}
-
-fn bench_level_sum(c: &mut Criterion) {
-    let mut g = c.benchmark_group("level_sum");
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
-    for (shape, levels) in [("deep17", 17), ("wide3", 3)] {
-        let s = Skeleton::from_parents(&level_tree(40_000, levels, 1)).unwrap();
-        let mut data = vec![Vec4::ZERO; 40_000];
-        g.throughput(Throughput::Elements(40_000));
-        g.bench_function(BenchmarkId::new(shape, "regular_traverse_sum"), |b| {
-            b.iter(|| level_sum::regular_traverse_sum(&s, &mut data))
-        });
-        g.bench_function(BenchmarkId::new(shape, "level_order_sum"), |b| {
-            b.iter(|| level_sum::level_order_sum(&s, &mut data))
-        });
-        for isa in Isa::available() {
-            g.bench_function(BenchmarkId::new(shape, isa.name()), |b| {
-                b.iter(|| level_sum::parallel_level_order_sum(isa, &s, &mut data).unwrap())
-            });
         }
     }
     g.finish();
@@ -205,7 +195,6 @@ criterion_group!(
     benches,
     bench_local_to_model,
     bench_crowd,
-    bench_level_sum,
     bench_palette
 );
 criterion_main!(benches);

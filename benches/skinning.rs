@@ -1,19 +1,19 @@
 //! Criterion benches for skinning: every kernel on the serial reference and every available ISA, with
 //! 1, 2, 4 and 8 influences, on 1,024 and 65,536 vertices (in cache) and 1,048,576 (out of cache), on one
-//! thread and (where the kernel has threads) on all of rayon's pool.
+//! thread and on all of rayon's pool.
 //! Ids: `<kernel>/k<influences>/<vertices>/<backend>[_mt]`, with kernels `skin_p`, `skin_pn`,
-//! `skin_pnt` (blended matrices; 1 influence runs the rigid kernel), `skin_p_base` (van Waveren's base
-//! vectors), `skin_p_bone_major` (the VFP seed's lists, one thread only) and `skin_pnt_compact`
-//! (`skin_pnt` on a mesh prepared with compact influences: u16 joints, unorm16 weights). Filter with the usual
+//! `skin_pnt` (blended matrices; 1 influence runs the rigid kernel) and `skin_pnt_compact`
+//! (`skin_pnt` on a mesh prepared with compact influences: u16 joints, unorm16 weights). The seeds'
+//! base-vector and bone-major methods are in the lab's benches. Filter with the usual
 //! `cargo bench --bench skinning -- skin_pnt/k4/1024`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use scenes::Rng;
 use ispc_skinning::{
-    Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Isa, MeshInput,
+    Attribute, Backend, Isa, MeshInput,
     PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
 };
+use scenes::Rng;
 use std::time::Duration;
 
 const JOINTS: usize = 64;
@@ -117,8 +117,6 @@ fn bench_skinning(c: &mut Criterion) {
         "skin_p",
         "skin_pn",
         "skin_pnt",
-        "skin_p_base",
-        "skin_p_bone_major",
         "skin_pnt_compact",
     ] {
         let mut g = c.benchmark_group(kernel);
@@ -129,41 +127,24 @@ fn bench_skinning(c: &mut Criterion) {
             for n in SIZES {
                 let d = data(n, k);
                 let mesh = prepare(&d, kernel == "skin_pnt_compact");
-                let base = (kernel == "skin_p_base").then(|| BaseVectorMesh::from_mesh(&mesh));
-                let lists =
-                    (kernel == "skin_p_bone_major").then(|| BoneMajorMesh::from_mesh(&mesh));
                 let (mut p, mut nn, mut t) = (
                     vec![Vec3::ZERO; n],
                     vec![Vec3::ZERO; n],
                     vec![Vec4::ZERO; n],
                 );
                 g.throughput(Throughput::Elements(n as u64));
-                for (name, backend, threads) in backends(kernel != "skin_p_bone_major") {
+                for (name, backend, threads) in backends(true) {
                     let id = BenchmarkId::new(format!("k{k}/{n}"), name);
                     g.bench_function(id, |b| {
-                        b.iter(|| match kernel {
-                            "skin_p_base" => {
-                                let mut job =
-                                    BaseVectorJob::new(base.as_ref().unwrap(), &pal, &mut p);
-                                (job.backend, job.threads) = (backend, threads);
-                                job.run().unwrap()
-                            }
-                            "skin_p_bone_major" => {
-                                let mut job =
-                                    BoneMajorJob::new(lists.as_ref().unwrap(), &pal, &mut p);
-                                job.backend = backend;
-                                job.run().unwrap()
-                            }
-                            _ => {
-                                let out = SkinOutput::Separate {
-                                    positions: &mut p,
-                                    normals: (kernel != "skin_p").then_some(&mut nn[..]),
-                                    tangents: kernel.starts_with("skin_pnt").then_some(&mut t[..]),
-                                };
-                                let mut job = SkinningJob::new(&mesh, &pal, out);
-                                (job.backend, job.threads) = (backend, threads);
-                                job.run().unwrap()
-                            }
+                        b.iter(|| {
+                            let out = SkinOutput::Separate {
+                                positions: &mut p,
+                                normals: (kernel != "skin_p").then_some(&mut nn[..]),
+                                tangents: kernel.starts_with("skin_pnt").then_some(&mut t[..]),
+                            };
+                            let mut job = SkinningJob::new(&mesh, &pal, out);
+                            (job.backend, job.threads) = (backend, threads);
+                            job.run().unwrap()
                         })
                     });
                 }

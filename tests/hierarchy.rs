@@ -6,8 +6,8 @@ mod harness;
 use glam::{Affine3A, EulerRot, Mat4, Quat, Vec3};
 use harness::shapes;
 use ispc_skinning::reference::trs_matrix;
-use scenes::{animated_pose, humanoid_parents};
 use ispc_skinning::{Backend, Error, Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
+use scenes::{animated_pose, humanoid_parents};
 
 fn humanoid() -> Skeleton {
     Skeleton::from_parents(&humanoid_parents(67)).unwrap()

@@ -11,12 +11,12 @@
 //! 3. threads never change a bit.
 
 use glam::{Mat4, Quat, Vec3};
-use scenes::Rng;
 use ispc_skinning::{
     Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Format, Isa,
     MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput, SkinnedMesh, SkinningJob,
     Threads, WeightPolicy,
 };
+use scenes::Rng;
 
 const CASES: u64 = 300;
 

@@ -3,11 +3,11 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::mesh::Format;
-use scenes::Rng;
 use ispc_skinning::{
     Attribute, Backend, Error, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
     SkinnedMesh, SkinningJob, WeightPolicy,
 };
+use scenes::Rng;
 
 fn positions(n: usize) -> Vec<Vec3> {
     (0..n).map(|i| Vec3::new(i as f32, 1.0, -2.0)).collect()
@@ -597,8 +597,8 @@ fn interleaved_outputs_are_checked() {
 /// skeleton's level order and the palette's joint remap, on every backend.
 #[test]
 fn the_default_character_at_bind_pose_is_its_mesh() {
-    use scenes::character;
     use ispc_skinning::{LocalToModelJob, Locals, PaletteJob, Skeleton, Trs};
+    use scenes::character;
     let c = character(67, 4, 6);
     let n = c.parents.len();
     let skeleton = Skeleton::from_parents(&c.parents).unwrap();

@@ -276,6 +276,8 @@ impl SkinnedMesh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skinning::input::Attribute;
+    use glam::Vec3;
 
     fn one_influence(weight: f32, policy: WeightPolicy) -> SkinnedMesh {
         let pos = [Vec3::ONE; 3];
@@ -296,16 +298,16 @@ mod tests {
     /// The rigid kernel runs exactly when every one-influence weight is 1.
     #[test]
     fn rigid_group_needs_unit_weights() {
-        assert!(one_influence(0.4, WeightPolicy::Normalize).groups[1].rigid());
-        assert!(one_influence(1.0, WeightPolicy::Keep).groups[1].rigid());
-        assert!(!one_influence(0.4, WeightPolicy::Keep).groups[1].rigid());
+        assert!(one_influence(0.4, WeightPolicy::Normalize).kernel.groups()[1].rigid());
+        assert!(one_influence(1.0, WeightPolicy::Keep).kernel.groups()[1].rigid());
+        assert!(!one_influence(0.4, WeightPolicy::Keep).kernel.groups()[1].rigid());
     }
 
     /// Largest-remainder rounding: normalized weights quantize to units that sum to exactly 65535, each
     /// within one unit of its weight; kept weights round to the nearest unit; 65535 means exactly 1.
     #[test]
     fn unorm16_quantization() {
-        let mut rng = crate::scene::Rng::new(3);
+        let mut rng = scenes::Rng::new(3);
         for k in 1..=8 {
             for _ in 0..2000 {
                 let raw: Vec<f32> = (0..k).map(|_| rng.range(0.0001, 1.0)).collect();

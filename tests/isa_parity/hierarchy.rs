@@ -12,8 +12,8 @@
 use crate::harness::{shapes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
-use scenes::animated_pose;
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
+use scenes::animated_pose;
 
 struct Input {
     translations: Vec<Vec3>,
