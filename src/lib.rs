@@ -47,6 +47,7 @@
 //! ```
 
 mod backend;
+mod character;
 pub mod crowd;
 mod error;
 #[cfg(feature = "experiments")]
@@ -64,6 +65,7 @@ pub mod skin;
 mod transform;
 
 pub use backend::Backend;
+pub use character::{Character, CharacterSkin, Frame, SkinnedVertices};
 pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
 pub use error::Error;
 pub use hierarchy::{local_to_model_soa, LocalToModelJob, Locals, Method, SoaMatrices, Trs};
