@@ -1,5 +1,7 @@
 //! The crate's one error type. Every variant names the rule that the input broke.
 
+#[cfg(feature = "gltf")]
+use crate::gltf::error::GltfError;
 use crate::isa::{Isa, Unavailable};
 use crate::mesh::Format;
 use std::fmt;
@@ -169,7 +171,7 @@ pub enum Error {
     /// Rule: a glTF file (or a request against one) follows the rules listed in [`crate::gltf`]; the
     /// [`GltfError`](crate::gltf::GltfError) names the one broken.
     #[cfg(feature = "gltf")]
-    Gltf(crate::gltf::GltfError),
+    Gltf(GltfError<Error>),
 }
 
 impl fmt::Display for Error {
@@ -247,3 +249,10 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(feature = "gltf")]
+impl From<GltfError<Error>> for Error {
+    fn from(e: GltfError<Error>) -> Error {
+        Error::Gltf(e)
+    }
+}
