@@ -1,5 +1,7 @@
 //! The crate's one error type. Every variant names the rule that the input broke.
 
+#[cfg(feature = "gltf")]
+use crate::gltf::error::GltfError;
 use crate::isa::{Isa, Unavailable};
 use crate::layout::format::Format;
 use std::fmt;
@@ -146,10 +148,30 @@ pub enum Error {
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
+    /// Rule: a character's mesh names one of its skins ([`Character::new`](crate::Character::new)).
+    SkinOutOfRange {
+        /// The mesh (its index in the character).
+        mesh: usize,
+        /// The skin it names.
+        skin: usize,
+        /// Number of skins.
+        skins: usize,
+    },
+    /// Rule: a character's mesh was prepared for at most as many joints as its skin has, so that every
+    /// joint index of the mesh names a palette entry ([`Character::new`](crate::Character::new)).
+    SkinTooSmall {
+        /// The mesh (its index in the character).
+        mesh: usize,
+        /// The joint count the mesh was prepared for
+        /// ([`SkinnedMesh::joint_count`](crate::SkinnedMesh::joint_count)).
+        mesh_joints: usize,
+        /// The joints of its skin.
+        skin_joints: usize,
+    },
     /// Rule: a glTF file (or a request against one) follows the rules listed in [`crate::gltf`]; the
     /// [`GltfError`](crate::gltf::GltfError) names the one broken.
     #[cfg(feature = "gltf")]
-    Gltf(crate::gltf::GltfError),
+    Gltf(GltfError<Error>),
 }
 
 impl fmt::Display for Error {
@@ -212,6 +234,14 @@ impl fmt::Display for Error {
                 f,
                 "unknown ISA name '{name}': expected sse4, avx2, avx512, neon, reference or auto"
             ),
+            Error::SkinOutOfRange { mesh, skin, skins } => write!(
+                f,
+                "skin out of range: mesh {mesh} names skin {skin}, but the character has {skins} skins"
+            ),
+            Error::SkinTooSmall { mesh, mesh_joints, skin_joints } => write!(
+                f,
+                "skin too small: mesh {mesh} was prepared for {mesh_joints} joints, but its skin has only {skin_joints}"
+            ),
             #[cfg(feature = "gltf")]
             Error::Gltf(e) => write!(f, "glTF: {e}"),
         }
@@ -219,3 +249,10 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(feature = "gltf")]
+impl From<GltfError<Error>> for Error {
+    fn from(e: GltfError<Error>) -> Error {
+        Error::Gltf(e)
+    }
+}

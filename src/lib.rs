@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod character;
 mod error;
 #[cfg(feature = "experiments")]
 pub mod experiments;
@@ -74,6 +75,7 @@ mod transform;
 pub use glam;
 
 pub use backend::{Backend, Threads};
+pub use character::{Character, CharacterSkin, Frame, SkinnedVertices};
 pub use error::Error;
 pub use ffi::Runnable;
 pub use isa::{build_info, BuildInfo, Isa, Unavailable};

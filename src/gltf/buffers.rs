@@ -1,0 +1,108 @@
+//! Buffers: the GLB `BIN` chunk, base64 data URIs, and external files next to the `.gltf` (relative,
+//! percent-decoded, read no further than their declared length).
+
+use super::error::GltfError;
+use crate::Error;
+use ::gltf as gltf_crate;
+use base64::Engine as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Loads every buffer's bytes, cut to its declared `byteLength`.
+pub(super) fn load_buffers(
+    doc: &gltf_crate::Document,
+    blob: Option<&[u8]>,
+    base_dir: Option<&Path>,
+) -> Result<Vec<Vec<u8>>, GltfError<Error>> {
+    let mut out = Vec::new();
+    for buffer in doc.buffers() {
+        let index = buffer.index();
+        let err = |reason: String| GltfError::Buffer {
+            buffer: index,
+            reason,
+        };
+        let length = buffer.length();
+        let mut data = match buffer.source() {
+            gltf_crate::buffer::Source::Bin => blob
+                .ok_or_else(|| err("it refers to the GLB BIN chunk, which is missing".into()))?
+                .get(..length)
+                .ok_or_else(|| err(format!("the BIN chunk is shorter than byteLength {length}")))?
+                .to_vec(),
+            gltf_crate::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+                let (_, payload) = uri
+                    .split_once(";base64,")
+                    .ok_or_else(|| err("only base64 data URIs are supported".into()))?;
+                base64::engine::general_purpose::STANDARD
+                    .decode(payload)
+                    .map_err(|e| err(format!("bad base64 data URI: {e}")))?
+            }
+            gltf_crate::buffer::Source::Uri(uri) => {
+                let path = external_path(uri, base_dir).map_err(|r| err(r.to_string()))?;
+                read_external(&path, length).map_err(err)?
+            }
+        };
+        if data.len() < length {
+            return Err(err(format!(
+                "it holds {} bytes, fewer than its byteLength {length}",
+                data.len()
+            )));
+        }
+        data.truncate(length);
+        out.push(data);
+    }
+    Ok(out)
+}
+
+/// The file an external buffer URI names: relative, no scheme, percent-decoded, under `base_dir`.
+fn external_path(uri: &str, base_dir: Option<&Path>) -> Result<PathBuf, &'static str> {
+    let base = base_dir.ok_or(
+        "it is an external file, and a glTF loaded from bytes without a directory cannot read one",
+    )?;
+    let scheme = uri
+        .split_once(':')
+        .is_some_and(|(s, _)| !s.is_empty() && !s.contains('/'));
+    if scheme {
+        return Err("only data URIs and relative file paths are supported");
+    }
+    let decoded = percent_decode(uri).ok_or("the URI has a bad percent escape")?;
+    let relative = Path::new(&decoded);
+    if relative.is_absolute() {
+        return Err("an external buffer path must be relative to the .gltf file");
+    }
+    Ok(base.join(relative))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Reads at most `length` bytes of a regular file: a URI naming a device such as `/dev/zero` or a file
+/// far longer than declared cannot make the loader read without end.
+fn read_external(path: &Path, length: usize) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open '{shown}': {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("'{shown}' is not a regular file"));
+    }
+    let mut data = Vec::new();
+    file.take(length as u64)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
+    Ok(data)
+}

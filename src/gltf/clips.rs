@@ -1,0 +1,122 @@
+//! Loading animations: each glTF animation's translation, rotation and scale channels into a
+//! [`Clip`], with the key times, counts and values checked.
+
+use super::accessors::{Reader, FLOATS_AND_NORMALIZED};
+use super::error::GltfError;
+use super::sampling::{unit, Channel, Clip, Interpolation, Property};
+use crate::Error;
+use ::gltf as gltf_crate;
+use glam::Quat;
+use gltf_crate::accessor::{DataType, Dimensions};
+use gltf_crate::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
+
+/// Reads one animation; `level` maps a glTF node index to its level-order index.
+pub(super) fn read_clip(
+    r: &Reader<'_>,
+    anim: &gltf_crate::Animation<'_>,
+    level: &dyn Fn(usize) -> usize,
+) -> Result<Clip, GltfError<Error>> {
+    let a = anim.index();
+    let mut channels = Vec::new();
+    let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
+    for ch in anim.channels() {
+        let property = match ch.target().property() {
+            GltfProperty::Translation => Property::Translation,
+            GltfProperty::Rotation => Property::Rotation,
+            GltfProperty::Scale => Property::Scale,
+            GltfProperty::MorphTargetWeights => continue,
+        };
+        let sampler = ch.sampler();
+        let s = sampler.index();
+        let interpolation = match sampler.interpolation() {
+            GltfInterpolation::Step => Interpolation::Step,
+            GltfInterpolation::Linear => Interpolation::Linear,
+            GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
+        };
+        let input = sampler.input();
+        r.check_format(
+            &input,
+            "animation key times",
+            &[Dimensions::Scalar],
+            &[DataType::F32],
+        )?;
+        let times = r.floats(&input)?;
+        // Finite first, so that the ordering test below never compares a NaN.
+        let bad_time = times
+            .iter()
+            .position(|t| !t.is_finite())
+            .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1));
+        if let Some(key) = bad_time {
+            return Err(GltfError::KeyTimes {
+                animation: a,
+                sampler: s,
+                key,
+            });
+        }
+        let output = sampler.output();
+        let c = if property == Property::Rotation {
+            r.check_format(
+                &output,
+                "rotation keys",
+                &[Dimensions::Vec4],
+                &FLOATS_AND_NORMALIZED,
+            )?;
+            4
+        } else {
+            r.check_format(
+                &output,
+                "translation or scale keys",
+                &[Dimensions::Vec3],
+                &[DataType::F32],
+            )?;
+            3
+        };
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        if times.is_empty() || times.len().checked_mul(per_key) != Some(output.count()) {
+            return Err(GltfError::KeyCount {
+                animation: a,
+                sampler: s,
+                times: times.len(),
+                values: output.count(),
+            });
+        }
+        let mut values = r.floats(&output)?;
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(GltfError::KeyValue {
+                animation: a,
+                sampler: s,
+                key: i / (c * per_key),
+            });
+        }
+        if property == Property::Rotation && per_key == 1 {
+            for q in values.chunks_exact_mut(4) {
+                let u = unit(Quat::from_slice(q));
+                q.copy_from_slice(&u.to_array());
+            }
+        }
+        start = start.min(times[0]);
+        end = end.max(times[times.len() - 1]);
+        let node = ch.target().node().index();
+        channels.push(Channel {
+            node,
+            level: level(node),
+            property,
+            interpolation,
+            times,
+            values,
+        });
+    }
+    if channels.is_empty() {
+        (start, end) = (0.0, 0.0);
+    }
+    Ok(Clip {
+        name: anim.name().map(str::to_string),
+        start,
+        end,
+        channels,
+    })
+}

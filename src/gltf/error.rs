@@ -1,0 +1,296 @@
+//! The glTF importer's error type and the limits its rules name.
+//!
+//! Use [`gltf::GltfError`](crate::gltf::GltfError): it is the enum defined here with the crate's
+//! [`Error`](crate::Error) filled in. The enum is generic because
+//! [`GltfError::Primitive`] carries the crate error that a primitive broke, while the crate error
+//! has a variant that carries a `GltfError`: being generic, this file needs nothing from the crate
+//! (it is a leaf of the import graph), and the conversion into the crate error lives beside it.
+
+use std::fmt;
+
+/// The components (floats or integers) that the accessors of one load may hold beyond four per byte of
+/// the file's buffers: 4,194,304, room for accessors without a buffer view (implicit zeros plus sparse
+/// values) well beyond real use. Each accessor is counted once, however often it is read, and one stored
+/// byte gives at most one component, so four per byte never limits a real file; a hostile file that
+/// points many accessors at the same bytes, or declares huge implicit ones, meets the limit instead of
+/// exhausting memory.
+pub const READ_BUDGET_SLACK: usize = 1 << 22;
+
+/// Most skinned vertices over all [`SkinnedPrimitive`](crate::gltf::SkinnedPrimitive) instances of a
+/// file, 16,777,216. A mesh instanced on many nodes costs one output per instance in every
+/// [`Frame`](crate::Frame) (and distinct meshes over the same accessors one prepared copy each), so a
+/// small file could otherwise ask for terabytes; this leaves room for crowds of real characters (five
+/// hundred 30,000-vertex instances).
+pub const MAX_SKINNED_VERTICES: usize = 1 << 24;
+
+/// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
+///
+/// `E` is the crate's error type (see the module docs); `gltf::GltfError` fills it in.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum GltfError<E> {
+    /// Rule: the file (or an external buffer file) can be read.
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// Rule: the bytes are glTF 2.0 JSON or GLB whose JSON passes the glTF schema checks (required
+    /// fields, valid enums, indices that name existing objects).
+    Parse {
+        /// The parser's message.
+        message: String,
+    },
+    /// Rule: a GLB header has the magic `glTF`, version 2 and a total length of at least 12 bytes and at
+    /// most the data given.
+    Glb {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// Rule: `extensionsRequired` names only extensions this importer honours: KHR_mesh_quantization and
+    /// those that do not change geometry (materials, textures, lights).
+    UnsupportedExtension {
+        /// The extension.
+        name: String,
+    },
+    /// Rule: a buffer is the GLB `BIN` chunk, a base64 data URI, or a relative file next to the `.gltf`,
+    /// and holds at least `byteLength` bytes.
+    Buffer {
+        /// The buffer index.
+        buffer: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Rule: a buffer view lies inside its buffer.
+    BufferViewOutOfBounds {
+        /// The buffer view index.
+        view: usize,
+        /// Its byte offset.
+        offset: usize,
+        /// Its byte length.
+        length: usize,
+        /// Bytes in the buffer.
+        buffer_length: usize,
+    },
+    /// Rule: an accessor's elements lie inside its buffer view, and the view's stride is at least an
+    /// element.
+    AccessorOutOfBounds {
+        /// The accessor index.
+        accessor: usize,
+        /// Its element count.
+        count: usize,
+        /// Bytes it needs (from the start of the view), when that fits in a `usize`.
+        needed: Option<usize>,
+        /// Bytes in the view.
+        available: usize,
+    },
+    /// Rule: the accessors read in one load hold at most [`READ_BUDGET_SLACK`] components plus four per
+    /// byte of the file's buffers (each accessor counted once).
+    AccessorTooLarge {
+        /// The accessor whose read passes the budget.
+        accessor: usize,
+        /// The components it would produce.
+        components: usize,
+    },
+    /// Rule: every sparse index names an element of its accessor.
+    SparseIndexOutOfRange {
+        /// The accessor index.
+        accessor: usize,
+        /// The sparse index.
+        index: usize,
+        /// Elements in the accessor.
+        count: usize,
+    },
+    /// Rule: an accessor has a type and component type that its use allows (for example POSITION is a
+    /// VEC3 of f32, JOINTS_n a VEC4 of u8 or u16).
+    AccessorFormat {
+        /// The accessor index.
+        accessor: usize,
+        /// What it is used for.
+        usage: &'static str,
+        /// What it is, for example `VEC2 of u8`.
+        found: String,
+    },
+    /// Rule: a skinned primitive has POSITION, and JOINTS_n and WEIGHTS_n come in pairs from n = 0.
+    MissingAttribute {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// The missing attribute.
+        attribute: String,
+    },
+    /// Rule: every index of a primitive's index buffer names a vertex.
+    IndexOutOfRange {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// The index value.
+        index: u32,
+        /// Vertices in the primitive.
+        vertices: usize,
+    },
+    /// Rule: a skinned primitive passes [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) for its
+    /// skin (equal attribute counts, finite non-negative weights with a positive sum, joint indices
+    /// inside the skin).
+    Primitive {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// The skin it was prepared for.
+        skin: usize,
+        /// The rule it broke.
+        error: Box<E>,
+    },
+    /// Rule: all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices.
+    TooManySkinnedVertices {
+        /// The total, counted up to the first instance that passes the limit.
+        vertices: usize,
+    },
+    /// Rule: a skin's inverse bind matrices are MAT4 f32, at least one per joint, all finite.
+    InverseBindMatrices {
+        /// The skin index.
+        skin: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Rule: a node is the child of at most one node (once).
+    NodeParents {
+        /// The node.
+        node: usize,
+        /// The first parent that lists it.
+        first: usize,
+        /// The second parent that lists it (may equal `first` for a duplicate entry).
+        second: usize,
+    },
+    /// Rule: no node is its own ancestor.
+    NodeCycle {
+        /// A node on the cycle.
+        node: usize,
+    },
+    /// Rule: a node's translation, rotation, scale or matrix is finite.
+    NodeTransform {
+        /// The node.
+        node: usize,
+    },
+    /// Rule: a file has at least one node.
+    NoNodes,
+    /// Rule: animation key times are finite and strictly increasing.
+    KeyTimes {
+        /// The animation index.
+        animation: usize,
+        /// The sampler index within it.
+        sampler: usize,
+        /// The first key that breaks the rule.
+        key: usize,
+    },
+    /// Rule: animation key values (and cubic-spline tangents) are finite.
+    KeyValue {
+        /// The animation index.
+        animation: usize,
+        /// The sampler index within it.
+        sampler: usize,
+        /// The first key that breaks the rule.
+        key: usize,
+    },
+    /// Rule: a sampler has at least one key time and one output per key time, three for `CUBICSPLINE`.
+    KeyCount {
+        /// The animation index.
+        animation: usize,
+        /// The sampler index within it.
+        sampler: usize,
+        /// Key times.
+        times: usize,
+        /// Output elements.
+        values: usize,
+    },
+    /// Rule: a clip index names a clip of the file.
+    ClipOutOfRange {
+        /// The index given.
+        clip: usize,
+        /// Clips in the file.
+        clips: usize,
+    },
+    /// Rule: a sample time is finite.
+    TimeNotFinite,
+}
+
+impl<E: fmt::Display> fmt::Display for GltfError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GltfError::Io { path, message } => write!(f, "cannot read '{path}': {message}"),
+            GltfError::Parse { message } => write!(f, "not a valid glTF 2.0 file: {message}"),
+            GltfError::Glb { reason } => write!(f, "bad GLB container: {reason}"),
+            GltfError::UnsupportedExtension { name } => {
+                write!(f, "the file requires extension {name}, which this importer does not support")
+            }
+            GltfError::Buffer { buffer, reason } => write!(f, "buffer {buffer}: {reason}"),
+            GltfError::BufferViewOutOfBounds { view, offset, length, buffer_length } => write!(
+                f,
+                "buffer view {view} ({length} bytes at offset {offset}) does not fit in its {buffer_length}-byte buffer"
+            ),
+            GltfError::AccessorOutOfBounds { accessor, count, needed, available } => match needed {
+                Some(needed) => write!(
+                    f,
+                    "accessor {accessor} ({count} elements) needs {needed} bytes, but its buffer view has {available}, or its stride is shorter than an element"
+                ),
+                None => write!(f, "accessor {accessor} ({count} elements) overflows its buffer view"),
+            },
+            GltfError::AccessorTooLarge { accessor, components } => write!(
+                f,
+                "reading accessor {accessor} ({components} components) passes the load's budget of {READ_BUDGET_SLACK} components plus four per buffer byte: the file asks for more data than it holds"
+            ),
+            GltfError::SparseIndexOutOfRange { accessor, index, count } => write!(
+                f,
+                "accessor {accessor}: sparse index {index} is out of range for its {count} elements"
+            ),
+            GltfError::AccessorFormat { accessor, usage, found } => {
+                write!(f, "accessor {accessor} cannot be used as {usage}: it is a {found}")
+            }
+            GltfError::MissingAttribute { mesh, primitive, attribute } => {
+                write!(f, "mesh {mesh} primitive {primitive}: attribute {attribute} is missing")
+            }
+            GltfError::IndexOutOfRange { mesh, primitive, index, vertices } => write!(
+                f,
+                "mesh {mesh} primitive {primitive}: index {index} is out of range for its {vertices} vertices"
+            ),
+            GltfError::Primitive { mesh, primitive, skin, error } => {
+                write!(f, "mesh {mesh} primitive {primitive} (skin {skin}): {error}")
+            }
+            GltfError::TooManySkinnedVertices { vertices } => write!(
+                f,
+                "the skinned primitive instances have {vertices} vertices or more; at most {MAX_SKINNED_VERTICES} are allowed"
+            ),
+            GltfError::InverseBindMatrices { skin, reason } => {
+                write!(f, "skin {skin}: inverse bind matrices: {reason}")
+            }
+            GltfError::NodeParents { node, first, second } => write!(
+                f,
+                "node {node} is listed as a child by node {first} and again by node {second}; a node has at most one parent"
+            ),
+            GltfError::NodeCycle { node } => {
+                write!(f, "node {node} is its own ancestor: the node hierarchy has a cycle")
+            }
+            GltfError::NodeTransform { node } => write!(f, "node {node} has a non-finite transform"),
+            GltfError::NoNodes => write!(f, "the file has no nodes"),
+            GltfError::KeyTimes { animation, sampler, key } => write!(
+                f,
+                "animation {animation} sampler {sampler}: key time {key} is not finite or not greater than the one before"
+            ),
+            GltfError::KeyValue { animation, sampler, key } => {
+                write!(f, "animation {animation} sampler {sampler}: key {key} has a non-finite value")
+            }
+            GltfError::KeyCount { animation, sampler, times, values } => write!(
+                f,
+                "animation {animation} sampler {sampler}: {times} key times and {values} outputs; a sampler needs at least one key and one output per key (three for CUBICSPLINE)"
+            ),
+            GltfError::ClipOutOfRange { clip, clips } => {
+                write!(f, "clip {clip} does not exist: the file has {clips} clips")
+            }
+            GltfError::TimeNotFinite => write!(f, "the sample time must be finite"),
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! glTF 2.0 characters: import, animation sampling, and a whole frame on the crate's own jobs.
+//!
+//! [`GltfScene::load`] reads a `.glb`, or a `.gltf` whose buffers are embedded (base64 data URIs) or
+//! external files next to it; [`GltfScene::from_slice`] reads the same from bytes. One frame is four
+//! stages, each a method that can be called (and timed) on its own, all writing into a reusable
+//! [`Frame`] that [`GltfScene::frame_buffers`] allocates once:
+//!
+//! 1. [`GltfScene::sample`]: the clip (or the rest pose) into local translation, rotation and scale;
+//! 2. [`GltfScene::local_to_model`]: [`LocalToModelJob`](crate::LocalToModelJob)(crate::LocalToModelJob)(crate::LocalToModelJob) over every node of the file, so every node's world
+//!    matrix is known, including the non-joint ancestors that move a skin;
+//! 3. [`GltfScene::palettes`]: [`PaletteJob`](crate::PaletteJob) per skin, `world(joint) * inverse_bind(joint)`;
+//! 4. [`GltfScene::skin`]: [`SkinningJob`](crate::SkinningJob) per skinned primitive instance.
+//!
+//! [`GltfScene::evaluate`] runs all four. Every stage takes a [`Backend`], so the same frame runs on the
+//! serial reference or on any ISA. After [`GltfScene::frame_buffers`] nothing allocates per frame.
+//!
+//! ```no_run
+//! use ispc_skinning::gltf::{GltfScene, Wrap};
+//! use ispc_skinning::Backend;
+//!
+//! let scene = GltfScene::load("CesiumMan.glb")?;
+//! let mut frame = scene.frame_buffers();
+//! scene.evaluate(Some(0), 0.5, Wrap::Loop, Backend::Auto, &mut frame)?;
+//! for (primitive, out) in scene.primitives().iter().zip(&frame.meshes) {
+//!     println!("node {}: {} world-space vertices", primitive.node(), out.positions.len());
+//! }
+//! # Ok::<(), ispc_skinning::Error>(())
+//! ```
+//!
+//! # What a file becomes
+//! - **Nodes.** One [`Skeleton`] over *every* node of the file (not only joints): a skin's joints can
+//!   hang under non-joint nodes that move them, and one local-to-model pass then gives every node's world
+//!   matrix. All per-node arrays of a [`Frame`] are in the skeleton's level order;
+//!   [`GltfScene::level_index`] maps a glTF node index to it. A node with a `matrix` is decomposed into
+//!   translation, rotation and scale (any shear is lost; the glTF spec allows only decomposable matrices
+//!   on animated nodes).
+//! - **Skins.** Joints, inverse bind matrices (identity when the accessor is absent) and the optional
+//!   `skeleton` root node (informational: the spec defines skinning through world matrices only).
+//! - **Skinned primitives.** Every node that has both a mesh and a skin contributes one
+//!   [`SkinnedPrimitive`] per mesh primitive, sorted by node index then primitive index, whether or not
+//!   the node is in a scene. A mesh instanced on several nodes is prepared once per skin size and shared.
+//!   Attributes: POSITION (required), NORMAL, TANGENT, and every JOINTS_n/WEIGHTS_n pair. Vertices with
+//!   more than 8 influences (JOINTS_2 and up) keep the heaviest 8, the crate's influence LOD rule; fewer
+//!   with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
+//!   ([`LoadOptions::weights`]). Any primitive mode is skinned; [`SkinnedPrimitive::triangles`] lists the
+//!   triangles of triangle, strip and fan primitives (empty for points and lines). Mesh nodes without a
+//!   skin and morph targets are ignored.
+//! - **Skinned output** follows the glTF spec: world space, `world(joint) * inverse_bind(joint)`; the
+//!   skinned mesh node's own transform does not apply. Nothing assumes the rest pose is the bind pose.
+//! - **Accessors.** Every component type the spec allows is read: u8 and u16 joints; f32, unorm8 and
+//!   unorm16 weights (an unsigned weight accessor is read as normalized even when its `normalized` flag is
+//!   missing); normalized integer positions, normals, tangents and rotation keys (KHR_mesh_quantization);
+//!   u8, u16 and u32 indices. Sparse accessors are applied on top of their base data (or zeros).
+//!
+//! # Animation
+//! Each glTF animation is a [`Clip`] of translation, rotation and scale channels (morph-target weight
+//! channels are ignored). A clip spans from its earliest to its latest key time; [`Wrap`] chooses what a
+//! time outside that span means. Nodes without a channel keep their rest pose (the node's TRS).
+//! Interpolation follows the glTF spec:
+//! - `STEP`: the value of the last key at or before the time;
+//! - `LINEAR`: `(1 - u) a + u b` for translation and scale; **slerp** for rotation, along the shorter
+//!   arc (the second key is negated when the dot product is negative), falling back to a normalized lerp
+//!   when the keys are closer than a dot product of 0.9995, the result normalized;
+//! - `CUBICSPLINE`: the spec's Hermite spline `(2u³-3u²+1) v_k + (u³-2u²+u) Δt b_k + (-2u³+3u²) v_k+1 +
+//!   (u³-u²) Δt a_k+1`, with the tangents scaled by the key interval Δt; rotations are normalized after.
+//!
+//! Times before the first key give the first key's value, times after the last the last key's. At a
+//! key's own time the key's value comes back exactly. Rotation keys of `STEP` and `LINEAR` samplers are
+//! normalized once when loaded (files are often a few 1e-4 off unit length), so every sampled rotation is
+//! unit length; a zero-length rotation key means the identity, as everywhere in the crate.
+//!
+//! # Rules
+//! A broken or hostile file is an [`Error::Gltf`] holding a [`GltfError`] that names the rule, never a
+//! panic; nothing allocates more than a small multiple of the file's own data:
+//! - the bytes are glTF JSON or a GLB container that passes the glTF schema checks
+//!   ([`GltfError::Parse`], [`GltfError::Glb`]); `extensionsRequired` lists only KHR_mesh_quantization
+//!   and extensions that do not change geometry (materials, textures, lights), so no compression and
+//!   nothing unknown ([`GltfError::UnsupportedExtension`]);
+//! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file next to the `.gltf`,
+//!   with at least `byteLength` bytes ([`GltfError::Buffer`]);
+//! - buffer views lie inside their buffers ([`GltfError::BufferViewOutOfBounds`]) and accessors inside
+//!   their views ([`GltfError::AccessorOutOfBounds`]); the accessors read in one load together hold at
+//!   most [`READ_BUDGET_SLACK`] components plus four per byte of the file's buffers, so neither
+//!   accessors without a buffer view (implicit zeros) nor many accessors aliasing the same bytes can ask
+//!   for more memory than the file backs ([`GltfError::AccessorTooLarge`]); sparse indices name elements
+//!   ([`GltfError::SparseIndexOutOfRange`]); each accessor has a type its use allows
+//!   ([`GltfError::AccessorFormat`]);
+//! - the nodes form a forest: a node has at most one parent ([`GltfError::NodeParents`]) and no node is
+//!   its own ancestor ([`GltfError::NodeCycle`]); node transforms are finite ([`GltfError::NodeTransform`]);
+//!   there is at least one node ([`GltfError::NoNodes`]);
+//! - a skin has an inverse bind matrix per joint, all finite ([`GltfError::InverseBindMatrices`]);
+//! - all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices, since a
+//!   [`Frame`] holds an output per instance ([`GltfError::TooManySkinnedVertices`]);
+//! - a skinned primitive has POSITION and paired JOINTS_n/WEIGHTS_n ([`GltfError::MissingAttribute`]),
+//!   indices that name vertices ([`GltfError::IndexOutOfRange`]), and passes
+//!   [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) (equal counts, finite non-negative weights, joint indices inside the skin:
+//!   [`GltfError::Primitive`] wraps the crate error);
+//! - animation key times are finite and strictly increasing ([`GltfError::KeyTimes`]), key values are
+//!   finite ([`GltfError::KeyValue`]), and a sampler has at least one key and one output per key, three
+//!   for `CUBICSPLINE` ([`GltfError::KeyCount`]);
+//! - at evaluation, a clip index names a clip ([`GltfError::ClipOutOfRange`]) and the time is finite
+//!   ([`GltfError::TimeNotFinite`]); a [`Frame`] whose vectors were resized is [`Error::CountMismatch`].
+
+mod accessors;
+mod buffers;
+mod build;
+mod clips;
+mod document;
+pub mod error;
+mod primitive;
+mod sampling;
+
+pub use self::build::Skin;
+pub use self::error::{MAX_SKINNED_VERTICES, READ_BUDGET_SLACK};
+pub use self::primitive::{LoadOptions, SkinnedPrimitive};
+pub use self::sampling::{Channel, Clip, Interpolation, Property, Wrap};
+pub use crate::{Frame, SkinnedVertices};
+
+use self::accessors::Reader;
+use crate::{Backend, Character, Error, Skeleton};
+use glam::{Mat4, Quat, Vec3};
+use std::path::Path;
+
+/// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
+pub type GltfError = self::error::GltfError<Error>;
+
+/// A loaded glTF file: its node hierarchy, skins, skinned primitives and clips.
+///
+/// The frame chain itself (world matrices, palettes, skinning) is the scene's [`Character`]: one
+/// skeleton over every node, one [`CharacterSkin`](crate::CharacterSkin) per glTF skin, one mesh per
+/// [`SkinnedPrimitive`]. The scene adds what a file has beyond it: node names, skins' node indices,
+/// primitives' triangles and bind positions, and the clips that [`GltfScene::sample`] writes.
+#[derive(Clone, Debug)]
+pub struct GltfScene {
+    character: Character,
+    node_names: Vec<Option<String>>,
+    skins: Vec<Skin>,
+    primitives: Vec<SkinnedPrimitive>,
+    clips: Vec<Clip>,
+}
+
+impl GltfScene {
+    /// Loads a `.glb` or `.gltf` file with default options; external buffers are read relative to it.
+    ///
+    /// # Errors
+    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    pub fn load(path: impl AsRef<Path>) -> Result<GltfScene, Error> {
+        GltfScene::load_with(path, &LoadOptions::default())
+    }
+
+    /// Loads a `.glb` or `.gltf` file.
+    ///
+    /// # Errors
+    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene, Error> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| GltfError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        GltfScene::from_slice_with(&bytes, Some(&base), options)
+    }
+
+    /// Loads a `.glb`, or a `.gltf` whose buffers are all embedded, from bytes with default options.
+    ///
+    /// # Errors
+    /// [`Error::Gltf`]; a buffer in an external file is [`GltfError::Buffer`] (there is no directory to
+    /// read it from: use [`GltfScene::from_slice_with`]).
+    pub fn from_slice(bytes: &[u8]) -> Result<GltfScene, Error> {
+        GltfScene::from_slice_with(bytes, None, &LoadOptions::default())
+    }
+
+    /// Loads from bytes; external buffer files are read relative to `base_dir` when one is given.
+    ///
+    /// # Errors
+    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    pub fn from_slice_with(
+        bytes: &[u8],
+        base_dir: Option<&Path>,
+        options: &LoadOptions,
+    ) -> Result<GltfScene, Error> {
+        let document::Parsed { document, blob } = document::parse(bytes)?;
+        let buffers = buffers::load_buffers(&document, blob.as_deref(), base_dir)?;
+        let reader = Reader::new(&document, &buffers);
+        let parts = build::build_scene(&reader, options)?;
+        Ok(GltfScene {
+            character: parts.character,
+            node_names: parts.node_names,
+            skins: parts.skins,
+            primitives: parts.primitives,
+            clips: parts.clips,
+        })
+    }
+
+    /// The character that runs this scene's frames: the skeleton over every node, the rest pose, one
+    /// skin per glTF skin and one mesh per [`SkinnedPrimitive`] (in the same order).
+    pub fn character(&self) -> &Character {
+        &self.character
+    }
+
+    /// The hierarchy of every node of the file, in level order.
+    pub fn skeleton(&self) -> &Skeleton {
+        self.character.skeleton()
+    }
+
+    /// Number of nodes in the file.
+    pub fn node_count(&self) -> usize {
+        self.character.skeleton().len()
+    }
+
+    /// The level-order index of a glTF node (the index into a [`Frame`]'s per-node vectors).
+    pub fn level_index(&self, node: usize) -> Option<usize> {
+        self.character.skeleton().level_index(node)
+    }
+
+    /// The name of a glTF node, when it has one.
+    pub fn node_name(&self, node: usize) -> Option<&str> {
+        self.node_names.get(node)?.as_deref()
+    }
+
+    /// The skins.
+    pub fn skins(&self) -> &[Skin] {
+        &self.skins
+    }
+
+    /// The skinned primitive instances, sorted by node index then primitive index.
+    pub fn primitives(&self) -> &[SkinnedPrimitive] {
+        &self.primitives
+    }
+
+    /// The animation clips, in file order.
+    pub fn clips(&self) -> &[Clip] {
+        &self.clips
+    }
+
+    /// The index of the first clip with this name.
+    pub fn find_clip(&self, name: &str) -> Option<usize> {
+        self.clips.iter().position(|c| c.name() == Some(name))
+    }
+
+    /// The rest pose of a glTF node (its TRS in the file): translation, rotation, scale.
+    pub fn rest_pose(&self, node: usize) -> Option<(Vec3, Quat, Vec3)> {
+        self.character.rest_pose(self.level_index(node)?)
+    }
+
+    /// The world matrix of a glTF node in a frame (after [`GltfScene::local_to_model`]).
+    pub fn world_matrix(&self, frame: &Frame, node: usize) -> Option<Mat4> {
+        frame.models.get(self.level_index(node)?).copied()
+    }
+
+    /// Buffers for one frame, sized for this scene: the rest pose, identity matrices and zeroed vertices.
+    pub fn frame_buffers(&self) -> Frame {
+        self.character.frame_buffers()
+    }
+
+    /// One whole frame: [`sample`](GltfScene::sample), [`local_to_model`](GltfScene::local_to_model),
+    /// [`palettes`](GltfScene::palettes), then [`skin`](GltfScene::skin). `clip: None` is the rest pose.
+    ///
+    /// # Errors
+    /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::IsaUnavailable`] for an ISA
+    /// that cannot run, and [`Error::CountMismatch`] for a frame of another scene or one that was resized.
+    pub fn evaluate(
+        &self,
+        clip: Option<usize>,
+        time: f32,
+        wrap: Wrap,
+        backend: Backend,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        self.sample(clip, time, wrap, frame)?;
+        self.character.evaluate(backend, frame)
+    }
+
+    /// Stage 1: writes every node's local TRS, the rest pose overwritten by the clip's channels at `time`
+    /// (after `wrap`). `clip: None` writes the rest pose.
+    ///
+    /// # Errors
+    /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::CountMismatch`].
+    pub fn sample(
+        &self,
+        clip: Option<usize>,
+        time: f32,
+        wrap: Wrap,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        self.character.check_pose(frame)?;
+        let clip = match clip {
+            Some(c) => Some(self.clips.get(c).ok_or(GltfError::ClipOutOfRange {
+                clip: c,
+                clips: self.clips.len(),
+            })?),
+            None => None,
+        };
+        if !time.is_finite() {
+            return Err(GltfError::TimeNotFinite.into());
+        }
+        let (translations, rotations, scales) = self.character.rest();
+        frame.translations.copy_from_slice(translations);
+        frame.rotations.copy_from_slice(rotations);
+        frame.scales.copy_from_slice(scales);
+        let Some(clip) = clip else { return Ok(()) };
+        let t = clip.wrap_time(time, wrap);
+        for ch in &clip.channels {
+            let v = ch.sample(t);
+            match ch.property {
+                Property::Translation => frame.translations[ch.level] = Vec3::new(v[0], v[1], v[2]),
+                Property::Rotation => frame.rotations[ch.level] = Quat::from_array(v),
+                Property::Scale => frame.scales[ch.level] = Vec3::new(v[0], v[1], v[2]),
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 2: every node's world matrix from the local TRS ([`LocalToModelJob`](crate::LocalToModelJob),
+    /// with [`Frame::root`] as its root, identity in [`GltfScene::frame_buffers`]); see
+    /// [`Character::local_to_model`].
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`], [`Error::IsaUnavailable`].
+    pub fn local_to_model(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
+        self.character.local_to_model(backend, frame)
+    }
+
+    /// Stage 3: each skin's palette, `world(joint) * inverse_bind(joint)`
+    /// ([`PaletteJob`](crate::PaletteJob)); see [`Character::palettes`].
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`], [`Error::IsaUnavailable`].
+    pub fn palettes(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
+        self.character.palettes(backend, frame)
+    }
+
+    /// Stage 4: skins every primitive instance with its skin's palette
+    /// ([`SkinningJob`](crate::SkinningJob)); see [`Character::skin`].
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`], [`Error::AttributeMissing`], [`Error::IsaUnavailable`].
+    pub fn skin(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
+        self.character.skin(backend, frame)
+    }
+}

@@ -1,0 +1,312 @@
+//! Skinned primitives: [`LoadOptions`], reading one mesh primitive's attributes and indices into a
+//! prepared [`SkinnedMesh`], the influence LOD rule for more than eight influences, and
+//! [`SkinnedPrimitive`], one primitive on one node.
+
+use super::accessors::{
+    component_f32, component_u32, Reader, FLOATS_AND_NORMALIZED, SIGNED_FLOATS,
+};
+use super::error::GltfError;
+use crate::MAX_INFLUENCES;
+use crate::{Attribute, Error, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy};
+use ::gltf as gltf_crate;
+use glam::{Vec3, Vec4};
+use gltf_crate::accessor::{DataType, Dimensions};
+use gltf_crate::mesh::{Mode, Semantic};
+use std::sync::Arc;
+
+/// Options of [`GltfScene::load_with`](crate::gltf::GltfScene::load_with) and
+/// [`GltfScene::from_slice_with`](crate::gltf::GltfScene::from_slice_with).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Weights that do not sum to 1; [`WeightPolicy::Normalize`] by default (the spec requires a sum of 1,
+    /// and quantized weights miss it slightly).
+    pub weights: WeightPolicy,
+    /// Influence LOD: keep at most this many influences per vertex, the heaviest (1 to 8; 8 by default).
+    pub max_influences: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            weights: WeightPolicy::Normalize,
+            max_influences: MAX_INFLUENCES,
+        }
+    }
+}
+
+/// The bind-pose data of one mesh primitive, prepared for one skin size (shared by its instances).
+#[derive(Debug)]
+pub(super) struct PrimitiveData {
+    /// The prepared mesh, shared with the scene's [`Character`](crate::Character).
+    pub(super) mesh: Arc<SkinnedMesh>,
+    /// The bind-pose positions as stored in the file.
+    pub(super) positions: Vec<Vec3>,
+    triangles: Vec<[u32; 3]>,
+}
+
+/// One skinned primitive on one node: what a [`Frame`](crate::Frame) holds skinned vertices for.
+#[derive(Clone, Debug)]
+pub struct SkinnedPrimitive {
+    pub(super) node: usize,
+    pub(super) mesh: usize,
+    pub(super) primitive: usize,
+    pub(super) skin: usize,
+    pub(super) data: Arc<PrimitiveData>,
+}
+
+impl SkinnedPrimitive {
+    /// The glTF node that instances the mesh.
+    pub fn node(&self) -> usize {
+        self.node
+    }
+
+    /// The glTF mesh index.
+    pub fn mesh(&self) -> usize {
+        self.mesh
+    }
+
+    /// The primitive index within the mesh.
+    pub fn primitive(&self) -> usize {
+        self.primitive
+    }
+
+    /// The skin index (the node's skin).
+    pub fn skin(&self) -> usize {
+        self.skin
+    }
+
+    /// The prepared mesh the skinning job runs on.
+    pub fn skinned_mesh(&self) -> &SkinnedMesh {
+        &self.data.mesh
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.data.positions.len()
+    }
+
+    /// The bind-pose positions as stored in the file (mesh space).
+    pub fn bind_positions(&self) -> &[Vec3] {
+        &self.data.positions
+    }
+
+    /// Triangles as vertex indices (from the index buffer, or implicit), for triangle lists, strips and
+    /// fans; empty for points and lines. Every index is below [`SkinnedPrimitive::vertex_count`].
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.data.triangles
+    }
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::CountMismatch {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+/// Reads one primitive of a mesh and prepares it for a skin of `joint_count` joints.
+pub(super) fn read_primitive(
+    r: &Reader<'_>,
+    prim: &gltf_crate::Primitive<'_>,
+    mesh: usize,
+    skin: usize,
+    joint_count: usize,
+    options: &LoadOptions,
+) -> Result<PrimitiveData, GltfError<Error>> {
+    let primitive = prim.index();
+    let missing = |attribute: String| GltfError::MissingAttribute {
+        mesh,
+        primitive,
+        attribute,
+    };
+    let positions = match prim.get(&Semantic::Positions) {
+        Some(acc) => r.vec3s(&acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
+        None => return Err(missing("POSITION".into())),
+    };
+    let normals = match prim.get(&Semantic::Normals) {
+        Some(acc) => Some(r.vec3s(&acc, "NORMAL", &SIGNED_FLOATS)?),
+        None => None,
+    };
+    let tangents = match prim.get(&Semantic::Tangents) {
+        Some(acc) => {
+            r.check_format(&acc, "TANGENT", &[Dimensions::Vec4], &SIGNED_FLOATS)?;
+            let f = r.floats(&acc)?;
+            Some(
+                f.chunks_exact(4)
+                    .map(|c| Vec4::new(c[0], c[1], c[2], c[3]))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
+    let sets = prim
+        .attributes()
+        .filter_map(|(s, _)| match s {
+            Semantic::Joints(k) | Semantic::Weights(k) => Some(k as usize + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut joints: Vec<Vec<[u16; 4]>> = Vec::with_capacity(sets);
+    let mut weights: Vec<Vec<[f32; 4]>> = Vec::with_capacity(sets);
+    for set in 0..sets {
+        let j = prim
+            .get(&Semantic::Joints(set as u32))
+            .ok_or_else(|| missing(format!("JOINTS_{set}")))?;
+        let w = prim
+            .get(&Semantic::Weights(set as u32))
+            .ok_or_else(|| missing(format!("WEIGHTS_{set}")))?;
+        r.check_format(
+            &j,
+            "JOINTS_n",
+            &[Dimensions::Vec4],
+            &[DataType::U8, DataType::U16],
+        )?;
+        r.check_format(
+            &w,
+            "WEIGHTS_n",
+            &[Dimensions::Vec4],
+            &[DataType::F32, DataType::U8, DataType::U16],
+        )?;
+        let ji = r.read(&j, |t, b| component_u32(t, b) as u16)?;
+        // Unsigned weights are normalized by the spec; the flag is implied where a file leaves it out.
+        let wf = r.read(&w, |t, b| component_f32(t, true, b))?;
+        joints.push(
+            ji.chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect(),
+        );
+        weights.push(
+            wf.chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect(),
+        );
+    }
+    if sets == 0 {
+        return Err(missing("JOINTS_0".into()));
+    }
+    let wrap = |error: Error| GltfError::Primitive {
+        mesh,
+        primitive,
+        skin,
+        error: Box::new(error),
+    };
+    let v = positions.len();
+    for (what, len) in joints
+        .iter()
+        .map(|j| ("JOINTS_n", j.len()))
+        .chain(weights.iter().map(|w| ("WEIGHTS_n", w.len())))
+    {
+        check_len(what, v, len).map_err(wrap)?;
+    }
+    if sets > 2 {
+        (joints, weights) = keep_heaviest_eight(&joints, &weights).map_err(wrap)?;
+    }
+    let mut input = MeshInput::new(
+        Attribute::vec3(&positions),
+        Attribute::joints_u16(&joints[0]),
+        Attribute::weights_f32(&weights[0]),
+    );
+    if sets > 1 {
+        input.joints[1] = Some(Attribute::joints_u16(&joints[1]));
+        input.weights[1] = Some(Attribute::weights_f32(&weights[1]));
+    }
+    input.normals = normals.as_deref().map(Attribute::vec3);
+    input.tangents = tangents.as_deref().map(Attribute::vec4);
+    let mut prep = PrepareOptions::new(joint_count);
+    prep.weights = options.weights;
+    prep.max_influences = options.max_influences;
+    let skinned = SkinnedMesh::prepare(&input, &prep).map_err(wrap)?;
+
+    let indices: Vec<u32> = match prim.indices() {
+        Some(acc) => {
+            r.check_format(
+                &acc,
+                "indices",
+                &[Dimensions::Scalar],
+                &[DataType::U8, DataType::U16, DataType::U32],
+            )?;
+            let idx = r.read(&acc, component_u32)?;
+            if let Some(&bad) = idx.iter().find(|&&i| i as usize >= v) {
+                return Err(GltfError::IndexOutOfRange {
+                    mesh,
+                    primitive,
+                    index: bad,
+                    vertices: v,
+                });
+            }
+            idx
+        }
+        None => (0..v as u32).collect(),
+    };
+    let triangles = match prim.mode() {
+        Mode::Triangles => indices
+            .chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect(),
+        // Strips alternate winding so that every triangle faces the same way.
+        Mode::TriangleStrip => indices
+            .windows(3)
+            .enumerate()
+            .map(|(i, w)| {
+                if i % 2 == 0 {
+                    [w[0], w[1], w[2]]
+                } else {
+                    [w[1], w[0], w[2]]
+                }
+            })
+            .collect(),
+        Mode::TriangleFan => indices
+            .get(1..)
+            .unwrap_or(&[])
+            .windows(2)
+            .map(|w| [indices[0], w[0], w[1]])
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(PrimitiveData {
+        mesh: Arc::new(skinned),
+        positions,
+        triangles,
+    })
+}
+
+/// Reduces any number of JOINTS_n/WEIGHTS_n sets to two (8 influences), keeping each vertex's heaviest
+/// influences: the crate's influence LOD rule, applied before [`SkinnedMesh::prepare`] because its input
+/// has room for two sets. Invalid weights are reported here, as prepare would.
+#[allow(clippy::type_complexity)]
+fn keep_heaviest_eight(
+    joints: &[Vec<[u16; 4]>],
+    weights: &[Vec<[f32; 4]>],
+) -> Result<(Vec<Vec<[u16; 4]>>, Vec<Vec<[f32; 4]>>), Error> {
+    let v = joints.first().map_or(0, Vec::len);
+    let mut j_out = vec![vec![[0u16; 4]; v]; 2];
+    let mut w_out = vec![vec![[0f32; 4]; v]; 2];
+    let mut influences: Vec<(u16, f32)> = Vec::new();
+    for vertex in 0..v {
+        influences.clear();
+        for (js, ws) in joints.iter().zip(weights) {
+            for k in 0..4 {
+                let weight = ws[vertex][k];
+                if !weight.is_finite() || weight < 0.0 {
+                    return Err(Error::InvalidWeight { vertex, weight });
+                }
+                if weight > 0.0 {
+                    influences.push((js[vertex][k], weight));
+                }
+            }
+        }
+        // Stable: equal weights keep their file order.
+        influences.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for (slot, &(j, w)) in influences.iter().take(MAX_INFLUENCES).enumerate() {
+            j_out[slot / 4][vertex][slot % 4] = j;
+            w_out[slot / 4][vertex][slot % 4] = w;
+        }
+    }
+    Ok((j_out, w_out))
+}
