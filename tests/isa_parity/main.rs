@@ -10,7 +10,8 @@ mod skin;
 mod transform;
 
 fn main() {
-    #[allow(unused_mut)] // without `experiments` nothing is added below
+    // Without `experiments` nothing is added below.
+    #[cfg_attr(not(feature = "experiments"), allow(unused_mut))]
     let mut checks: Vec<(&'static str, harness::Check)> = vec![
         ("transform_points", transform::check_transform_points_vec4),
         ("transform_points3", transform::check_transform_points_vec3),
