@@ -63,6 +63,9 @@ pub mod skeleton;
 pub mod skin;
 mod transform;
 
+/// The glam version this crate's API takes, so that users can name its types without a second dependency.
+pub use glam;
+
 pub use backend::Backend;
 pub use crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
 pub use error::Error;
