@@ -1,11 +1,14 @@
 //! The safe API's rules: one test per invalid case, and the ISA selection rules.
 
+mod common;
+
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{transform_points, transform_points3, Backend, Error, Isa, Unavailable};
 
+/// `Backend::Auto` as well as the reference and every ISA that runs here.
 fn every_backend() -> Vec<Backend> {
-    let mut b = vec![Backend::Auto, Backend::Reference];
-    b.extend(Isa::available().into_iter().map(Backend::Isa));
+    let mut b = vec![Backend::Auto];
+    b.extend(common::backends());
     b
 }
 

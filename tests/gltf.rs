@@ -2,6 +2,8 @@
 //! files that the tests build themselves, including broken ones.
 #![cfg(feature = "gltf")]
 
+mod common;
+
 use base64::Engine as _;
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::gltf::{GltfError, GltfScene, Interpolation, LoadOptions, Property, Wrap};
@@ -20,23 +22,11 @@ const ASSETS: [&str; 5] = [
     "Fox/Fox.glb",
 ];
 
-/// The asset paths, or `None` (with a message) when `../shared/assets` is absent, as on a fresh machine.
+/// The asset paths, or `None` when the assets folder is absent, as on a fresh machine; the test then
+/// returns early and `common::assets` reports the skip on stderr.
 fn assets() -> Option<Vec<PathBuf>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if !dir.is_dir() {
-        eprintln!(
-            "skipped: {} is absent, so the real-asset checks do not run",
-            dir.display()
-        );
-        return None;
-    }
+    let dir = common::assets()?;
     Some(ASSETS.iter().map(|a| dir.join(a)).collect())
-}
-
-fn every_backend() -> Vec<Backend> {
-    let mut b = vec![Backend::Reference];
-    b.extend(Isa::available().into_iter().map(Backend::Isa));
-    b
 }
 
 /// Largest distance between two position lists, and the largest coordinate magnitude of the first.
@@ -60,7 +50,7 @@ fn bind_pose_reproduces_the_input_positions() {
     for path in paths {
         let scene = GltfScene::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(!scene.primitives().is_empty(), "{}", path.display());
-        for backend in every_backend() {
+        for backend in common::backends() {
             let mut frame = scene.frame_buffers();
             scene
                 .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
@@ -499,7 +489,7 @@ fn skinned_output_is_world_space_without_the_mesh_node_transform() {
     let doc = two_joint_rig(&mut b);
     let scene = load(&b.glb(doc));
     let mut frame = scene.frame_buffers();
-    for backend in every_backend() {
+    for backend in common::backends() {
         scene
             .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
             .unwrap();
@@ -560,7 +550,7 @@ fn eight_influences_u8_joints_and_unorm_weights() {
         scene.primitives()[0].skinned_mesh().influence_histogram()[8],
         1
     );
-    for backend in every_backend() {
+    for backend in common::backends() {
         let mut frame = scene.frame_buffers();
         scene
             .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
@@ -618,7 +608,7 @@ fn non_uniform_scale_and_a_non_joint_ancestor() {
     let p0 = m1.transform_point3(Vec3::new(1.0, 2.0, 3.0));
     let q = Vec3::new(-1.0, 0.5, 0.0);
     let p1 = 0.25 * m0.transform_point3(q) + 0.75 * m1.transform_point3(q);
-    for backend in every_backend() {
+    for backend in common::backends() {
         let mut frame = scene.frame_buffers();
         scene
             .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)

@@ -1,10 +1,9 @@
-//! LocalToModelJob: one test per rule it checks, the serial methods, the quaternion policy, and the
-//! reference against glam's own math.
+//! LocalToModelJob: one test per rule it checks, partial updates, the quaternion policy, and the
+//! reference against glam's own math; crowds, palettes, and (feature `experiments`) the SoA entry point.
 
-mod harness;
+mod common;
 
 use glam::{Affine3A, EulerRot, Mat4, Quat, Vec3};
-use harness::shapes;
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::{Backend, Error, Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 use scenes::{animated_pose, humanoid_parents};
@@ -140,25 +139,41 @@ fn the_reference_backend_makes_ispc_methods_fall_back() {
     let locals = vec![Mat4::IDENTITY; 67];
     let mut models = vec![Mat4::ZERO; 67];
     let mut job = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models);
-    job.method = Method::IspcLevel;
+    job.method = Method::IspcJoint;
     job.backend = Backend::Reference;
     assert_eq!(job.run().unwrap(), Method::Reference);
 }
 
+/// `Method::Auto` is the horizontal kernel on whatever ISA the backend resolves to, and the reference
+/// where it resolves to none. `Backend::Auto` honours `ISPC_SKINNING_ISA`, so the expectation follows
+/// `Backend::selected()`, not the CPU (`Isa::detect()` ignores the variable).
 #[test]
 fn auto_picks_the_horizontal_kernel_where_an_isa_runs() {
     let s = humanoid();
     let locals = vec![Mat4::IDENTITY; 67];
     let mut models = vec![Mat4::ZERO; 67];
-    let ran = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models)
-        .run()
-        .unwrap();
-    let want = if Isa::detect().is_some() {
-        Method::IspcJoint
-    } else {
-        Method::Reference
-    };
-    assert_eq!(ran, want);
+    let selected = Backend::selected().unwrap();
+    for backend in [Backend::Auto, selected]
+        .into_iter()
+        .chain(common::backends())
+    {
+        let mut job = LocalToModelJob::new(&s, Locals::Matrices(&locals), &mut models);
+        job.backend = backend;
+        let ran = job.run().unwrap();
+        let resolved = if backend == Backend::Auto {
+            selected
+        } else {
+            backend
+        };
+        let want = match resolved {
+            Backend::Isa(_) => Method::IspcJoint,
+            _ => Method::Reference,
+        };
+        assert_eq!(
+            ran, want,
+            "{backend:?} (Backend::Auto selects {selected:?})"
+        );
+    }
 }
 
 fn run(
@@ -178,34 +193,7 @@ fn run(
 }
 
 #[test]
-fn serial_children_equals_the_reference_on_every_shape() {
-    let root = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-    for (name, parents) in shapes() {
-        let s = Skeleton::from_parents(&parents).unwrap();
-        let (t, q, sc) = pose(s.len());
-        let trs = Trs {
-            translations: &t,
-            rotations: &q,
-            scales: &sc,
-        };
-        let mut a = vec![Mat4::ZERO; s.len()];
-        let mut b = vec![Mat4::ZERO; s.len()];
-        run(&s, Locals::Trs(trs), Method::Reference, root, None, &mut a);
-        run(
-            &s,
-            Locals::Trs(trs),
-            Method::SerialChildren,
-            root,
-            None,
-            &mut b,
-        );
-        // Same scalar operations in the same order per joint: bit for bit equal.
-        assert_eq!(a, b, "{name}");
-    }
-}
-
-#[test]
-fn serial_partial_updates_touch_only_the_subtree() {
+fn reference_partial_updates_touch_only_the_subtree() {
     let s = humanoid();
     let (t, q, sc) = pose(67);
     let trs = Trs {
@@ -222,32 +210,30 @@ fn serial_partial_updates_touch_only_the_subtree() {
         None,
         &mut full,
     );
-    for method in [Method::Reference, Method::SerialChildren] {
-        for from in [0, 5, 30, 66] {
-            let mut partial = vec![Mat4::from_cols_array(&[7.0; 16]); 67];
-            // The subtree root's parent must already be in the output.
-            if let Some(p) = s.parent(from) {
-                partial[p] = full[p];
-            }
-            run(
-                &s,
-                Locals::Trs(trs),
-                method,
-                Mat4::IDENTITY,
-                Some(from),
-                &mut partial,
-            );
-            let sub: Vec<usize> = s.subtree_ranges(from).into_iter().flatten().collect();
-            for j in 0..67 {
-                if sub.contains(&j) {
-                    assert_eq!(partial[j], full[j], "{method:?} from {from}: joint {j}");
-                } else if Some(j) != s.parent(from) {
-                    assert_eq!(
-                        partial[j],
-                        Mat4::from_cols_array(&[7.0; 16]),
-                        "{method:?} from {from}: joint {j} touched"
-                    );
-                }
+    for from in [0, 5, 30, 66] {
+        let mut partial = vec![Mat4::from_cols_array(&[7.0; 16]); 67];
+        // The subtree root's parent must already be in the output.
+        if let Some(p) = s.parent(from) {
+            partial[p] = full[p];
+        }
+        run(
+            &s,
+            Locals::Trs(trs),
+            Method::Reference,
+            Mat4::IDENTITY,
+            Some(from),
+            &mut partial,
+        );
+        let sub: Vec<usize> = s.subtree_ranges(from).into_iter().flatten().collect();
+        for j in 0..67 {
+            if sub.contains(&j) {
+                assert_eq!(partial[j], full[j], "from {from}: joint {j}");
+            } else if Some(j) != s.parent(from) {
+                assert_eq!(
+                    partial[j],
+                    Mat4::from_cols_array(&[7.0; 16]),
+                    "from {from}: joint {j} touched"
+                );
             }
         }
     }
@@ -261,7 +247,7 @@ fn affine3a_input_equals_mat4_input() {
         .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], sc[j])))
         .collect();
     let affs: Vec<Affine3A> = mats.iter().map(|m| Affine3A::from_mat4(*m)).collect();
-    for method in Method::ALL {
+    for method in [Method::Auto, Method::Reference, Method::IspcJoint] {
         let mut a = vec![Mat4::ZERO; 67];
         let mut b = vec![Mat4::ZERO; 67];
         let mut job = LocalToModelJob::new(&s, Locals::Matrices(&mats), &mut a);
@@ -349,27 +335,26 @@ fn every_method_treats_non_unit_quaternions_the_same() {
         None,
         &mut want,
     );
+    // The SoA methods take matrices only, so the quaternion policy is the AoS job's TRS conversion.
     for isa in Isa::available() {
-        for method in [Method::IspcJoint, Method::IspcChildren, Method::IspcLevel] {
-            let mut got = vec![Mat4::ZERO; 67];
-            let mut job = LocalToModelJob::new(&s, Locals::Trs(trs), &mut got);
-            job.method = method;
-            job.backend = isa.into();
-            job.run().unwrap();
-            for j in 0..67 {
-                let diff = (got[j] - want[j])
-                    .to_cols_array()
-                    .iter()
-                    .fold(0.0f32, |m, d| m.max(d.abs()));
-                let scale = want[j]
-                    .to_cols_array()
-                    .iter()
-                    .fold(0.0f32, |m, d| m.max(d.abs()));
-                assert!(
-                    diff <= 1e-5,
-                    "{isa} {method:?} joint {j}: max |diff| {diff}, max |element| {scale}"
-                );
-            }
+        let mut got = vec![Mat4::ZERO; 67];
+        let mut job = LocalToModelJob::new(&s, Locals::Trs(trs), &mut got);
+        job.method = Method::IspcJoint;
+        job.backend = isa.into();
+        job.run().unwrap();
+        for j in 0..67 {
+            let diff = (got[j] - want[j])
+                .to_cols_array()
+                .iter()
+                .fold(0.0f32, |m, d| m.max(d.abs()));
+            let scale = want[j]
+                .to_cols_array()
+                .iter()
+                .fold(0.0f32, |m, d| m.max(d.abs()));
+            assert!(
+                diff <= 1e-5,
+                "{isa} joint {j}: max |diff| {diff}, max |element| {scale}"
+            );
         }
     }
 }
@@ -631,5 +616,129 @@ mod palette_rules {
         assert_eq!(palette[0].to_mat4(), m * ib);
         assert_eq!(PaletteMatrix::from_mat4(m * ib), palette[0]);
         assert_eq!(palette.as_ptr() as usize % 64, 0);
+    }
+}
+
+/// The SoA entry point's rules; its kernels are checked on every ISA by the parity harness.
+#[cfg(feature = "experiments")]
+mod soa_rules {
+    use super::{humanoid, pose};
+    use glam::{Mat4, Vec3};
+    use ispc_skinning::experiments::{local_to_model_soa, SoaMatrices, SoaMethod};
+    use ispc_skinning::reference::trs_matrix;
+    use ispc_skinning::{Backend, Error, Isa};
+
+    fn locals() -> Vec<Mat4> {
+        let (t, q, sc) = pose(67);
+        (0..67)
+            .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], sc[j])))
+            .collect()
+    }
+
+    #[test]
+    fn the_reference_backend_gives_the_reference_result() {
+        let s = humanoid();
+        let locals = locals();
+        let root = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
+        let mut want = vec![Mat4::ZERO; 67];
+        ispc_skinning::reference::local_to_model(s.parents(), &locals, &root, &mut want, 0..67);
+        for method in [SoaMethod::Children, SoaMethod::Level] {
+            let mut models = SoaMatrices::zeroed(67);
+            local_to_model_soa(
+                &s,
+                &SoaMatrices::from_mat4(&locals),
+                &root,
+                &mut models,
+                method,
+                Backend::Reference,
+            )
+            .unwrap();
+            let mut got = vec![Mat4::ZERO; 67];
+            models.to_mat4(&mut got).unwrap();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn counts_must_match_the_skeleton() {
+        let s = humanoid();
+        let root = Mat4::IDENTITY;
+        let mut models = SoaMatrices::zeroed(67);
+        let short = SoaMatrices::zeroed(66);
+        let err = local_to_model_soa(
+            &s,
+            &short,
+            &root,
+            &mut models,
+            SoaMethod::Level,
+            Backend::Auto,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "local matrices",
+                expected: 67,
+                got: 66
+            }
+        );
+        let mut long = SoaMatrices::zeroed(68);
+        let locals = SoaMatrices::from_mat4(&locals());
+        let err = local_to_model_soa(
+            &s,
+            &locals,
+            &root,
+            &mut long,
+            SoaMethod::Children,
+            Backend::Auto,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            Error::CountMismatch {
+                what: "model matrices",
+                expected: 67,
+                got: 68
+            }
+        );
+    }
+
+    #[test]
+    fn an_unavailable_isa_is_rejected() {
+        let s = humanoid();
+        let locals = SoaMatrices::from_mat4(&locals());
+        let mut models = SoaMatrices::zeroed(67);
+        let foreign = if cfg!(target_arch = "aarch64") {
+            Isa::Avx2
+        } else {
+            Isa::Neon
+        };
+        let err = local_to_model_soa(
+            &s,
+            &locals,
+            &Mat4::IDENTITY,
+            &mut models,
+            SoaMethod::Level,
+            foreign.into(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::IsaUnavailable { isa, .. } if isa == foreign));
+    }
+
+    #[test]
+    fn conversions_round_trip() {
+        let locals = locals();
+        let soa = SoaMatrices::from_mat4(&locals);
+        assert_eq!(soa.len(), 67);
+        let mut back = vec![Mat4::ZERO; 67];
+        soa.to_mat4(&mut back).unwrap();
+        assert_eq!(
+            back, locals,
+            "affine matrices survive AoS -> SoA -> AoS bit for bit"
+        );
+        assert!(matches!(
+            soa.to_mat4(&mut back[1..]),
+            Err(Error::CountMismatch { .. })
+        ));
     }
 }

@@ -7,16 +7,18 @@
 //!    ((k + 4) eps S per component, see tests/isa_parity/skin.rs), into any output layout, and writes
 //!    nothing outside its attributes;
 //! 2. with every palette entry equal to one rigid transform M and normalized weights, skinning is M
-//!    applied to the bind pose (blended, base-vector and bone-major alike);
+//!    applied to the bind pose (blended, and with feature `experiments` base-vector and bone-major
+//!    alike);
 //! 3. threads never change a bit.
 
+mod common;
+
+use common::{random_transform, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
-    Attribute, Backend, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh, Format, Isa,
-    MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput, SkinnedMesh, SkinningJob,
-    Threads, WeightPolicy,
+    Attribute, Backend, Format, Isa, MeshInput, PaletteMatrix, PrepareOptions, Renormalize,
+    SkinOutput, SkinnedMesh, SkinningJob, Threads, WeightPolicy,
 };
-use scenes::Rng;
 
 const CASES: u64 = 300;
 
@@ -166,26 +168,7 @@ impl Case {
 
 fn random_palette(joints: usize, rng: &mut Rng) -> Vec<PaletteMatrix> {
     (0..joints)
-        .map(|_| {
-            PaletteMatrix::from_mat4(Mat4::from_scale_rotation_translation(
-                Vec3::new(
-                    rng.range(0.5, 2.0),
-                    rng.range(0.5, 2.0),
-                    rng.range(0.5, 2.0),
-                ),
-                Quat::from_euler(
-                    glam::EulerRot::XYZ,
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                ),
-                Vec3::new(
-                    rng.range(-5.0, 5.0),
-                    rng.range(-5.0, 5.0),
-                    rng.range(-5.0, 5.0),
-                ),
-            ))
-        })
+        .map(|_| PaletteMatrix::from_mat4(random_transform(rng, 0.5..2.0, -5.0..5.0)))
         .collect()
 }
 
@@ -218,7 +201,8 @@ const GUARD: f32 = -3.5e33;
 /// rotation) against components of at most 3, plus a translation of at most 5: 2 * 3 * 3 + 5.
 const S_BOUND: f32 = 23.0;
 
-/// Law 1 and law 3 for the blended-matrix job, and law 1 for the two positions-only jobs.
+/// Law 1 and law 3 for the blended-matrix job, and (feature `experiments`) law 1 for the two
+/// positions-only jobs.
 #[test]
 fn every_isa_matches_the_reference_on_random_meshes() {
     let isas = Isa::available();
@@ -242,7 +226,9 @@ fn every_isa_matches_the_reference_on_random_meshes() {
             Renormalize::None,
             Threads::One,
         );
+        #[cfg(feature = "experiments")]
         let want_base = positions_only(&mesh, &palette, Backend::Reference, false);
+        #[cfg(feature = "experiments")]
         let want_lists = positions_only(&mesh, &palette, Backend::Reference, true);
         for &isa in &isas {
             let got =
@@ -279,6 +265,7 @@ fn every_isa_matches_the_reference_on_random_meshes() {
                     "seed {seed}, {isa}: vertex {v}: tangent w changed"
                 );
             }
+            #[cfg(feature = "experiments")]
             for (lists, want) in [(false, &want_base), (true, &want_lists)] {
                 let got = positions_only(&mesh, &palette, isa.into(), lists);
                 for v in 0..case.n {
@@ -322,6 +309,8 @@ fn mesh_influences(mesh: &SkinnedMesh, v: usize) -> usize {
     unreachable!()
 }
 
+/// Positions skinned by the base-vector job, or by the bone-major job when `lists`.
+#[cfg(feature = "experiments")]
 fn positions_only(
     mesh: &SkinnedMesh,
     palette: &[PaletteMatrix],
@@ -329,6 +318,7 @@ fn positions_only(
     lists: bool,
 ) -> Vec<Vec3> {
     let mut out = vec![Vec3::NAN; mesh.vertex_count()];
+    use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
     if lists {
         let m = BoneMajorMesh::from_mesh(mesh);
         let mut job = BoneMajorJob::new(&m, palette, &mut out);
@@ -346,8 +336,7 @@ fn positions_only(
 /// Law 2: one rigid transform everywhere moves the mesh rigidly, whatever the weights (normalized).
 #[test]
 fn one_transform_everywhere_is_a_rigid_motion() {
-    let mut backends = vec![Backend::Reference];
-    backends.extend(Isa::available().into_iter().map(Backend::from));
+    let backends = common::backends();
     for seed in 0..CASES {
         let mut rng = Rng::new(1000 + seed);
         let case = Case::new(&mut rng);
@@ -367,16 +356,23 @@ fn one_transform_everywhere_is_a_rigid_motion() {
         let palette = vec![PaletteMatrix::from_mat4(m); case.joints];
         for &backend in &backends {
             let got = skin_interleaved(&mesh, &palette, backend, Renormalize::None, Threads::One);
-            let base = positions_only(&mesh, &palette, backend, false);
-            let lists = positions_only(&mesh, &palette, backend, true);
+            let blended: Vec<Vec3> = (0..case.n)
+                .map(|v| Vec3::new(got[14 * v + 1], got[14 * v + 2], got[14 * v + 3]))
+                .collect();
+            // Without `experiments` only the blended job runs, so the list stays one long.
+            #[cfg_attr(not(feature = "experiments"), allow(unused_mut, clippy::useless_vec))]
+            let mut results = vec![("blended", blended)];
+            #[cfg(feature = "experiments")]
+            results.extend([
+                (
+                    "base vectors",
+                    positions_only(&mesh, &palette, backend, false),
+                ),
+                ("bone-major", positions_only(&mesh, &palette, backend, true)),
+            ]);
             for v in 0..case.n {
                 let want = m.transform_point3(case.positions[v]);
-                let blended = Vec3::new(got[14 * v + 1], got[14 * v + 2], got[14 * v + 3]);
-                for (what, p) in [
-                    ("blended", blended),
-                    ("base vectors", base[v]),
-                    ("bone-major", lists[v]),
-                ] {
+                for (what, p) in results.iter().map(|(what, p)| (what, p[v])) {
                     // The weights sum to 1 within 8 roundings; the transform adds a few more.
                     let tol = 64.0 * f32::EPSILON * (want.abs().max_element() + 8.0);
                     assert!(

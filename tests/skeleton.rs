@@ -2,9 +2,9 @@
 // Index loops read several parallel arrays (original and level order) at once; indices are clearer here.
 #![allow(clippy::needless_range_loop)]
 
-mod harness;
+mod common;
 
-use harness::shuffled_tree;
+use common::shuffled_tree;
 use ispc_skinning::{Error, Skeleton};
 
 fn check_invariants(original: &[Option<usize>], s: &Skeleton) {

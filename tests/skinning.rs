@@ -1,13 +1,15 @@
 //! Mesh preparation and the skinning job: one test per rule, the weight policy, influence LOD, every
 //! input form, and the reference against glam's own math.
 
+mod common;
+
+use common::{random_transform, random_vec3, Rng};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use ispc_skinning::mesh::Format;
+use ispc_skinning::Format;
 use ispc_skinning::{
     Attribute, Backend, Error, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
     SkinnedMesh, SkinningJob, WeightPolicy,
 };
-use scenes::Rng;
 
 fn positions(n: usize) -> Vec<Vec3> {
     (0..n).map(|i| Vec3::new(i as f32, 1.0, -2.0)).collect()
@@ -234,25 +236,9 @@ fn skin(mesh: &SkinnedMesh, palette: &[PaletteMatrix], backend: Backend) -> Vec<
     out
 }
 
-/// A vector with each coordinate drawn from [lo, hi), x first.
-fn random_vec3(rng: &mut Rng, lo: f32, hi: f32) -> Vec3 {
-    Vec3::new(rng.range(lo, hi), rng.range(lo, hi), rng.range(lo, hi))
-}
-
 fn random_palette(n: usize, rng: &mut Rng) -> (Vec<Mat4>, Vec<PaletteMatrix>) {
     let mats: Vec<Mat4> = (0..n)
-        .map(|_| {
-            Mat4::from_scale_rotation_translation(
-                random_vec3(rng, 0.8, 1.2),
-                Quat::from_euler(
-                    glam::EulerRot::XYZ,
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                ),
-                random_vec3(rng, -2.0, 2.0),
-            )
-        })
+        .map(|_| random_transform(rng, 0.8..1.2, -2.0..2.0))
         .collect();
     let palette = mats.iter().map(|m| PaletteMatrix::from_mat4(*m)).collect();
     (mats, palette)
@@ -347,9 +333,9 @@ fn influence_lod_keeps_the_heaviest_and_renormalizes() {
 fn interleaved_input_equals_separate_streams_and_outputs_agree() {
     let n = 37;
     let mut rng = Rng::new(4);
-    let pos: Vec<Vec3> = (0..n).map(|_| random_vec3(&mut rng, -1.0, 1.0)).collect();
+    let pos: Vec<Vec3> = (0..n).map(|_| random_vec3(&mut rng, -1.0..1.0)).collect();
     let nrm: Vec<Vec3> = (0..n)
-        .map(|_| random_vec3(&mut rng, -1.0, 1.0).normalize())
+        .map(|_| random_vec3(&mut rng, -1.0..1.0).normalize())
         .collect();
     let tan: Vec<Vec4> = (0..n)
         .map(|i| {
@@ -618,13 +604,7 @@ fn the_default_character_at_bind_pose_is_its_mesh() {
     };
     let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(n)).unwrap();
     assert_eq!(mesh.influence_histogram()[4], mesh.vertex_count());
-    let mut backends = vec![Backend::Reference];
-    backends.extend(
-        ispc_skinning::Isa::available()
-            .into_iter()
-            .map(Backend::from),
-    );
-    for backend in backends {
+    for backend in common::backends() {
         let mut models = vec![Mat4::IDENTITY; n];
         let locals = Locals::Trs(Trs {
             translations: &translations,
@@ -650,9 +630,10 @@ fn the_default_character_at_bind_pose_is_its_mesh() {
 
 /// A mesh prepared against a huge palette bound builds its bone-major lists for the joints it uses
 /// only, and a job with a palette shorter than the bound is refused.
+#[cfg(feature = "experiments")]
 #[test]
 fn bone_major_lists_do_not_scale_with_the_palette_bound() {
-    use ispc_skinning::{BoneMajorJob, BoneMajorMesh};
+    use ispc_skinning::experiments::{BoneMajorJob, BoneMajorMesh};
     let p = positions(3);
     let joints = [[2u16, 0, 0, 0]; 3];
     let weights = [[1.0f32, 0.0, 0.0, 0.0]; 3];
@@ -679,7 +660,7 @@ fn bone_major_lists_do_not_scale_with_the_palette_bound() {
 
 /// A random mesh with `k` (1 to 8) normalized influences per vertex, and its palette.
 fn compact_case(n: usize, k: usize, rng: &mut Rng) -> (Vec<Vec3>, Vec<[u16; 8]>, Vec<[f32; 8]>) {
-    let p: Vec<Vec3> = (0..n).map(|_| random_vec3(rng, -2.0, 2.0)).collect();
+    let p: Vec<Vec3> = (0..n).map(|_| random_vec3(rng, -2.0..2.0)).collect();
     let joints = (0..n)
         .map(|_| std::array::from_fn(|_| rng.below(8) as u16))
         .collect();

@@ -1,5 +1,6 @@
-//! Local-to-model checks: every ISPC method on every shape, with matrix and TRS input, a non-identity
-//! root, and partial updates.
+//! Local-to-model checks: the product's ISPC method on every shape, with matrix and TRS input, a
+//! non-identity root, and partial updates; crowds and palettes; and (feature `experiments`) the SoA
+//! methods on data already in SoA and the level-order seed's benchmark kernels.
 //!
 //! Tolerance. Model matrices are products along the path from a root, so rounding accumulates with depth.
 //! For joint j at depth d, the standard bound for a chain of matrix products gives
@@ -9,7 +10,7 @@
 //! they may differ by twice that: the check allows 8 * eps * (d + 2) * A_j[e]. The bottom row must be
 //! exactly (0, 0, 0, 1).
 
-use crate::harness::{shapes, Rng};
+use crate::common::{shapes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
@@ -152,8 +153,9 @@ fn run(
     Ok(())
 }
 
-/// Every shape, matrix and TRS input, against the reference.
-fn check_method(isa: Isa, method: Method) -> Result<String, String> {
+/// The horizontal kernel on every shape, matrix and TRS input, against the reference.
+pub fn check_joint(isa: Isa) -> Result<String, String> {
+    let method = Method::IspcJoint;
     let root = root_matrix();
     let mut cases = 0;
     for (seed, (name, parents)) in shapes().into_iter().enumerate() {
@@ -179,7 +181,7 @@ fn check_method(isa: Isa, method: Method) -> Result<String, String> {
             let mut got = vec![Mat4::from_cols_array(&[f32::NAN; 16]); n];
             run(&skeleton, locals, root, method, Some(isa), None, &mut got)?;
             compare(
-                &format!("{} {isa} shape={name} input={kind}", method.name()),
+                &format!("{method:?} {isa} shape={name} input={kind}"),
                 &got,
                 &want,
                 &bound,
@@ -190,18 +192,6 @@ fn check_method(isa: Isa, method: Method) -> Result<String, String> {
         }
     }
     Ok(format!("{cases} cases"))
-}
-
-pub fn check_joint(isa: Isa) -> Result<String, String> {
-    check_method(isa, Method::IspcJoint)
-}
-
-pub fn check_children(isa: Isa) -> Result<String, String> {
-    check_method(isa, Method::IspcChildren)
-}
-
-pub fn check_level(isa: Isa) -> Result<String, String> {
-    check_method(isa, Method::IspcLevel)
 }
 
 /// Partial updates: recomputing one joint's subtree after its locals change equals a full update on the
@@ -241,44 +231,40 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
             let mut full = old.clone();
             for r in skeleton.subtree_ranges(from) {
                 ispc_skinning::reference::local_to_model(
-                    &skeleton,
+                    skeleton.parents(),
                     &after.matrices,
                     &root,
                     &mut full,
                     r,
                 );
             }
-            for method in [Method::IspcJoint, Method::IspcChildren, Method::IspcLevel] {
-                for (kind, locals) in [
-                    ("matrices", Locals::Matrices(&after.matrices)),
-                    ("trs", Locals::Trs(after.trs())),
-                ] {
-                    let mut got = old.clone();
-                    run(
-                        &skeleton,
-                        locals,
-                        root,
-                        method,
-                        Some(isa),
-                        Some(from),
-                        &mut got,
-                    )?;
-                    let ctx = format!(
-                        "partial {} {isa} shape={name} from={from} input={kind}",
-                        method.name()
-                    );
-                    compare(&ctx, &got, &full, &bound, &depth, &subtree)?;
-                    for j in (0..n).filter(|j| !subtree.contains(j)) {
-                        if got[j].to_cols_array().map(f32::to_bits)
-                            != old[j].to_cols_array().map(f32::to_bits)
-                        {
-                            return Err(format!(
-                                "{ctx}: joint {j} is outside the subtree but changed"
-                            ));
-                        }
+            // The horizontal kernel only: the SoA methods have no partial updates.
+            for (kind, locals) in [
+                ("matrices", Locals::Matrices(&after.matrices)),
+                ("trs", Locals::Trs(after.trs())),
+            ] {
+                let mut got = old.clone();
+                run(
+                    &skeleton,
+                    locals,
+                    root,
+                    Method::IspcJoint,
+                    Some(isa),
+                    Some(from),
+                    &mut got,
+                )?;
+                let ctx = format!("partial IspcJoint {isa} shape={name} from={from} input={kind}");
+                compare(&ctx, &got, &full, &bound, &depth, &subtree)?;
+                for j in (0..n).filter(|j| !subtree.contains(j)) {
+                    if got[j].to_cols_array().map(f32::to_bits)
+                        != old[j].to_cols_array().map(f32::to_bits)
+                    {
+                        return Err(format!(
+                            "{ctx}: joint {j} is outside the subtree but changed"
+                        ));
                     }
-                    cases += 1;
                 }
+                cases += 1;
             }
         }
     }
@@ -332,7 +318,7 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
             for (i, input) in inputs.iter().enumerate() {
                 let mut want = vec![Mat4::ZERO; n];
                 ispc_skinning::reference::local_to_model_trs(
-                    &skeleton,
+                    skeleton.parents(),
                     input.trs(),
                     &roots[i],
                     &mut want,
@@ -416,9 +402,10 @@ pub fn check_palette(isa: Isa) -> Result<String, String> {
 
 /// The seed's micro-benchmark kernel: the same float adds in the same order, so bit-identical to both
 /// serial methods, on every shape and over several iterations.
+#[cfg(feature = "experiments")]
 pub fn check_level_sum(isa: Isa) -> Result<String, String> {
     use glam::Vec4;
-    use ispc_skinning::level_sum::{
+    use ispc_skinning::experiments::level_sum::{
         level_by_level_sum, level_order_sum, parallel_level_order_sum, regular_traverse_sum,
     };
     let mut cases = 0;
@@ -468,46 +455,63 @@ pub fn check_level_sum(isa: Isa) -> Result<String, String> {
     Ok(format!("{cases} cases"))
 }
 
-/// The public SoA entry point (data already in SoA), both SoA methods, against the reference.
-pub fn check_soa_api(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{local_to_model_soa, SoaMatrices};
+/// The per-parent SoA method (the seed's `ParallelLevelOrder`) on every shape, against the reference.
+#[cfg(feature = "experiments")]
+pub fn check_soa_children(isa: Isa) -> Result<String, String> {
+    check_soa(
+        isa,
+        ispc_skinning::experiments::SoaMethod::Children,
+        "children",
+    )
+}
+
+/// The per-level SoA method on every shape, against the reference.
+#[cfg(feature = "experiments")]
+pub fn check_soa_level(isa: Isa) -> Result<String, String> {
+    check_soa(isa, ispc_skinning::experiments::SoaMethod::Level, "level")
+}
+
+/// The SoA entry point (data already in SoA, matrix input, whole skeleton) with one method, against the
+/// reference; the SoA methods run only there.
+#[cfg(feature = "experiments")]
+fn check_soa(
+    isa: Isa,
+    method: ispc_skinning::experiments::SoaMethod,
+    name: &str,
+) -> Result<String, String> {
+    use ispc_skinning::experiments::{local_to_model_soa, SoaMatrices};
     let root = root_matrix();
     let mut cases = 0;
-    for (seed, (name, parents)) in shapes().into_iter().enumerate() {
+    for (seed, (shape, parents)) in shapes().into_iter().enumerate() {
         let skeleton = Skeleton::from_parents(&parents).map_err(|e| e.to_string())?;
         let n = skeleton.len();
-        let input = Input::new(n, name.starts_with("chain"), seed as u64 + 40);
+        let input = Input::new(n, shape.starts_with("chain"), seed as u64 + 40);
         let (bound, depth) = bounds(&skeleton, &input, &root);
         let mut want = vec![Mat4::ZERO; n];
         ispc_skinning::reference::local_to_model(
-            &skeleton,
+            skeleton.parents(),
             &input.matrices,
             &root,
             &mut want,
             0..n,
         );
         let locals = SoaMatrices::from_mat4(&input.matrices);
-        for method in [Method::IspcChildren, Method::IspcLevel] {
-            let mut models = SoaMatrices::zeroed(n);
-            let ran =
-                local_to_model_soa(&skeleton, &locals, &root, &mut models, method, isa.into())
-                    .map_err(|e| e.to_string())?;
-            if ran != method {
-                return Err(format!("asked for {method:?}, {ran:?} ran"));
-            }
-            let mut got = vec![Mat4::ZERO; n];
-            models.to_mat4(&mut got).map_err(|e| e.to_string())?;
-            let all: Vec<usize> = (0..n).collect();
-            compare(
-                &format!("soa {} {isa} shape={name}", method.name()),
-                &got,
-                &want,
-                &bound,
-                &depth,
-                &all,
-            )?;
-            cases += 1;
-        }
+        // Start from NaN so that a joint the kernel skips fails the comparison.
+        let mut models = SoaMatrices::from_mat4(&vec![Mat4::from_cols_array(&[f32::NAN; 16]); n]);
+        local_to_model_soa(&skeleton, &locals, &root, &mut models, method, isa.into())
+            .map_err(|e| e.to_string())?;
+        let mut got = vec![Mat4::ZERO; n];
+        models.to_mat4(&mut got).map_err(|e| e.to_string())?;
+        let all: Vec<usize> = (0..n).collect();
+        compare(
+            &format!("soa {name} {isa} shape={shape}"),
+            &got,
+            &want,
+            &bound,
+            &depth,
+            &all,
+        )?;
+        cases += 1;
     }
     Ok(format!("{cases} cases"))
 }

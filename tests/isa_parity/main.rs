@@ -1,24 +1,24 @@
-//! Every ISPC kernel on every ISA against the serial reference (see tests/harness/mod.rs for how ISAs
-//! that cannot run are reported).
+//! Every ISPC kernel on every ISA against the serial reference (see tests/isa_parity/harness.rs for how
+//! ISAs that cannot run are reported). The seeds' experiments (cargo feature `experiments`) are checked
+//! only when that feature is on.
 
-#[path = "../harness/mod.rs"]
+#[path = "../common/mod.rs"]
+mod common;
 mod harness;
 mod hierarchy;
 mod skin;
 mod transform;
 
 fn main() {
-    harness::run(&[
+    // Without `experiments` nothing is added below.
+    #[cfg_attr(not(feature = "experiments"), allow(unused_mut))]
+    let mut checks: Vec<(&'static str, harness::Check)> = vec![
         ("transform_points", transform::check_transform_points_vec4),
         ("transform_points3", transform::check_transform_points_vec3),
         ("local_to_model_joint", hierarchy::check_joint),
-        ("local_to_model_children", hierarchy::check_children),
-        ("local_to_model_level", hierarchy::check_level),
         ("local_to_model_partial", hierarchy::check_partial),
-        ("local_to_model_soa", hierarchy::check_soa_api),
         ("crowd_local_to_model", hierarchy::check_crowd),
         ("skin_palette", hierarchy::check_palette),
-        ("level_sum", hierarchy::check_level_sum),
         ("skin_pnt", skin::check_skin),
         ("skin_pnt_compact", skin::check_skin_compact),
         ("skin_outputs", skin::check_skin_outputs),
@@ -26,8 +26,18 @@ fn main() {
         ("skin_pnt_threads", skin::check_skin_threads),
         ("skin_pnt_streaming", skin::check_skin_streaming),
         ("skin_p_only", skin::check_skin_p_only),
+    ];
+    #[cfg(feature = "experiments")]
+    checks.extend([
+        (
+            "local_to_model_soa_children",
+            hierarchy::check_soa_children as harness::Check,
+        ),
+        ("local_to_model_soa_level", hierarchy::check_soa_level),
+        ("level_sum", hierarchy::check_level_sum),
         ("skin_p_base", skin::check_skin_p_base),
         ("skin_p_base_threads", skin::check_skin_p_base_threads),
         ("skin_p_bone_major", skin::check_skin_p_bone_major),
-    ])
+    ]);
+    harness::run(&checks)
 }

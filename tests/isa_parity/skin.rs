@@ -7,8 +7,9 @@
 //! gamma_(k+4) of the exact value relative to S = sum_i |w_i| sum_c |P_i[r][c]| |v_c|, so they may differ
 //! by (k + 4) * eps * S.
 
-use crate::harness::{Rng, SIZES};
-use glam::{Mat4, Quat, Vec3, Vec4};
+use crate::common::{random_transform, random_vec3, Rng};
+use crate::harness::SIZES;
+use glam::{Vec3, Vec4};
 use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
     SkinningJob, WeightPolicy,
@@ -43,22 +44,10 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
         w1: vec![],
     };
     for i in 0..n {
-        m.pos.push(Vec3::new(
-            rng.range(-2.0, 2.0),
-            rng.range(-2.0, 2.0),
-            rng.range(-2.0, 2.0),
-        ));
-        m.nrm.push(Vec3::new(
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-        ));
-        m.tan.push(Vec4::new(
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-            rng.range(-1.0, 1.0),
-            if i % 3 == 0 { -1.0 } else { 1.0 },
-        ));
+        m.pos.push(random_vec3(rng, -2.0..2.0));
+        m.nrm.push(random_vec3(rng, -1.0..1.0));
+        m.tan
+            .push(random_vec3(rng, -1.0..1.0).extend(if i % 3 == 0 { -1.0 } else { 1.0 }));
         let k = influences(i);
         let mut j = [0u16; 8];
         let mut w = [0f32; 8];
@@ -82,26 +71,7 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
 
 fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
     (0..JOINTS)
-        .map(|_| {
-            PaletteMatrix::from_mat4(Mat4::from_scale_rotation_translation(
-                Vec3::new(
-                    rng.range(0.7, 1.3),
-                    rng.range(0.7, 1.3),
-                    rng.range(0.7, 1.3),
-                ),
-                Quat::from_euler(
-                    glam::EulerRot::XYZ,
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                ),
-                Vec3::new(
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                    rng.range(-3.0, 3.0),
-                ),
-            ))
-        })
+        .map(|_| PaletteMatrix::from_mat4(random_transform(rng, 0.7..1.3, -3.0..3.0)))
         .collect()
 }
 
@@ -474,9 +444,11 @@ pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
 /// row in other orders (and the kernels fuse multiply-adds): each is within gamma_(4k + 4) of the exact
 /// value relative to S (see the file comment), so they may differ by 2 (4k + 4) eps S.
 /// Skins a prepared mesh's positions with one backend.
+#[cfg(feature = "experiments")]
 type PositionsFn =
     dyn Fn(&SkinnedMesh, &[PaletteMatrix], Backend, &mut [Vec3]) -> Result<(), String>;
 
+#[cfg(feature = "experiments")]
 fn check_positions_only(isa: Isa, name: &str, run: &PositionsFn) -> Result<String, String> {
     let mut rng = Rng::new(55);
     let pal = palette(&mut rng);
@@ -520,8 +492,9 @@ fn check_positions_only(isa: Isa, name: &str, run: &PositionsFn) -> Result<Strin
     Ok(format!("{cases} cases"))
 }
 
+#[cfg(feature = "experiments")]
 pub fn check_skin_p_base(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{BaseVectorJob, BaseVectorMesh};
+    use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh};
     check_positions_only(isa, "skin_p_base", &|mesh, pal, backend, out| {
         let base = BaseVectorMesh::from_mesh(mesh);
         let mut job = BaseVectorJob::new(&base, pal, out);
@@ -530,8 +503,9 @@ pub fn check_skin_p_base(isa: Isa) -> Result<String, String> {
     })
 }
 
+#[cfg(feature = "experiments")]
 pub fn check_skin_p_bone_major(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{BoneMajorJob, BoneMajorMesh};
+    use ispc_skinning::experiments::{BoneMajorJob, BoneMajorMesh};
     check_positions_only(isa, "skin_p_bone_major", &|mesh, pal, backend, out| {
         let lists = BoneMajorMesh::from_mesh(mesh);
         let mut job = BoneMajorJob::new(&lists, pal, out);
@@ -541,8 +515,10 @@ pub fn check_skin_p_bone_major(isa: Isa) -> Result<String, String> {
 }
 
 /// Base vectors over rayon's pool: bit-identical to one thread on a mesh of several chunks.
+#[cfg(feature = "experiments")]
 pub fn check_skin_p_base_threads(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{BaseVectorJob, BaseVectorMesh, Threads};
+    use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh};
+    use ispc_skinning::Threads;
     let mut rng = Rng::new(66);
     let pal = palette(&mut rng);
     let n = 100_000;

@@ -6,7 +6,8 @@
 //! |m_r2*z| + |m_r3| and gamma_4 is about 4 * (eps/2), so the two differ by at most 4 * eps * S. The check
 //! uses exactly that bound, so any real error (a wrong element, lane or vertex) fails it.
 
-use crate::harness::{Rng, OFFSETS, SIZES};
+use crate::common::{random_vec3, Rng};
+use crate::harness::{OFFSETS, SIZES};
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{reference, transform_points, transform_points3, Isa};
 
@@ -41,15 +42,7 @@ fn tolerance(m: &Mat4, row: usize, p: Vec3) -> f32 {
 }
 
 fn random_points(rng: &mut Rng, n: usize) -> Vec<Vec3> {
-    (0..n)
-        .map(|_| {
-            Vec3::new(
-                rng.range(-100.0, 100.0),
-                rng.range(-100.0, 100.0),
-                rng.range(-100.0, 100.0),
-            )
-        })
-        .collect()
+    (0..n).map(|_| random_vec3(rng, -100.0..100.0)).collect()
 }
 
 /// Sentinel written around every output slice; a kernel that writes outside its slice changes it.

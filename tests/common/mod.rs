@@ -1,28 +1,15 @@
-//! The shared ISA parity harness: every kernel, on every ISA, against the serial reference.
-//!
-//! Each check becomes one test per ISA named `<kernel>::<isa>`. An ISA that is not compiled in, or that
-//! this CPU cannot run, becomes an *ignored* test, and the reason is printed before the tests run; it is
-//! never counted as passed. (`cargo test -- --ignored` runs them anyway and they fail with the reason.)
+//! Helpers shared by the integration tests (`mod common;` in each test file, and by path from the ISA
+//! parity harness): the deterministic generator, random transforms, skeleton shapes, the backends to
+//! compare, and the real glTF assets, which are skipped visibly when absent.
 
+// Each test binary uses some of these helpers, never all.
 #![allow(dead_code)]
 
+use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{Backend, Isa};
-use libtest_mimic::{Arguments, Failed, Trial};
-
-/// Sizes every kernel is checked at: empty, single, around each gang width (4, 8 and 16 lanes), around
-/// the four-group blocks of the horizontal kernels (4, 8 and 16 vertices for those widths, with their
-/// remainder loops), and large.
-pub const SIZES: &[usize] = &[
-    0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 1000, 65_536,
-];
-
-/// Start offsets (in items) into a larger buffer: 12-byte items at offsets 0..=3 start at every 4-byte
-/// position modulo 16, so most slices are not 16-byte aligned.
-pub const OFFSETS: &[usize] = &[0, 1, 2, 3];
-
-/// A check of one kernel on one ISA. It returns a short summary on success, or a message that shows the
-/// actual difference on failure.
-pub type Check = fn(Isa) -> Result<String, String>;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The crate's deterministic generator, so failures reproduce exactly.
 pub use scenes::Rng;
@@ -100,34 +87,60 @@ pub fn shapes() -> Vec<(String, Vec<Option<usize>>)> {
     v
 }
 
-/// Prints which ISAs run and which do not (with the reason), then runs every check on every ISA.
-pub fn run(checks: &[(&'static str, Check)]) -> ! {
-    let args = Arguments::from_args();
-    if !args.list {
-        println!("ISA parity harness (reference: serial Rust):");
-        for isa in Isa::ALL {
-            match isa.runnable() {
-                Ok(_) => println!(
-                    "  {isa:<7} runs  (ISPC target {})",
-                    isa.ispc_target().unwrap_or("?")
-                ),
-                Err(e) => println!("  {isa:<7} NOT RUN: {e}"),
-            }
-        }
-        match Backend::selected() {
-            Ok(b) => println!("  Backend::Auto selects: {}", b.name()),
-            Err(e) => println!("  Backend::Auto: {e}"),
-        }
+/// A vector with each coordinate drawn from `range`, x first.
+pub fn random_vec3(rng: &mut Rng, range: Range<f32>) -> Vec3 {
+    Vec3::new(
+        rng.range(range.start, range.end),
+        rng.range(range.start, range.end),
+        rng.range(range.start, range.end),
+    )
+}
+
+/// A random affine transform: a non-uniform scale drawn from `scale`, XYZ Euler angles in [-3, 3) and a
+/// translation drawn from `translation` (drawn in that order, so a seed always gives the same matrix).
+pub fn random_transform(rng: &mut Rng, scale: Range<f32>, translation: Range<f32>) -> Mat4 {
+    let s = random_vec3(rng, scale);
+    let r = Quat::from_euler(
+        glam::EulerRot::XYZ,
+        rng.range(-3.0, 3.0),
+        rng.range(-3.0, 3.0),
+        rng.range(-3.0, 3.0),
+    );
+    Mat4::from_scale_rotation_translation(s, r, random_vec3(rng, translation))
+}
+
+/// The serial reference, then every ISA this build contains and this CPU runs: the backends whose
+/// results a test compares.
+pub fn backends() -> Vec<Backend> {
+    let mut b = vec![Backend::Reference];
+    b.extend(Isa::available().into_iter().map(Backend::Isa));
+    b
+}
+
+/// How many real-asset checks this test binary has skipped so far.
+static ASSET_SKIPS: AtomicUsize = AtomicUsize::new(0);
+
+/// The real glTF assets folder: `ISPC_SKINNING_ASSETS` when set, else `../shared/assets` beside the
+/// repository. `None` when it is absent (as on a fresh machine): the caller returns early, and a
+/// `skipped:` line naming the test, the folder and the running count of skips goes to the real stderr
+/// (past libtest's capture), so a skipped check is never silently counted as a pass.
+pub fn assets() -> Option<PathBuf> {
+    let dir = match std::env::var_os("ISPC_SKINNING_ASSETS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets"),
+    };
+    if dir.is_dir() {
+        return Some(dir);
     }
-    let mut trials = Vec::new();
-    for &(kernel, check) in checks {
-        for isa in Isa::ALL {
-            let trial = Trial::test(format!("{kernel}::{isa}"), move || match check(isa) {
-                Ok(_) => Ok(()),
-                Err(msg) => Err(Failed::from(msg)),
-            });
-            trials.push(trial.with_ignored_flag(!isa.is_available()));
-        }
-    }
-    libtest_mimic::run(&args, trials).exit()
+    let skips = ASSET_SKIPS.fetch_add(1, Ordering::Relaxed) + 1;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    // Written to the stderr handle itself: libtest captures eprintln! but not direct writes.
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {test}: {} is absent (real-asset skip #{skips} in this test binary; set ISPC_SKINNING_ASSETS to run it)",
+        dir.display()
+    );
+    None
 }
