@@ -10,6 +10,8 @@
 //! - [`commands`]: `info` and `skin`;
 //! - [`progress`]: the progress bars of long steps, drawn only on a terminal.
 
+#![warn(missing_docs)]
+
 pub mod baseline;
 pub mod cli;
 pub mod commands;

@@ -23,9 +23,10 @@ pub fn target() -> ProgressDrawTarget {
 /// step, ticking on its own so that it moves during long steps.
 pub fn bar(steps: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(steps), target());
-    let style = ProgressStyle::with_template("{spinner} [{elapsed}] {bar:24} {pos}/{len} {wide_msg}")
-        .expect("a valid template")
-        .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:24} {pos}/{len} {wide_msg}")
+            .expect("a valid template")
+            .progress_chars("=> ");
     bar.set_style(style);
     if !bar.is_hidden() {
         bar.enable_steady_tick(Duration::from_millis(120));

@@ -2,8 +2,8 @@
 
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
-    Attribute, Backend, LocalToModelJob, Locals, MeshInput, PaletteJob,
-    PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
+    Attribute, Backend, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
+    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
 };
 use ispc_skinning_lab::pipeline::FramePipeline;
 use scenes::{cylinder, cylinder_pose};

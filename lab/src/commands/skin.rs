@@ -30,8 +30,10 @@ pub enum ClipChoice {
 
 /// The arguments of `skin`.
 #[derive(Debug, Args)]
-#[command(after_help = "Outputs, all in glTF world space: PATH.json writes the skinned positions and \
-normals, PATH.obj the skinned geometry, PATH.png a shaded 512 x 512 picture; without --out, a summary.")]
+#[command(
+    after_help = "Outputs, all in glTF world space: PATH.json writes the skinned positions and \
+normals, PATH.obj the skinned geometry, PATH.png a shaded 512 x 512 picture; without --out, a summary."
+)]
 pub struct SkinArgs {
     /// The character: a .gltf or .glb file.
     pub file: String,
@@ -214,13 +216,7 @@ fn vec3s(s: &mut String, v: &[glam::Vec3]) {
 }
 
 #[cfg(feature = "gltf")]
-fn json(
-    scene: &GltfScene,
-    frame: &Frame,
-    asset: &str,
-    clip: Option<usize>,
-    time: f32,
-) -> String {
+fn json(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time: f32) -> String {
     let mut s = String::new();
     let asset = serde_json::to_string(asset).unwrap_or_else(|_| "\"\"".into());
     let _ = write!(s, "{{\"asset\": {asset}, \"clip\": ");
@@ -258,13 +254,7 @@ fn json(
 }
 
 #[cfg(feature = "gltf")]
-fn obj(
-    scene: &GltfScene,
-    frame: &Frame,
-    asset: &str,
-    clip: Option<usize>,
-    time: f32,
-) -> String {
+fn obj(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time: f32) -> String {
     let mut s = String::new();
     let clip = clip.map_or("none (rest pose)".to_string(), |c| c.to_string());
     let _ = writeln!(
@@ -301,4 +291,3 @@ fn obj(
     }
     s
 }
-

@@ -119,7 +119,10 @@ pub fn svg(rows: &[Row], title: &str) -> Result<String, String> {
         let band = |g: usize, b: usize| {
             let top = (slots - g) as f64 - 0.1;
             let h = 0.8 / bars_per_group;
-            (top - h * (b + 1) as f64 + 0.1 * h, top - h * b as f64 - 0.1 * h)
+            (
+                top - h * (b + 1) as f64 + 0.1 * h,
+                top - h * b as f64 - 0.1 * h,
+            )
         };
         for &(isa, colour) in COLOURS {
             let bars: Vec<(usize, usize, f64)> = groups
@@ -140,7 +143,9 @@ pub fn svg(rows: &[Row], title: &str) -> Result<String, String> {
                 }))
                 .map_err(chart_error)?
                 .label(isa)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled())
+                });
             chart
                 .draw_series(bars.iter().map(|&(g, b, v)| {
                     let (y0, y1) = band(g, b);

@@ -11,8 +11,8 @@ use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
-    Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob,
-    PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
+    Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
+    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
 };
 use scenes::{cylinder, cylinder_pose, Cylinder};
 use std::cell::RefCell;

@@ -73,10 +73,24 @@ mod tests {
         let text = to_json(&rows);
         assert!(text.contains(r#""kernel": "transform_points", "isa": "reference""#));
         let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-        let keys: Vec<&str> = text.lines().nth(1).unwrap().split("\": ").map(|k| k.rsplit('"').next().unwrap()).collect();
+        let keys: Vec<&str> = text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split("\": ")
+            .map(|k| k.rsplit('"').next().unwrap())
+            .collect();
         assert_eq!(
             &keys[..7],
-            ["kernel", "isa", "size", "influences", "threads", "ns_per_item", "reference_ns_per_item"]
+            [
+                "kernel",
+                "isa",
+                "size",
+                "influences",
+                "threads",
+                "ns_per_item",
+                "reference_ns_per_item"
+            ]
         );
         assert_eq!(v[1]["influences"], 4);
         assert!(v[1]["reference_ns_per_item"].is_null());

@@ -94,7 +94,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     skinning::print_summary(&rows);
     davies::print_summary(&rows);
     if let Some(path) = &options.json {
-        std::fs::write(path, json::to_json(&rows)).map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, json::to_json(&rows))
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
         println!("wrote {} rows to {path}", rows.len());
     }
     if let Some(path) = &options.plot {

@@ -670,11 +670,7 @@ pub fn print_summary(rows: &[Row]) {
             4,
             "bone-major lists (VFP seed), positions",
         ),
-        (
-            "skin_rigid",
-            1,
-            "rigid, positions + normals + tangents",
-        ),
+        ("skin_rigid", 1, "rigid, positions + normals + tangents"),
     ] {
         if let Some(b) = best_of(rows, kernel, infl) {
             let worst = at(rows, kernel, infl)
