@@ -80,8 +80,9 @@ pub fn svg(rows: &[Row], title: &str) -> Result<String, String> {
     let max = groups
         .iter()
         .flat_map(|g| g.1.iter().map(|b| b.1))
-        .fold(1.0f64, f64::max)
-        .ceil();
+        .fold(1.0f64, f64::max);
+    // Room right of the longest bar for its value label.
+    let max = (max * 1.1).ceil();
     let bars_per_group = COLOURS.len() as f64;
     let height = 90 + 16 * (COLOURS.len() as u32 + 1) * slots as u32;
     let mut text = String::new();
