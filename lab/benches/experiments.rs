@@ -155,20 +155,26 @@ const JOINTS: usize = 64;
 const SIZES: [usize; 3] = [1024, 65_536, 1 << 20];
 const INFLUENCES: [usize; 4] = [1, 2, 4, 8];
 
-/// `n` vertices with `k` influences on neighbouring joints, as the library's skinning bench makes them.
+/// `n` vertices with `k` influences on neighbouring joints, with normals and tangents, prepared as the
+/// library's skinning bench prepared them for these ids (same seed, same layout).
 fn mesh(n: usize, k: usize) -> SkinnedMesh {
     let mut rng = Rng::new(3);
-    let (mut pos, mut joints, mut weights) = (
+    let (mut pos, mut nrm, mut tan, mut joints, mut weights) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
         Vec::with_capacity(n),
         [Vec::with_capacity(n), Vec::with_capacity(n)],
         [Vec::with_capacity(n), Vec::with_capacity(n)],
     );
     for _ in 0..n {
-        pos.push(Vec3::new(
+        let p = Vec3::new(
             rng.range(-1.0, 1.0),
             rng.range(0.0, 2.0),
             rng.range(-1.0, 1.0),
-        ));
+        );
+        pos.push(p);
+        nrm.push(p.normalize_or_zero());
+        tan.push(p.any_orthonormal_vector().extend(-1.0));
         let base = rng.below(JOINTS - 8);
         let mut j = [0u16; 8];
         let mut w = [0f32; 8];
@@ -183,8 +189,8 @@ fn mesh(n: usize, k: usize) -> SkinnedMesh {
     }
     let input = MeshInput {
         positions: Attribute::vec3(&pos),
-        normals: None,
-        tangents: None,
+        normals: Some(Attribute::vec3(&nrm)),
+        tangents: Some(Attribute::vec4(&tan)),
         joints: [
             Some(Attribute::joints_u16(&joints[0])),
             Some(Attribute::joints_u16(&joints[1])),
