@@ -1,11 +1,14 @@
-//! The second benchmark baseline: the per-item glam loop a user would write (`isa: "glam"` in reports).
+//! The report's baselines: the per-item glam loops a user would write (`isa: "glam"` in reports), and
+//! the seeds' serial methods that lost to the library's (`isa: "serial"`).
 //!
-//! These are written the way a careful user of glam would write them (whole-vector glam operations,
-//! the matrix converted once outside the loop). They are not used by the crate itself; they exist so that
-//! the report can show what the ISPC kernels gain over idiomatic glam, compiled with the same flags.
+//! The glam loops are written the way a careful user of glam would write them (whole-vector glam
+//! operations, the matrix converted once outside the loop). The library does not use any of this; it
+//! exists so that the report can show what the ISPC kernels gain over idiomatic glam and over the
+//! seeds' methods, compiled with the same flags.
 
-use ispc_skinning::{Skeleton, Trs};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
+use ispc_skinning::reference::affine_mul;
+use ispc_skinning::{Skeleton, Trs};
 
 /// `dst[i] = m * src[i].extend(1.0)`.
 pub fn transform_points_vec4(m: &Mat4, src: &[Vec3], dst: &mut [Vec4]) {
@@ -32,6 +35,30 @@ pub fn local_to_model(skeleton: &Skeleton, locals: &[Mat4], root: &Mat4, models:
             None => *root,
         };
         models[j] = parent * locals[j];
+    }
+}
+
+/// Local to model the seed's serial way (its `LevelOrderSum`): the roots from `root`, then each parent in
+/// level order writes its contiguous range of children, `models[c] = models[p] * locals[c]`.
+///
+/// It uses the reference's affine product, so it computes exactly what the serial reference computes;
+/// only the traversal differs. Joints past the end of `locals` or `models` are left as they are.
+pub fn local_to_model_serial_children(
+    skeleton: &Skeleton,
+    locals: &[Mat4],
+    root: &Mat4,
+    models: &mut [Mat4],
+) {
+    let n = skeleton.len().min(locals.len()).min(models.len());
+    let root = root.to_cols_array();
+    for r in skeleton.roots().filter(|&r| r < n) {
+        models[r] = Mat4::from_cols_array(&affine_mul(&root, &locals[r].to_cols_array()));
+    }
+    for p in 0..n {
+        let parent = models[p].to_cols_array();
+        for c in skeleton.children(p).filter(|&c| c < n) {
+            models[c] = Mat4::from_cols_array(&affine_mul(&parent, &locals[c].to_cols_array()));
+        }
     }
 }
 
@@ -94,6 +121,36 @@ pub fn skin4(
             if let Some(o) = out.get_mut(i) {
                 *o = m.transform_vector3(t.truncate()).extend(t.w);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ispc_skinning::reference::trs_matrix;
+    use ispc_skinning::{Backend, LocalToModelJob, Locals, Method};
+    use scenes::{animated_pose, humanoid_parents, level_tree};
+
+    /// The serial per-parent traversal computes the serial reference's matrices bit for bit, on a
+    /// humanoid and on a wide level tree with several roots.
+    #[test]
+    fn serial_children_equals_the_reference() {
+        for parents in [humanoid_parents(67), level_tree(2000, 9, 3)] {
+            let skeleton = Skeleton::from_parents(&parents).unwrap();
+            let n = skeleton.len();
+            let (t, q, s) = animated_pose(n, 0.7, true, 5);
+            let locals: Vec<Mat4> = (0..n)
+                .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], s[j])))
+                .collect();
+            let root = Mat4::from_translation(Vec3::new(0.5, 1.0, -2.0));
+            let mut expect = vec![Mat4::ZERO; n];
+            let mut job = LocalToModelJob::new(&skeleton, Locals::Matrices(&locals), &mut expect);
+            (job.root, job.method, job.backend) = (root, Method::Reference, Backend::Reference);
+            job.run().unwrap();
+            let mut got = vec![Mat4::ZERO; n];
+            local_to_model_serial_children(&skeleton, &locals, &root, &mut got);
+            assert_eq!(got, expect);
         }
     }
 }

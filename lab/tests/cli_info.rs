@@ -1,6 +1,6 @@
 //! The `info` command: ISA overrides and their errors, through the binary as a user starts it.
 
-use ispc_skinning::{Backend, Isa};
+use ispc_skinning::Isa;
 use std::process::Command;
 
 /// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86

@@ -1,4 +1,4 @@
-//! The `skin` command on every shared asset (skipped when `../shared/assets` is absent): JSON, OBJ and
+//! The `skin` command on every shared asset (skipped when `shared/assets` beside the repository is absent): JSON, OBJ and
 //! PNG outputs checked against the library and against what a picture of the character must show.
 #![cfg(feature = "gltf")]
 
@@ -17,7 +17,7 @@ const ASSETS: [&str; 5] = [
 ];
 
 fn assets() -> Option<Vec<PathBuf>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/assets");
     if !dir.is_dir() {
         eprintln!(
             "skipped: {} is absent, so the skin command is not run on real assets",
@@ -29,7 +29,7 @@ fn assets() -> Option<Vec<PathBuf>> {
 }
 
 /// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86
-/// CPU), as in tests/api.rs.
+/// CPU), as in tests/cli_info.rs.
 fn binary() -> Command {
     let var = format!(
         "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",

@@ -1,11 +1,12 @@
 //! FramePipeline: the overlapped frame computes exactly what the serial one does, and the buffers swap.
 
 use glam::{Mat4, Quat, Vec3};
-use scenes::{cylinder, cylinder_pose};
 use ispc_skinning::{
-    Attribute, Backend, FramePipeline, LocalToModelJob, Locals, MeshInput, PaletteJob,
-    PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
+    Attribute, Backend, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
+    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
 };
+use ispc_skinning_lab::pipeline::FramePipeline;
+use scenes::{cylinder, cylinder_pose};
 
 #[test]
 fn buffers_swap_after_each_frame() {

@@ -2,24 +2,26 @@
 //! on 40,000 joints with matrix input (`local_to_model`, every variant), on 120 joints with TRS input
 //! (`local_to_model_trs`), and crowds of 256 x 64 (`crowd_local_to_model`, 1 and 2 threads).
 
-use super::bench::Row;
-use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
+use crate::baseline;
+use crate::report::row::Row;
+use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
+use indicatif::ProgressBar;
+use ispc_skinning::experiments::{level_sum, local_to_model_soa, SoaMatrices};
 use ispc_skinning::reference::trs_matrix;
-use scenes::{animated_pose, humanoid_parents, level_tree};
 use ispc_skinning::{
-    baseline, level_sum, local_to_model_soa, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose,
-    Isa, LocalToModelJob, Locals, Method, Skeleton, SoaMatrices, Threads, Trs,
+    Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
+    Skeleton, Threads, Trs,
 };
+use scenes::{animated_pose, humanoid_parents, level_tree};
 
-/// The seed's figures for its 40,000-bone, 100-iteration benchmark (ms), serial code with SSE.
+/// The seed's published figures for its 40,000-bone, 100-iteration benchmark (ms), serial code with
+/// SSE; not measured here.
 const SEED_MS: [(&str, f64); 3] = [
     ("LevelOrderSum", 3.93),
     ("RegularTraverseSum", 2.65),
     ("ParallelLevelOrder (ISPC)", 1.795),
 ];
-/// ozz-animation's LocalToModelJob (TRS input) on this machine class, ns per joint (notes).
-const OZZ_TRS_NS: f64 = 7.4;
 
 type Candidate<'a> = (String, Box<dyn FnMut() + Send + 'a>);
 
@@ -57,24 +59,25 @@ fn push(
     }
 }
 
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    level_sum_rows(budget, isas, rows);
-    local_to_model_rows(budget, isas, rows);
-    trs_rows(budget, isas, rows);
-    crowd_rows(budget, isas, rows);
-    eprintln!("\rbench: hierarchy done                          ");
+/// Appends every hierarchy row: `level_sum*`, `local_to_model*`, `local_to_model_trs`,
+/// `crowd_local_to_model` and `crowd_threads`.
+pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+    level_sum_rows(budget, isas, rows, progress);
+    local_to_model_rows(budget, isas, rows, progress);
+    trs_rows(budget, isas, rows, progress);
+    crowd_rows(budget, isas, rows, progress);
 }
 
 /// The seed's benchmark: 40,000 bones, float4 positions, each pass adds every parent to its children.
 /// Two trees: the 17-level tree of the notes (about 2.2 children per parent) and a 3-level wide tree
 /// (about 200 children per parent). Positions start at zero so values stay bounded over millions of
 /// passes; the float adds cost the same whatever the values.
-fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
     for (kernel, by_level, levels) in [
         ("level_sum", "level_sum_by_level", 17usize),
         ("level_sum_wide", "level_sum_wide_by_level", 3),
     ] {
-        eprint!("\rbench: {kernel} (40,000 bones, {levels} levels)      ");
+        progress.set_message(format!("{kernel} (40,000 bones, {levels} levels)"));
         let skeleton = Skeleton::from_parents(&level_tree(40_000, levels, 1)).expect("valid tree");
         let s = &skeleton;
         // The seed's three methods.
@@ -120,8 +123,8 @@ fn level_sum_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     }
 }
 
-fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    eprint!("\rbench: local_to_model (40,000 joints)         ");
+fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+    progress.set_message("local_to_model (40,000 joints)");
     let n = 40_000;
     let skeleton = Skeleton::from_parents(&level_tree(n, 17, 1)).expect("valid tree");
     let (t, q, s) = animated_pose(n, 0.3, true, 1);
@@ -129,7 +132,7 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         .map(|j| Mat4::from_cols_array(&trs_matrix(t[j], q[j], s[j])))
         .collect();
     let root = Mat4::from_translation(Vec3::new(0.0, 1.0, 0.0));
-    let sk = &skeleton;
+    let (sk, mats) = (&skeleton, &locals);
     let job = |method: Method, backend: Backend, out: &mut [Mat4]| {
         let mut j = LocalToModelJob::new(sk, Locals::Matrices(&locals), out);
         (j.root, j.method, j.backend) = (root, method, backend);
@@ -169,10 +172,14 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         ),
         (
             "serial".into(),
-            Box::new(move || job(Method::SerialChildren, Backend::Reference, o)),
+            // The seed's serial per-parent method lives in the lab, not the library.
+            Box::new(move || baseline::local_to_model_serial_children(sk, mats, &root, o)),
         ),
     ];
     push(rows, budget, "local_to_model_serial_children", n, 1, c);
+    // MERGE: Method::IspcChildren and Method::IspcLevel leave `Method` for
+    // `experiments::local_to_model_soa` with `experiments::SoaMethod::{Children, Level}`. These two rows
+    // (Mat4 in and out) then become SoaMatrices::from_mat4, local_to_model_soa and the way back, or go.
     for (kernel, method) in [
         ("local_to_model_children", Method::IspcChildren),
         ("local_to_model_level", Method::IspcLevel),
@@ -193,6 +200,7 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     }
     // The SoA traversals on data that is already SoA (no conversions).
     let soa_locals = SoaMatrices::from_mat4(&locals);
+    // MERGE: `Method::IspcChildren` / `Method::IspcLevel` become `SoaMethod::Children` / `SoaMethod::Level`.
     for (kernel, method) in [
         ("local_to_model_children_soa", Method::IspcChildren),
         ("local_to_model_level_soa", Method::IspcLevel),
@@ -218,8 +226,8 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
 }
 
 /// 120 joints (a detailed humanoid) with TRS input: the whole job, as a game calls it each frame.
-fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    eprint!("\rbench: local_to_model_trs (120 joints)        ");
+fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+    progress.set_message("local_to_model_trs (120 joints)");
     let n = 120;
     let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
     let (t, q, s) = animated_pose(n, 0.3, true, 2);
@@ -260,8 +268,8 @@ fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
 /// the per-instance serial loops over plain per-instance arrays (what a user without crowds writes).
 /// The 2-thread rows call the job from inside rayon's pool, as a job system would: from outside the pool
 /// each call pays a thread wake-up (about 16 us on this VM, as much as the whole 1-thread job).
-fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    eprint!("\rbench: crowd_local_to_model (256 x 64)        ");
+fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+    progress.set_message("crowd_local_to_model (256 x 64)");
     let (joints, instances) = (64, 256);
     let skeleton = Skeleton::from_parents(&humanoid_parents(joints)).expect("valid rig");
     let poses: Vec<_> = (0..instances)
@@ -378,7 +386,8 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     }
 }
 
-/// The targets for the hierarchy, read off this run's rows.
+/// Prints the targets for the hierarchy, read off this run's rows, and the seed's published
+/// figures beside the `level_sum` rows.
 pub fn print_summary(rows: &[Row]) {
     let find = |k: &str, isa: &str, threads: usize| {
         rows.iter()
@@ -428,7 +437,7 @@ pub fn print_summary(rows: &[Row]) {
         println!();
     }
     println!(
-        "  seed (ms): {}",
+        "  the seed's published figures (ms, not measured here): {}",
         SEED_MS
             .iter()
             .map(|(n, v)| format!("{n} {v}"))
@@ -442,7 +451,10 @@ pub fn print_summary(rows: &[Row]) {
         println!("local_to_model, 40,000 joints: best ISA {} {:.2} ns/joint, {:.2}x the reference (target 1.8x)", b.isa, b.ns_per_item, r.ns_per_item / b.ns_per_item);
     }
     if let Some(b) = best("local_to_model_trs", 1) {
-        println!("local_to_model_trs, 120 joints: best ISA {} {:.2} ns/joint (target under 4 ns; ozz-animation measured {OZZ_TRS_NS} ns here)", b.isa, b.ns_per_item);
+        println!(
+            "local_to_model_trs, 120 joints: best ISA {} {:.2} ns/joint (target under 4 ns)",
+            b.isa, b.ns_per_item
+        );
     }
     if let (Some(b1), Some(r)) = (
         best("crowd_local_to_model", 1),

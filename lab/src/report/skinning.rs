@@ -2,19 +2,19 @@
 //! vertices (in cache) and on 1,048,576 (out of cache, with the bytes moved per vertex and GB/s), next
 //! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
 
-use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
+use crate::baseline;
+use crate::report::row::{backends, push_rows, Row};
+use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use scenes::Rng;
-use ispc_skinning::Threads;
+use indicatif::ProgressBar;
+use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
 use ispc_skinning::{
-    baseline, Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput,
-    SkinnedMesh, SkinningJob,
+    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
+    SkinningJob, Threads,
 };
+use scenes::Rng;
 
 const JOINTS: usize = 64;
-/// ozz-animation's SkinningJob with 4 influences on this machine class (notes), ns per vertex.
-const OZZ_NS: [(&str, f64); 3] = [("skin_p", 4.48), ("skin_pn", 5.82), ("skin_pnt", 7.14)];
 
 /// Bytes one vertex moves with 4 influences: the prepared block (48), joints (16) and weights (16) in
 /// (the mesh has one influence count, so its group is contiguous and the kernel reads no vertex index),
@@ -113,14 +113,17 @@ fn copy_bandwidth(rows: &[Row]) -> f64 {
         .map_or(f64::NAN, |r| 1.0 / r.ns_per_item)
 }
 
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+/// Appends every skinning row: `skin_p`, `skin_pn`, `skin_pnt` (and their `_stream` rows), `copy`,
+/// `skin_p_only*`, the compact-influence rows, `skin_pnt_threads`, `copy_threads`, and the other
+/// methods at 1,024 vertices.
+pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
     let (mats, pal) = palette();
     let copy_src = vec![1.0f32; COPY_FLOATS];
     let mut copy_dst = vec![0.0f32; COPY_FLOATS];
     // The 1M-vertex mesh, kept for the positions-only and threaded rows.
     let mut big = None;
     for n in [1024usize, 1 << 20] {
-        eprint!("\rbench: skinning, {n} vertices                ");
+        progress.set_message(format!("skinning, {n} vertices"));
         let d = data(n, 4);
         let mesh = prepare(&d, true, true);
         let budget = budget_for(budget, n);
@@ -228,11 +231,14 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     let Some((data_1m, mesh_1m)) = big else {
         return;
     };
+    progress.set_message("skinning, positions only");
     positions_only_rows(budget, isas, rows, &pal, &data_1m);
+    progress.set_message("skinning, compact influences");
     compact_rows(budget, isas, rows, &pal, &data_1m);
+    progress.set_message("skinning, threads");
     threads_rows(budget, isas, rows, &pal, &mesh_1m, &copy_src);
+    progress.set_message("skinning, other methods");
     variant_rows(budget, isas, rows, &pal);
-    eprintln!("\rbench: skinning done                        ");
 }
 
 /// Long meshes get fewer samples: one call already takes milliseconds.
@@ -290,7 +296,6 @@ fn measure(
 /// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
 /// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence).
 fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
-    use ispc_skinning::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
     let n = 1024;
     let out = std::cell::RefCell::new((
         vec![Vec3::ZERO; n],
@@ -547,7 +552,7 @@ fn threads_rows(
     }
 }
 
-/// The targets for skinning, read off this run's rows.
+/// Prints the targets for skinning, read off this run's rows.
 pub fn print_summary(rows: &[Row]) {
     let bandwidth = copy_bandwidth(rows);
     let best = |k: &str, n: usize| -> Option<&Row> {
@@ -562,10 +567,10 @@ pub fn print_summary(rows: &[Row]) {
             .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item))
     };
     println!("single-core copy bandwidth measured in this run, interleaved with the 1M rows: {bandwidth:.1} GB/s (bytes read + written per ns)");
-    for (kernel, ozz) in OZZ_NS.iter().copied().chain([("skin_p_only", 4.48)]) {
+    for kernel in ["skin_p", "skin_pn", "skin_pnt", "skin_p_only"] {
         if let Some(b) = best(kernel, 1024) {
             println!(
-                "{kernel}, 4 influences, 1,024 vertices: best ISA {} {:.2} ns/vertex, {:.2}x the reference (ozz-animation measured {ozz} ns here)",
+                "{kernel}, 4 influences, 1,024 vertices: best ISA {} {:.2} ns/vertex, {:.2}x the reference",
                 b.isa,
                 b.ns_per_item,
                 b.speedup()
@@ -665,11 +670,7 @@ pub fn print_summary(rows: &[Row]) {
             4,
             "bone-major lists (VFP seed), positions",
         ),
-        (
-            "skin_rigid",
-            1,
-            "rigid, positions + normals + tangents (ozz-animation 4.31 ns)",
-        ),
+        ("skin_rigid", 1, "rigid, positions + normals + tangents"),
     ] {
         if let Some(b) = best_of(rows, kernel, infl) {
             let worst = at(rows, kernel, infl)
@@ -684,7 +685,7 @@ pub fn print_summary(rows: &[Row]) {
             );
         }
     }
-    println!("van Waveren's table, 1,024 vertices, 2 weights (seed: Pentium 4 cycles per vertex, C / SSE):");
+    println!("van Waveren's table, 1,024 vertices, 2 weights (the seed's published figures: Pentium 4 cycles per vertex, C / SSE):");
     for (kernel, name, seed) in [
         ("skin_p_base", "TransformVerts", "105-127 / 33-43, 3.0-3.2x"),
         (

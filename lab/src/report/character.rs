@@ -3,16 +3,17 @@
 //! through local to model and the palette (with the skin-to-skeleton joint remap) to skinning, on the
 //! reference and every ISA; the summary gives frames per second.
 
-use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, Budget};
+use crate::report::row::{backends, push_rows, Row};
+use crate::report::timing::{median_ns_per_call, Budget};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use scenes::{animated_pose, character, Character};
 use ispc_skinning::{
     Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
     PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
 };
+use scenes::{animated_pose, character, Character};
 use std::cell::RefCell;
 
+/// Joints of the default character.
 pub const JOINTS: usize = 67;
 const RINGS: usize = 13;
 const SEGMENTS: usize = 24;
@@ -68,6 +69,8 @@ impl Frame {
 
     /// Samples the pose at `time`, then local to model, palette and skinning with `backend`.
     fn run(&mut self, time: f32, backend: Backend) {
+        // MERGE: use Character. This hand-written chain (local to model, palette with the joint remap,
+        // skinning) becomes one `ispc_skinning::Character` frame once the library has it.
         let (_, q, _) = animated_pose(JOINTS, time, false, 11);
         // The bind translations with animated rotations, in level order.
         for level in 0..JOINTS {
@@ -101,8 +104,9 @@ impl Frame {
     }
 }
 
+/// Appends the `character_frame` rows: one whole frame of the default character on the reference and
+/// every ISA.
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    eprint!("\rbench: default character                ");
     let backends = backends(isas);
     // One frame state per backend, so that every candidate animates its own character.
     let frames: Vec<RefCell<(Frame, f32)>> = backends
@@ -125,6 +129,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     push_rows(rows, "character_frame", &backends, &times, n, Some(4));
 }
 
+/// Prints the default character's frame time and frames per second per backend.
 pub fn print_summary(rows: &[Row]) {
     let frame = rows.iter().filter(|r| r.kernel == "character_frame");
     let mut first = true;

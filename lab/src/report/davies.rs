@@ -6,14 +6,15 @@
 //!   palette) plus skinning of this one, on one thread and with [`FramePipeline`] overlapping the two on
 //!   two threads (Davies' Figure 18, with 20 sine octaves standing in for his 20-octave Perlin noise).
 
-use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
+use crate::pipeline::FramePipeline;
+use crate::report::row::{backends, push_rows, Row};
+use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3};
-use scenes::{cylinder, cylinder_pose, Cylinder};
 use ispc_skinning::{
-    Attribute, Backend, FramePipeline, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob,
-    PaletteMatrix, PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
+    Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
+    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
 };
+use scenes::{cylinder, cylinder_pose, Cylinder};
 use std::cell::RefCell;
 use std::sync::Mutex;
 
@@ -23,7 +24,8 @@ const RINGS: usize = 64;
 const SEGMENTS: usize = 33;
 const INFLUENCES: usize = 2;
 
-/// The seed's Figure 15 (3.0 GHz Pentium 4): frames per second of C and SSE ("friendly data") skinning.
+/// The seed's published figures, not measured here: Figure 15 of Davies' paper (3.0 GHz Pentium 4),
+/// frames per second of C and SSE ("friendly data") skinning.
 pub const SEED_FPS: [(&str, f64); 3] = [("C", 45.0), ("SSE", 82.0), ("SSE friendly data", 98.0)];
 
 struct Scene {
@@ -75,6 +77,8 @@ impl Scene {
         scratch: &mut AnimScratch,
         palettes: &mut [PaletteMatrix],
     ) {
+        // MERGE: use Character. This hand-written chain (local to model, then palette, per cylinder)
+        // becomes an `ispc_skinning::Character` frame once the library has it.
         for (c, palette) in palettes.chunks_mut(BONES).enumerate() {
             cylinder_pose(
                 self.cylinder.bone_length,
@@ -127,8 +131,9 @@ fn scratch() -> AnimScratch {
     }
 }
 
+/// Appends the `davies_cylinders` rows (skinning alone) and the `frame_sine` and `frame_noise20` rows
+/// (whole frames, serial and pipelined).
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
-    eprint!("\rbench: Davies' 64 cylinders                ");
     let scene = Scene::new();
     let n = scene.vertices();
     let per = scene.cylinder.positions.len();
@@ -214,12 +219,14 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
     }
 }
 
+/// Prints the scene's frames per second per backend next to the seed's published figures, and the
+/// pipelining gains.
 pub fn print_summary(rows: &[Row]) {
     let n = CYLINDERS * RINGS * SEGMENTS;
     let fps = |r: &Row| 1e9 / (r.ns_per_item * n as f64);
     let seed: Vec<String> = SEED_FPS.iter().map(|(w, f)| format!("{w} {f}")).collect();
     println!(
-        "Davies' scene, {CYLINDERS} cylinders x {} vertices, {BONES} bones, {INFLUENCES} influences, positions + normals, skinning alone (seed, Pentium 4: {} fps):",
+        "Davies' scene, {CYLINDERS} cylinders x {} vertices, {BONES} bones, {INFLUENCES} influences, positions + normals, skinning alone (the seed's published figures, Pentium 4: {} fps):",
         RINGS * SEGMENTS,
         seed.join(", ")
     );
@@ -243,7 +250,7 @@ pub fn print_summary(rows: &[Row]) {
         };
         if let (Some(serial), Some(piped)) = (find(1, false), find(2, false)) {
             println!(
-                "  frame with {what}, {}: {:.0} fps serial, {:.0} fps pipelined (FramePipeline, 2 threads): {:+.1}% (seed: {seed_gain:+.1}%)",
+                "  frame with {what}, {}: {:.0} fps serial, {:.0} fps pipelined (FramePipeline, 2 threads): {:+.1}% (seed's published gain: {seed_gain:+.1}%)",
                 serial.isa,
                 fps(serial),
                 fps(piped),

@@ -7,17 +7,21 @@ use std::time::{Duration, Instant};
 /// How long each timed sample runs, and how many samples each backend gets.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
+    /// How long one timed sample runs (the call is repeated to fill it).
     pub sample: Duration,
+    /// How many samples each candidate gets; the median is reported.
     pub samples: usize,
 }
 
 impl Budget {
+    /// The budget of a full report: 15 samples of 4 ms each per candidate.
     pub fn full() -> Budget {
         Budget {
             sample: Duration::from_millis(4),
             samples: 15,
         }
     }
+    /// The budget of `bench --quick`: 5 samples of 1 ms each per candidate.
     pub fn quick() -> Budget {
         Budget {
             sample: Duration::from_millis(1),

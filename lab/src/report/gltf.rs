@@ -3,8 +3,10 @@
 //! uses CesiumMan from `../shared/assets` (3,273 vertices, 19 joints) when it is there, or the file given
 //! with `bench --gltf PATH`; without either, the row is skipped with a message.
 
-use super::bench::{backends, push_rows, Row};
-use super::timing::{median_ns_per_call, Budget};
+use crate::progress;
+use crate::report::row::{backends, push_rows, Row};
+use crate::report::timing::{median_ns_per_call, Budget};
+use indicatif::ProgressBar;
 use ispc_skinning::gltf::{GltfScene, Wrap};
 use ispc_skinning::Isa;
 use std::cell::RefCell;
@@ -12,28 +14,44 @@ use std::path::{Path, PathBuf};
 
 /// The default asset, relative to the working directory (the repository root under `cargo run`).
 const DEFAULT_ASSET: &str = "../shared/assets/CesiumMan/CesiumMan.glb";
+/// The default asset where this crate was built, for runs started from another directory.
+const BUILT_ASSET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/assets/CesiumMan/CesiumMan.glb"
+);
 
-/// The file the row measures: `path` when given, else the default asset when present.
+/// The file the row measures: `path` when given, else the default asset when present (relative to the
+/// working directory, then to the repository this binary was built from).
 pub fn asset(path: Option<&str>) -> Option<PathBuf> {
     match path {
         Some(p) => Some(PathBuf::from(p)),
-        None => Path::new(DEFAULT_ASSET)
-            .is_file()
-            .then(|| PathBuf::from(DEFAULT_ASSET)),
+        None => [DEFAULT_ASSET, BUILT_ASSET]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+            .map(PathBuf::from),
     }
 }
 
+/// Appends the `gltf_frame` rows for the file `path` (or the default asset) and prints their summary;
+/// without a file, notes on stderr that the rows are skipped.
+///
+/// # Errors
+/// When the file cannot be loaded or has no skinned vertex.
 pub fn rows(
     budget: Budget,
     isas: &[Isa],
     path: Option<&str>,
     rows: &mut Vec<Row>,
+    bar: &ProgressBar,
 ) -> Result<(), String> {
     let Some(file) = asset(path) else {
-        eprintln!("\rbench: gltf_frame skipped: {DEFAULT_ASSET} is not here (use --gltf PATH)");
+        progress::note(
+            bar,
+            &format!("bench: gltf_frame skipped: {DEFAULT_ASSET} is not here (use --gltf PATH)"),
+        );
         return Ok(());
     };
-    eprint!("\rbench: gltf_frame on {}                ", file.display());
+    bar.set_message(format!("gltf_frame on {}", file.display()));
     let scene = GltfScene::load(&file).map_err(|e| format!("{}: {e}", file.display()))?;
     let clip = (!scene.clips().is_empty()).then_some(0);
     let duration = clip.map_or(1.0, |c| scene.clips()[c].duration().max(1e-3));
@@ -63,10 +81,16 @@ pub fn rows(
         .collect();
     let times = median_ns_per_call(budget, &mut c);
     push_rows(rows, "gltf_frame", &backends, &times, n, None);
+    bar.suspend(|| print_summary(rows, &file, n, scene.node_count()));
+    Ok(())
+}
+
+/// Prints the frame time per backend and the best ISA's speedup.
+fn print_summary(rows: &[Row], file: &Path, n: usize, nodes: usize) {
     println!(
         "gltf_frame: {} ({n} skinned vertices, {} nodes), whole frame (sample, local to model, palettes, skin):",
         file.display(),
-        scene.node_count()
+        nodes
     );
     let best = rows
         .iter()
@@ -88,5 +112,4 @@ pub fn rows(
         );
     }
     println!();
-    Ok(())
 }

@@ -2,10 +2,12 @@
 
 use ispc_skinning::{build_info, Backend, Isa};
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    if let Some(extra) = args.first() {
-        return Err(format!("info takes no arguments (got '{extra}')"));
-    }
+/// Prints the build, the features, every ISA's state and the selected backend.
+///
+/// # Errors
+/// When `ISPC_SKINNING_ISA` names an ISA that cannot run here (after printing everything else), as
+/// `ISPC_SKINNING_ISA: <reason>`.
+pub fn run() -> Result<(), String> {
     let build = build_info();
     println!("ispc-skinning {}", env!("CARGO_PKG_VERSION"));
     println!(

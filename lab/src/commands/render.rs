@@ -1,0 +1,132 @@
+//! The picture: a small software rasterizer.
+//!
+//! Camera: orthographic, looking down -Z with +Y up and +X to the right (glTF world space seen from the
+//! front), so screen x = world x and screen y = world y. The view is fitted to the skinned bounding box
+//! of every primitive: the larger of its x and y extents fills 90% of the 512 x 512 image (a 5% margin on
+//! each side), centred. Each triangle is flat shaded, Lambert with a fixed directional light from
+//! (0.4, 0.6, 1.0) (upper right, towards the viewer) taken two-sided, plus 20% ambient, over a dark
+//! background; a z-buffer keeps the nearest surface (largest z).
+//!
+//! While it draws, a progress bar counts the primitives on a terminal ([`crate::progress`]).
+
+use indicatif::ProgressBar;
+use ispc_skinning::gltf::{Frame, GltfScene};
+
+/// Image width and height in pixels.
+pub const SIZE: usize = 512;
+/// Background colour.
+pub const BACKGROUND: [u8; 3] = [24, 26, 32];
+const BASE: [f32; 3] = [222.0, 196.0, 160.0];
+
+/// RGB pixels, row after row from the top. `progress` advances by one per primitive drawn.
+pub fn rgb(scene: &GltfScene, frame: &Frame, progress: &ProgressBar) -> Vec<u8> {
+    let mut pixels: Vec<u8> = BACKGROUND.repeat(SIZE * SIZE);
+    let mut depth = vec![f32::NEG_INFINITY; SIZE * SIZE];
+    let all = frame
+        .meshes
+        .iter()
+        .flat_map(|m| &m.positions)
+        .filter(|p| p.is_finite());
+    let (lo, hi) = all.fold(
+        (
+            glam::Vec3::splat(f32::INFINITY),
+            glam::Vec3::splat(f32::NEG_INFINITY),
+        ),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    // No finite vertex at all leaves the bounds inverted: nothing to draw.
+    if lo.x > hi.x {
+        return pixels;
+    }
+    let extent = (hi.x - lo.x).max(hi.y - lo.y);
+    let scale = if extent > 0.0 {
+        0.9 * SIZE as f32 / extent
+    } else {
+        1.0
+    };
+    let centre = (lo + hi) * 0.5;
+    let half = SIZE as f32 * 0.5;
+    let light = glam::Vec3::new(0.4, 0.6, 1.0).normalize();
+    for (p, out) in scene.primitives().iter().zip(&frame.meshes) {
+        let project = |i: u32| {
+            let v = out.positions[i as usize];
+            glam::Vec3::new(
+                half + (v.x - centre.x) * scale,
+                half - (v.y - centre.y) * scale,
+                v.z,
+            )
+        };
+        for t in p.triangles() {
+            let world = t.map(|i| out.positions[i as usize]);
+            let n = (world[1] - world[0]).cross(world[2] - world[0]);
+            let shade = 0.2 + 0.8 * n.normalize_or_zero().dot(light).abs();
+            let colour = BASE.map(|c| (c * shade).clamp(0.0, 255.0) as u8);
+            let [a, b, c] = t.map(project);
+            fill(&mut pixels, &mut depth, a, b, c, colour);
+        }
+        progress.inc(1);
+    }
+    pixels
+}
+
+/// Twice the signed area of (a, b, p) in screen space.
+fn edge(a: glam::Vec3, b: glam::Vec3, px: f32, py: f32) -> f32 {
+    (b.x - a.x) * (py - a.y) - (b.y - a.y) * (px - a.x)
+}
+
+/// Fills one triangle at pixel centres, either winding, testing and writing depth.
+fn fill(
+    pixels: &mut [u8],
+    depth: &mut [f32],
+    a: glam::Vec3,
+    b: glam::Vec3,
+    c: glam::Vec3,
+    colour: [u8; 3],
+) {
+    let area = edge(a, b, c.x, c.y);
+    // Degenerate (edge-on) triangles cover no pixel centre; non-finite ones cannot be placed.
+    let placeable = a.is_finite() && b.is_finite() && c.is_finite();
+    if !placeable || area.abs() <= 1e-12 {
+        return;
+    }
+    let clampi = |v: f32| v.clamp(0.0, SIZE as f32 - 1.0) as usize;
+    let (x0, x1) = (clampi(a.x.min(b.x).min(c.x)), clampi(a.x.max(b.x).max(c.x)));
+    let (y0, y1) = (clampi(a.y.min(b.y).min(c.y)), clampi(a.y.max(b.y).max(c.y)));
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            let (px, py) = (x as f32 + 0.5, y as f32 + 0.5);
+            let (w0, w1, w2) = (
+                edge(b, c, px, py) / area,
+                edge(c, a, px, py) / area,
+                edge(a, b, px, py) / area,
+            );
+            if w0 < 0.0 || w1 < 0.0 || w2 < 0.0 {
+                continue;
+            }
+            let z = w0 * a.z + w1 * b.z + w2 * c.z;
+            let i = y * SIZE + x;
+            if z > depth[i] {
+                depth[i] = z;
+                pixels[3 * i..3 * i + 3].copy_from_slice(&colour);
+            }
+        }
+    }
+}
+
+/// The picture as PNG bytes.
+pub fn png(scene: &GltfScene, frame: &Frame) -> Result<Vec<u8>, String> {
+    let progress = crate::progress::bar(scene.primitives().len() as u64);
+    progress.set_message("rendering");
+    let pixels = rgb(scene, frame, &progress);
+    progress.finish_and_clear();
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, SIZE as u32, SIZE as u32);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| format!("png: {e}"))?;
+    writer
+        .write_image_data(&pixels)
+        .map_err(|e| format!("png: {e}"))?;
+    writer.finish().map_err(|e| format!("png: {e}"))?;
+    Ok(bytes)
+}

@@ -1,0 +1,19 @@
+//! `ispc-skinning bench`: the benchmark report. Every row is measured in the same run as the serial
+//! reference (`reference_ns_per_item`), so speedups are ratios taken under the same machine conditions.
+//!
+//! [`run`] orchestrates the families of rows ([`character`], [`gltf`], [`transform`], [`hierarchy`],
+//! [`skinning`], [`davies`]); they share the vocabulary of [`row`] and [`timing`], and the results are
+//! written by [`json`] and [`chart`]. Only [`run`] imports the families, and nothing imports [`run`].
+
+pub mod character;
+pub mod chart;
+pub mod davies;
+#[cfg(feature = "gltf")]
+pub mod gltf;
+pub mod hierarchy;
+pub mod json;
+pub mod row;
+pub mod run;
+pub mod skinning;
+pub mod timing;
+pub mod transform;

@@ -1,0 +1,164 @@
+//! The report's orchestrator: runs every family of rows in order, prints the table and each family's
+//! summary, and writes the JSON rows and the chart when asked. It is the only module that imports the
+//! families; nothing imports it but the binary.
+
+use crate::progress;
+use crate::report::row::Row;
+use crate::report::timing::Budget;
+use crate::report::{character, chart, davies, hierarchy, json, skinning, transform};
+use clap::Args;
+use ispc_skinning::Isa;
+
+/// The options of `bench`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Options {
+    /// Write every row to PATH as JSON.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<String>,
+    /// Write the speedup chart to PATH as SVG.
+    #[arg(long, value_name = "PATH.svg")]
+    pub plot: Option<String>,
+    /// Measure `gltf_frame` on this .gltf or .glb file [default: CesiumMan from the shared assets, when
+    /// present].
+    #[arg(long, value_name = "FILE")]
+    pub gltf: Option<String>,
+    /// Fewer and shorter samples: a quick, noisier run.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// The report's sections, in the order they run: one step of the progress bar each.
+const SECTIONS: u64 = 6;
+
+/// Runs the report with `options`: prints the header, the table and the summaries to stdout.
+///
+/// # Errors
+/// When the glTF file cannot be measured or an output cannot be written.
+pub fn run(options: &Options) -> Result<(), String> {
+    let budget = if options.quick {
+        Budget::quick()
+    } else {
+        Budget::full()
+    };
+    let isas = Isa::available();
+    let build = ispc_skinning::build_info();
+    println!(
+        "ispc-skinning bench: {} ({}), arch {}",
+        build.kernels,
+        build.targets,
+        std::env::consts::ARCH
+    );
+    println!(
+        "ISAs measured: {} (not available here: {})",
+        list(&isas),
+        list(
+            &Isa::ALL
+                .into_iter()
+                .filter(|i| !isas.contains(i))
+                .collect::<Vec<_>>()
+        )
+    );
+    println!("cpu: {}", cpu_name());
+    println!();
+
+    let mut rows = Vec::new();
+    let bar = progress::bar(SECTIONS);
+    bar.set_message("default character");
+    character::rows(budget, &isas, &mut rows);
+    bar.inc(1);
+    #[cfg(feature = "gltf")]
+    {
+        bar.set_message("gltf_frame");
+        super::gltf::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
+    }
+    #[cfg(not(feature = "gltf"))]
+    if options.gltf.is_some() {
+        return Err("bench --gltf needs the 'gltf' feature".into());
+    }
+    bar.inc(1);
+    transform::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
+    hierarchy::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
+    skinning::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
+    bar.set_message("Davies' 64 cylinders");
+    davies::rows(budget, &isas, &mut rows);
+    bar.inc(1);
+    bar.finish_and_clear();
+
+    print_table(&rows);
+    character::print_summary(&rows);
+    transform::print_summary(&rows);
+    hierarchy::print_summary(&rows);
+    skinning::print_summary(&rows);
+    davies::print_summary(&rows);
+    if let Some(path) = &options.json {
+        std::fs::write(path, json::to_json(&rows))
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
+        println!("wrote {} rows to {path}", rows.len());
+    }
+    if let Some(path) = &options.plot {
+        let chart = chart::svg(&rows, &cpu_name())?;
+        if let Some(dir) = std::path::Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(path, chart).map_err(|e| format!("cannot write {path}: {e}"))?;
+        println!("wrote the speedup chart to {path}");
+    }
+    Ok(())
+}
+
+fn list(isas: &[Isa]) -> String {
+    if isas.is_empty() {
+        "none".into()
+    } else {
+        isas.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The CPU model and the number of threads, for the report header and the chart title.
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+        + &format!(
+            ", {} threads",
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        )
+}
+
+/// The table of every row, one block per kernel.
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<32} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
+        "kernel", "size", "isa", "threads", "ns/item", "ref ns/item", "speedup"
+    );
+    let mut last_kernel = "";
+    for r in rows {
+        if r.kernel != last_kernel && !last_kernel.is_empty() {
+            println!();
+        }
+        last_kernel = r.kernel;
+        println!(
+            "{:<32} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
+            r.kernel,
+            r.size,
+            r.isa,
+            r.threads,
+            r.ns_per_item,
+            r.reference_ns_per_item,
+            r.speedup()
+        );
+    }
+    println!();
+}
