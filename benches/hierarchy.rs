@@ -9,8 +9,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use glam::{Affine3A, Mat4};
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::{
-    Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa,
-    LocalToModelJob, Locals, Method, PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,
+    Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
+    PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,
 };
 use scenes::{animated_pose, humanoid_parents, level_tree};
 use std::hint::black_box;
@@ -76,7 +76,11 @@ fn bench_local_to_model(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new(format!("matrix/{joints}"), "glam"), |b| {
             b.iter(|| {
                 for (j, &p) in s.parents().iter().enumerate() {
-                    let parent = if p < 0 { Mat4::IDENTITY } else { glam_out[p as usize] };
+                    let parent = if p < 0 {
+                        Mat4::IDENTITY
+                    } else {
+                        glam_out[p as usize]
+                    };
                     glam_out[j] = parent * mats[j];
                 }
                 black_box(&glam_out);
@@ -86,12 +90,13 @@ fn bench_local_to_model(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new(format!("trs/{joints}"), "glam"), |b| {
             b.iter(|| {
                 for (j, &p) in s.parents().iter().enumerate() {
-                    let local = Affine3A::from_scale_rotation_translation(
-                        sc[j],
-                        q[j].normalize(),
-                        t[j],
-                    );
-                    let parent = if p < 0 { Affine3A::IDENTITY } else { glam_aff[p as usize] };
+                    let local =
+                        Affine3A::from_scale_rotation_translation(sc[j], q[j].normalize(), t[j]);
+                    let parent = if p < 0 {
+                        Affine3A::IDENTITY
+                    } else {
+                        glam_aff[p as usize]
+                    };
                     glam_aff[j] = parent * local;
                 }
                 black_box(&glam_aff);
@@ -191,10 +196,5 @@ fn bench_palette(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_local_to_model,
-    bench_crowd,
-    bench_palette
-);
+criterion_group!(benches, bench_local_to_model, bench_crowd, bench_palette);
 criterion_main!(benches);

@@ -10,8 +10,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::{
-    Attribute, Backend, Isa, MeshInput,
-    PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
+    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
+    SkinningJob, Threads,
 };
 use scenes::Rng;
 use std::time::Duration;
@@ -113,12 +113,7 @@ fn bench_skinning(c: &mut Criterion) {
         }
     }
     let pal = palette();
-    for kernel in [
-        "skin_p",
-        "skin_pn",
-        "skin_pnt",
-        "skin_pnt_compact",
-    ] {
+    for kernel in ["skin_p", "skin_pn", "skin_pnt", "skin_pnt_compact"] {
         let mut g = c.benchmark_group(kernel);
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(200))

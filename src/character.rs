@@ -255,6 +255,7 @@ impl Character {
     }
 
     /// The rest pose in level order: translations, rotations, scales.
+    #[cfg(feature = "gltf")]
     pub(crate) fn rest(&self) -> (&[Vec3], &[Quat], &[Vec3]) {
         (
             &self.rest_translations,

@@ -175,7 +175,7 @@ impl Skeleton {
     /// Parent of each joint in level order, `-1` for roots. A parent index is always smaller than its
     /// child's index.
     pub fn parents(&self) -> &[i32] {
-        &self.order.parents()
+        self.order.parents()
     }
 
     /// Parent of a level-order joint, `None` for a root (or for an index out of range).

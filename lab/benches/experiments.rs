@@ -14,7 +14,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::experiments::{
-    level_sum, BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh,
+    level_sum, local_to_model_soa, trs_to_soa, BaseVectorJob, BaseVectorMesh, BoneMajorJob,
+    BoneMajorMesh, SoaMatrices, SoaMethod,
 };
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::{
@@ -76,12 +77,23 @@ fn bench_local_to_model(c: &mut Criterion) {
                 });
             };
             run("reference".into(), Method::Reference, Backend::Reference);
-            // MERGE: Method::IspcChildren / Method::IspcLevel move to
-            // experiments::local_to_model_soa with experiments::SoaMethod::{Children, Level}; keep these
-            // ids (`ispc_children_<isa>`, `ispc_level_<isa>`) on whatever replaces the job here.
+            // The seeds' SoA traversals on the job's AoS data: converted to SoA (TRS by the ISPC
+            // conversion kernel), traversed, converted back, all inside the timed call.
             for isa in Isa::available() {
-                for method in [Method::IspcChildren, Method::IspcLevel] {
-                    run(format!("{}_{isa}", method.name()), method, isa.into());
+                for method in [SoaMethod::Children, SoaMethod::Level] {
+                    let id = BenchmarkId::new(&group, format!("{}_{isa}", method.name()));
+                    g.bench_function(id, |b| {
+                        b.iter(|| {
+                            let l = match locals {
+                                Locals::Trs(trs) => trs_to_soa(trs, isa.into()).unwrap(),
+                                _ => SoaMatrices::from_mat4(&mats),
+                            };
+                            let mut m = SoaMatrices::zeroed(joints);
+                            local_to_model_soa(&s, &l, &Mat4::IDENTITY, &mut m, method, isa.into())
+                                .unwrap();
+                            m.to_mat4(&mut out).unwrap();
+                        })
+                    });
                 }
             }
             // The seed's serial per-parent method; TRS input is converted to matrices inside the

@@ -10,7 +10,7 @@ use crate::layout::palette::PaletteMatrix;
 use glam::Vec3;
 
 /// van Waveren's positions-only skinning from weighted base vectors (section 3 of his paper), a measured
-/// alternative to [`SkinningJob`] for meshes that need positions only (collision, shadows, ray tracing).
+/// alternative to [`SkinningJob`](crate::SkinningJob) for meshes that need positions only (collision, shadows, ray tracing).
 ///
 /// Rules, each its own [`Error`]: the palette has at least the mesh's joint count and `positions` one
 /// element per vertex ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).

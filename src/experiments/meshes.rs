@@ -4,7 +4,7 @@ use crate::layout::mesh::SKIN_CHUNK;
 use crate::SkinnedMesh;
 
 /// A positions-only mesh for van Waveren's weighted base vectors (see
-/// [`BaseVectorJob`](crate::skin::BaseVectorJob)), in original vertex order with a variable influence
+/// [`BaseVectorJob`](super::BaseVectorJob)), in original vertex order with a variable influence
 /// count per vertex.
 ///
 /// van Waveren stores each base vector in its joint's space, so his palette is the joints' model matrices.
@@ -73,7 +73,7 @@ impl BaseVectorMesh {
 }
 
 /// A positions-only mesh for bone-major accumulation, the VFP seed's layout (see
-/// [`BoneMajorJob`](crate::skin::BoneMajorJob)): for each palette joint, the list of vertices it moves,
+/// [`BoneMajorJob`](super::BoneMajorJob)): for each palette joint, the list of vertices it moves,
 /// with their weights. Each entry also carries its vertex's bind position, so that the kernel reads its
 /// inputs contiguously and only the output is gathered and scattered.
 #[derive(Clone, Debug, PartialEq)]

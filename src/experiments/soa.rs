@@ -37,8 +37,7 @@ fn from_soa(soa: &SoaMatrices, m: &mut [Mat4], joints: Range<usize>) {
 }
 
 /// Affine matrices of many joints as a structure of arrays: twelve arrays (rows 0..2 times columns 0..3)
-/// of one float per joint. This is the layout of the SoA traversals ([`Method::IspcChildren`] and
-/// [`Method::IspcLevel`]); keeping poses in it avoids the conversions the AoS job pays for those methods.
+/// of one float per joint. This is the layout of the SoA traversals ([`SoaMethod`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoaMatrices {
     /// Element (row r, column c) of joint j is `data[(4 * r + c) * stride + j]`.

@@ -4,7 +4,8 @@
 use super::Runnable;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::layout::hierarchy::LevelOrder;
-use glam::{Mat4, Quat, Vec3};
+use crate::layout::trs::Trs;
+use glam::Mat4;
 use std::ops::Range;
 
 /// `joints` as the kernels' i32 bounds; it must lie inside `0..n`.
@@ -55,15 +56,18 @@ pub(crate) fn ltm_joint(
 pub(crate) fn ltm_joint_trs(
     isa: Runnable,
     order: &LevelOrder,
-    translations: &[Vec3],
-    rotations: &[Quat],
-    scales: &[Vec3],
+    trs: Trs<'_>,
     root: &Mat4,
     models: &mut [Mat4],
     joints: Range<usize>,
 ) {
     let n = order.len();
     let (begin, end) = checked_range(&joints, n);
+    let Trs {
+        translations,
+        rotations,
+        scales,
+    } = trs;
     assert!(
         translations.len() == n && rotations.len() == n && scales.len() == n && models.len() == n,
         "one translation, rotation, scale and model matrix per joint"

@@ -225,16 +225,10 @@ impl<'a> LocalToModelJob<'a> {
                     let order = self.skeleton.level_order();
                     ffi::ltm_joint(isa, order, m, &self.root, self.models, r)
                 }
-                Locals::Trs(t) => ffi::ltm_joint_trs(
-                    isa,
-                    self.skeleton.level_order(),
-                    t.translations,
-                    t.rotations,
-                    t.scales,
-                    &self.root,
-                    self.models,
-                    r,
-                ),
+                Locals::Trs(t) => {
+                    let order = self.skeleton.level_order();
+                    ffi::ltm_joint_trs(isa, order, t, &self.root, self.models, r)
+                }
                 Locals::Affines(_) => {}
             }
             i += 1;

@@ -22,7 +22,7 @@ pub struct Attribute<'a> {
 }
 
 impl<'a> Attribute<'a> {
-    /// A view of `count` elements of `format` in `bytes` (checked by [`SkinnedMesh::prepare`]).
+    /// A view of `count` elements of `format` in `bytes` (checked by [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare)).
     pub fn new(
         bytes: &'a [u8],
         offset: usize,
@@ -188,7 +188,7 @@ impl<'a> MeshInput<'a> {
     }
 }
 
-/// What [`SkinnedMesh::prepare`] does with weights that do not sum to 1.
+/// What [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) does with weights that do not sum to 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WeightPolicy {
     /// Divide each vertex's weights by their sum (a zero sum is [`Error::ZeroWeights`]).
@@ -198,7 +198,7 @@ pub enum WeightPolicy {
     Keep,
 }
 
-/// Options of [`SkinnedMesh::prepare`].
+/// Options of [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare).
 #[derive(Clone, Copy, Debug)]
 pub struct PrepareOptions {
     /// The palette length: every used joint index must be below it.
@@ -211,7 +211,7 @@ pub struct PrepareOptions {
     /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
     /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
     /// bytes of joints and weights (16 instead of 32 per vertex with 4 influences), in the prepared
-    /// mesh ([`SkinnedMesh::heap_bytes`]) and in every pass of the kernels. Decoding the weights costs
+    /// mesh ([`SkinnedMesh::heap_bytes`](crate::SkinnedMesh::heap_bytes)) and in every pass of the kernels. Decoding the weights costs
     /// about what the smaller reads save. On the machine the README's results come from, AVX-512 ran at
     /// 0.87x to 0.96x the f32 format's speed in cache and at 1.01x to 1.07x at 1M vertices; SSE4 at
     /// 0.76x.

@@ -5,12 +5,12 @@
 
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
-    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
+    Attribute, Backend, Character, CharacterSkin, Isa, MeshInput, PrepareOptions, Renormalize,
+    Skeleton, SkinnedMesh,
 };
-use scenes::{animated_pose, character, Character};
+use scenes::{animated_pose, character};
 use std::cell::RefCell;
 
 /// Joints of the default character.
@@ -18,89 +18,67 @@ pub const JOINTS: usize = 67;
 const RINGS: usize = 13;
 const SEGMENTS: usize = 24;
 
-/// One character and its reusable frame buffers.
+/// The default character on the library's [`ispc_skinning::Character`] runtime, with its reusable
+/// frame buffers.
 struct Frame {
+    scene: scenes::Character,
     character: Character,
-    skeleton: Skeleton,
-    /// Skin joint i (original order) is skeleton joint remap[i] (level order).
-    remap: Vec<u32>,
-    mesh: SkinnedMesh,
-    locals: (Vec<Vec3>, Vec<Quat>, Vec<Vec3>),
-    models: Vec<Mat4>,
-    palette: Vec<PaletteMatrix>,
-    out: (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>),
+    frame: ispc_skinning::Frame,
 }
 
 impl Frame {
     fn new() -> Frame {
-        let character = character(JOINTS, RINGS, SEGMENTS);
-        let skeleton = Skeleton::from_parents(&character.parents).expect("a valid rig");
-        let remap = (0..JOINTS)
+        let scene = character(JOINTS, RINGS, SEGMENTS);
+        let skeleton = Skeleton::from_parents(&scene.parents).expect("a valid rig");
+        // Skin joint i is the rig's joint i (original order); the runtime wants its level-order index.
+        let joints = (0..JOINTS)
             .map(|i| skeleton.level_index(i).expect("every joint") as u32)
             .collect();
         let input = MeshInput {
-            positions: Attribute::vec3(&character.positions),
-            normals: Some(Attribute::vec3(&character.normals)),
-            tangents: Some(Attribute::vec4(&character.tangents)),
-            joints: [Some(Attribute::joints_u16(&character.joints)), None],
-            weights: [Some(Attribute::weights_f32(&character.weights)), None],
+            positions: Attribute::vec3(&scene.positions),
+            normals: Some(Attribute::vec3(&scene.normals)),
+            tangents: Some(Attribute::vec4(&scene.tangents)),
+            joints: [Some(Attribute::joints_u16(&scene.joints)), None],
+            weights: [Some(Attribute::weights_f32(&scene.weights)), None],
         };
         let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
-        let n = character.positions.len();
-        Frame {
-            character,
+        let rest_translations = skeleton
+            .to_level_order(&scene.bind_translations)
+            .expect("one per joint");
+        let skin = CharacterSkin {
+            joints,
+            inverse_binds: scene.inverse_binds.clone(),
+        };
+        let character = Character::new(
             skeleton,
-            remap,
-            mesh,
-            locals: (
-                vec![Vec3::ZERO; JOINTS],
-                vec![Quat::IDENTITY; JOINTS],
-                vec![Vec3::ONE; JOINTS],
-            ),
-            models: vec![Mat4::IDENTITY; JOINTS],
-            palette: vec![PaletteMatrix::IDENTITY; JOINTS],
-            out: (
-                vec![Vec3::ZERO; n],
-                vec![Vec3::ZERO; n],
-                vec![Vec4::ZERO; n],
-            ),
+            rest_translations,
+            vec![Quat::IDENTITY; JOINTS],
+            vec![Vec3::ONE; JOINTS],
+            vec![skin],
+            vec![(mesh, 0)],
+        )
+        .expect("a valid character");
+        let mut frame = character.frame_buffers();
+        // This row has always measured skinning without renormalization.
+        frame.renormalize = Renormalize::None;
+        Frame {
+            scene,
+            character,
+            frame,
         }
     }
 
-    /// Samples the pose at `time`, then local to model, palette and skinning with `backend`.
+    /// Samples the pose at `time` (animated rotations over the bind translations), then one frame of
+    /// the runtime: local to model, palette and skinning with `backend`.
     fn run(&mut self, time: f32, backend: Backend) {
-        // MERGE: use Character. This hand-written chain (local to model, palette with the joint remap,
-        // skinning) becomes one `ispc_skinning::Character` frame once the library has it.
         let (_, q, _) = animated_pose(JOINTS, time, false, 11);
-        // The bind translations with animated rotations, in level order.
-        for level in 0..JOINTS {
-            let original = self.skeleton.original_index(level).expect("in range");
-            self.locals.0[level] = self.character.bind_translations[original];
-            self.locals.1[level] = q[original];
+        let skeleton = self.character.skeleton();
+        for (level, rotation) in self.frame.rotations.iter_mut().enumerate() {
+            *rotation = q[skeleton.original_index(level).expect("in range")];
         }
-        let locals = Locals::Trs(Trs {
-            translations: &self.locals.0,
-            rotations: &self.locals.1,
-            scales: &self.locals.2,
-        });
-        let mut ltm = LocalToModelJob::new(&self.skeleton, locals, &mut self.models);
-        ltm.backend = backend;
-        ltm.run().expect("valid pose");
-        let mut pal = PaletteJob::new(
-            &self.models,
-            &self.character.inverse_binds,
-            &mut self.palette,
-        );
-        (pal.joints, pal.backend) = (Some(&self.remap[..]), backend);
-        pal.run().expect("valid palette");
-        let out = SkinOutput::Separate {
-            positions: &mut self.out.0,
-            normals: Some(&mut self.out.1),
-            tangents: Some(&mut self.out.2),
-        };
-        let mut skin = SkinningJob::new(&self.mesh, &self.palette, out);
-        skin.backend = backend;
-        skin.run().expect("valid skinning");
+        self.character
+            .evaluate(backend, &mut self.frame)
+            .expect("a valid frame");
     }
 }
 
@@ -113,7 +91,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         .iter()
         .map(|_| RefCell::new((Frame::new(), 0.0)))
         .collect();
-    let n = frames[0].borrow().0.character.positions.len();
+    let n = frames[0].borrow().0.scene.positions.len();
     let mut c: Vec<Box<dyn FnMut() + '_>> = backends
         .iter()
         .zip(&frames)

@@ -77,8 +77,9 @@ impl Scene {
         scratch: &mut AnimScratch,
         palettes: &mut [PaletteMatrix],
     ) {
-        // MERGE: use Character. This hand-written chain (local to model, then palette, per cylinder)
-        // becomes an `ispc_skinning::Character` frame once the library has it.
+        // The seed's experiment splits a frame into an animation phase (this one: local to model and
+        // palettes) and a skinning phase, so that FramePipeline can overlap them on two threads; a
+        // Character runs both phases on one frame buffer, so the two phases call the jobs directly.
         for (c, palette) in palettes.chunks_mut(BONES).enumerate() {
             cylinder_pose(
                 self.cylinder.bone_length,

@@ -7,7 +7,7 @@ use crate::report::row::Row;
 use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 use indicatif::ProgressBar;
-use ispc_skinning::experiments::{level_sum, local_to_model_soa, SoaMatrices};
+use ispc_skinning::experiments::{level_sum, local_to_model_soa, SoaMatrices, SoaMethod};
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::{
     Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
@@ -177,12 +177,11 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progre
         ),
     ];
     push(rows, budget, "local_to_model_serial_children", n, 1, c);
-    // MERGE: Method::IspcChildren and Method::IspcLevel leave `Method` for
-    // `experiments::local_to_model_soa` with `experiments::SoaMethod::{Children, Level}`. These two rows
-    // (Mat4 in and out) then become SoaMatrices::from_mat4, local_to_model_soa and the way back, or go.
+    // The SoA traversals on the AoS job's data: Mat4 in, converted to SoA, traversed, converted back.
+    // The conversions are part of these rows' cost, as they would be for a user with Mat4 poses.
     for (kernel, method) in [
-        ("local_to_model_children", Method::IspcChildren),
-        ("local_to_model_level", Method::IspcLevel),
+        ("local_to_model_children", SoaMethod::Children),
+        ("local_to_model_level", SoaMethod::Level),
     ] {
         let mut r = vec![Mat4::ZERO; n];
         let mut c: Vec<Candidate<'_>> = vec![(
@@ -191,19 +190,24 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progre
         )];
         for &isa in isas {
             let o = it.next().unwrap();
+            let mats = &locals;
             c.push((
                 isa.name().into(),
-                Box::new(move || job(method, isa.into(), o)),
+                Box::new(move || {
+                    let l = SoaMatrices::from_mat4(mats);
+                    let mut m = SoaMatrices::zeroed(n);
+                    local_to_model_soa(sk, &l, &root, &mut m, method, isa.into()).expect("valid");
+                    m.to_mat4(o).expect("one matrix per joint");
+                }),
             ));
         }
         push(rows, budget, kernel, n, 1, c);
     }
     // The SoA traversals on data that is already SoA (no conversions).
     let soa_locals = SoaMatrices::from_mat4(&locals);
-    // MERGE: `Method::IspcChildren` / `Method::IspcLevel` become `SoaMethod::Children` / `SoaMethod::Level`.
     for (kernel, method) in [
-        ("local_to_model_children_soa", Method::IspcChildren),
-        ("local_to_model_level_soa", Method::IspcLevel),
+        ("local_to_model_children_soa", SoaMethod::Children),
+        ("local_to_model_level_soa", SoaMethod::Level),
     ] {
         let mut r = vec![Mat4::ZERO; n];
         let mut c: Vec<Candidate<'_>> = vec![(
@@ -318,7 +322,7 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Prog
                             scales: s,
                         };
                         ispc_skinning::reference::local_to_model_trs(
-                            sk,
+                            sk.parents(),
                             trs,
                             root,
                             &mut aos,
