@@ -100,66 +100,35 @@ unsafe extern "C" {
         n: i32,
     );
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct SkinGroupArgs {
+    pub form: i32,
+    pub influences: i32,
+    pub rigid: i32,
+    pub compact: i32,
+    pub first: i32,
+    pub count: i32,
+    pub readable: i32,
+    pub blocks: *const f32,
+    pub joints: *const u32,
+    pub weights: *const f32,
+    pub vertices: *const u32,
+    pub palette: *const f32,
+    pub pos: *mut f32,
+    pub pos_stride: i32,
+    pub nrm: *mut f32,
+    pub nrm_stride: i32,
+    pub write_normals: i32,
+    pub tng: *mut f32,
+    pub tng_stride: i32,
+    pub write_tangents: i32,
+}
 unsafe extern "C" {
     pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
-    pub fn skin_p_only_sse4(
-        k: i32,
-        rigid: bool,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_pnt_sse4(
-        k: i32,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_rigid_sse4(
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
+    pub fn skin_group_sse4(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
     pub fn skin_p_base_sse4(
@@ -293,62 +262,7 @@ unsafe extern "C" {
     pub fn renormalize_rows_avx2(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
-    pub fn skin_p_only_avx2(
-        k: i32,
-        rigid: bool,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_pnt_avx2(
-        k: i32,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_rigid_avx2(
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
+    pub fn skin_group_avx2(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
     pub fn skin_p_base_avx2(
@@ -482,62 +396,7 @@ unsafe extern "C" {
     pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
 }
 unsafe extern "C" {
-    pub fn skin_p_only_avx512(
-        k: i32,
-        rigid: bool,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_pnt_avx512(
-        k: i32,
-        compact: bool,
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        weights: *const f32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
-}
-unsafe extern "C" {
-    pub fn skin_rigid_avx512(
-        first: i32,
-        count: i32,
-        readable: i32,
-        blocks: *const f32,
-        joints: *const u32,
-        vertices: *const u32,
-        palette: *const f32,
-        pos: *mut f32,
-        pos_stride: i32,
-        nrm: *mut f32,
-        nrm_stride: i32,
-        write_normals: bool,
-        tng: *mut f32,
-        tng_stride: i32,
-        write_tangents: bool,
-    );
+    pub fn skin_group_avx512(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
     pub fn skin_p_base_avx512(

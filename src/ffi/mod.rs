@@ -23,6 +23,7 @@ pub(crate) mod transform;
 
 use crate::isa::Isa;
 use crate::layout::palette::PaletteMatrix;
+use bindings::SkinGroupArgs;
 use glam::{Mat4, Quat, Vec3, Vec4};
 
 mod bindings {
@@ -72,43 +73,9 @@ type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32,
 type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
-type SkinPntFn = unsafe extern "C" fn(
-    i32,
-    bool,
-    i32,
-    i32,
-    i32,
-    *const f32,
-    *const u32,
-    *const f32,
-    *const u32,
-    *const f32,
-    *mut f32,
-    i32,
-    *mut f32,
-    i32,
-    bool,
-    *mut f32,
-    i32,
-    bool,
-);
-type SkinRigidFn = unsafe extern "C" fn(
-    i32,
-    i32,
-    i32,
-    *const f32,
-    *const u32,
-    *const u32,
-    *const f32,
-    *mut f32,
-    i32,
-    *mut f32,
-    i32,
-    bool,
-    *mut f32,
-    i32,
-    bool,
-);
+/// One skinning call: the kernel reads its arguments from one struct (see `SkinGroupArgs` in
+/// ispc/skin.ispc, of which bindgen made the Rust copy).
+type SkinGroupFn = unsafe extern "C" fn(*const SkinGroupArgs);
 type SkinPBaseFn =
     unsafe extern "C" fn(i32, *const u8, *const u32, *const f32, *const f32, *mut f32);
 type SkinPBoneMajorFn = unsafe extern "C" fn(
@@ -121,21 +88,6 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
     *const f32,
     *const f32,
     *mut f32,
-);
-type SkinPOnlyFn = unsafe extern "C" fn(
-    i32,
-    bool,
-    bool,
-    i32,
-    i32,
-    i32,
-    *const f32,
-    *const u32,
-    *const f32,
-    *const u32,
-    *const f32,
-    *mut f32,
-    i32,
 );
 type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, bool, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
@@ -156,12 +108,10 @@ pub(crate) struct Kernels {
     skin_palette: SkinPaletteFn,
     level_sum_children: LevelSumChildrenFn,
     level_sum_levels: LevelSumLevelsFn,
-    skin_pnt: SkinPntFn,
-    skin_rigid: SkinRigidFn,
+    skin_group: SkinGroupFn,
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
     renormalize_rows: RenormalizeRowsFn,
-    skin_p_only: SkinPOnlyFn,
 }
 
 macro_rules! kernel_table {
@@ -180,12 +130,10 @@ macro_rules! kernel_table {
                 skin_palette: bindings::[<skin_palette_ $suffix>],
                 level_sum_children: bindings::[<level_sum_children_ $suffix>],
                 level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
-                skin_pnt: bindings::[<skin_pnt_ $suffix>],
-                skin_rigid: bindings::[<skin_rigid_ $suffix>],
+                skin_group: bindings::[<skin_group_ $suffix>],
                 skin_p_base: bindings::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
                 renormalize_rows: bindings::[<renormalize_rows_ $suffix>],
-                skin_p_only: bindings::[<skin_p_only_ $suffix>],
             }
         }
     };

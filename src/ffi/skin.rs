@@ -6,7 +6,7 @@
 //! kernels' own layouts: a [`KernelMesh`], whose invariants were checked when it was built, a palette,
 //! and an [`Output`], whose bounds are checked here.
 
-use super::Runnable;
+use super::{Runnable, SkinGroupArgs};
 use crate::layout::mesh::{InfluenceGroup, InfluenceTable, KernelMesh};
 use crate::layout::output::{overlap, OutputView};
 use crate::layout::palette::PaletteMatrix;
@@ -453,71 +453,57 @@ unsafe fn skin_block(
             (&joints[..], std::ptr::null())
         }
     };
-    // SAFETY: the caller's contract; the pointer offsets stay inside the group's vectors because
-    // start + len is at most its vertex count, and each table holds k influences per vertex. The kernels
-    // prefetch (never load) inputs of vertices below `readable`, counted from `start`, which the group's
-    // vectors also hold.
-    unsafe {
-        if g.positions_only {
-            // Positions only (the caller never asks a positions-only mesh for normals or tangents).
-            (isa.kernels().skin_p_only)(
-                k as i32,
-                rigid,
-                compact,
-                first,
-                len as i32,
-                readable,
-                g.blocks.as_ptr().add(4 * start),
-                joints.as_ptr().add(k * start),
-                weights,
-                vertices,
-                palette.as_ptr().cast(),
-                out.pos,
-                out.ps as i32,
-            )
-        } else if rigid {
-            // The rigid kernel reads one joint per vertex and no weights.
-            (isa.kernels().skin_rigid)(
-                first,
-                len as i32,
-                readable,
-                g.blocks.as_ptr().add(12 * start),
-                joints.as_ptr().add(start),
-                vertices,
-                palette.as_ptr().cast(),
-                out.pos,
-                out.ps as i32,
-                out.nrm,
-                out.ns as i32,
-                out.wn,
-                out.tng,
-                out.ts as i32,
-                out.wt,
-            )
-        } else {
-            (isa.kernels().skin_pnt)(
-                k as i32,
-                compact,
-                first,
-                len as i32,
-                readable,
-                g.blocks.as_ptr().add(12 * start),
-                joints.as_ptr().add(k * start),
-                weights,
-                vertices,
-                palette.as_ptr().cast(),
-                out.pos,
-                out.ps as i32,
-                out.nrm,
-                out.ns as i32,
-                out.wn,
-                out.tng,
-                out.ts as i32,
-                out.wt,
-            )
-        }
-    }
+    let (form, block) = if g.positions_only {
+        (SKIN_FORM_POSITIONS, 4)
+    } else if rigid {
+        (SKIN_FORM_RIGID, 12)
+    } else {
+        (SKIN_FORM_BLENDED, 12)
+    };
+    // SAFETY (pointer offsets only): start is at most the group's vertex count, and each vector holds
+    // `block` floats and k influences per vertex (a rigid group has k = 1), so the offsets stay inside
+    // the vectors.
+    let (blocks, joints) = unsafe {
+        (
+            g.blocks.as_ptr().add(block * start),
+            joints.as_ptr().add(k * start),
+        )
+    };
+    let args = SkinGroupArgs {
+        form,
+        influences: k as i32,
+        rigid: i32::from(rigid),
+        compact: i32::from(compact),
+        first,
+        count: len as i32,
+        readable,
+        blocks,
+        joints,
+        weights,
+        vertices,
+        palette: palette.as_ptr().cast(),
+        pos: out.pos,
+        pos_stride: out.ps as i32,
+        nrm: out.nrm,
+        nrm_stride: out.ns as i32,
+        write_normals: i32::from(out.wn),
+        tng: out.tng,
+        tng_stride: out.ts as i32,
+        write_tangents: i32::from(out.wt),
+    };
+    // SAFETY: the caller's contract. The kernel reads `args` once; through it, the group's inputs from
+    // `start` on (inside the vectors, see above) and palette entries below palette.len(), and it writes
+    // the outputs the caller vouches for. It prefetches (never loads) inputs of vertices below
+    // `readable`, counted from `start`, which the group's vectors also hold. A positions-only group is
+    // never asked for normals or tangents (asserted in skin_mesh), and the rigid and compact forms
+    // never read `weights`.
+    unsafe { (isa.kernels().skin_group)(&args) }
 }
+
+/// The kernel's forms (`SKIN_FORM_*` in ispc/skin.ispc).
+const SKIN_FORM_BLENDED: i32 = 0;
+const SKIN_FORM_RIGID: i32 = 1;
+const SKIN_FORM_POSITIONS: i32 = 2;
 
 /// Groups whose inputs (blocks, joints and weights) reach this many bytes are skinned with software
 /// prefetching (see PREFETCH_AHEAD in ispc/skin.ispc). In the experiment that chose it, prefetching was
