@@ -42,6 +42,13 @@ pub enum Error {
         /// Number of joints.
         joints: usize,
     },
+    /// Rule: a mesh has at most [`MAX_VERTICES`](crate::MAX_VERTICES) vertices.
+    TooManyVertices {
+        /// Vertices given.
+        vertices: usize,
+        /// The limit.
+        max: usize,
+    },
     /// Rule: a joint is not its own parent.
     SelfParent {
         /// The joint (original index).
@@ -186,6 +193,10 @@ impl fmt::Display for Error {
             Error::TooManyJoints { joints, max } => {
                 write!(f, "too many joints: {joints} given, at most {max} are supported")
             }
+            Error::TooManyVertices { vertices, max } => write!(
+                f,
+                "too many vertices: a mesh has at most {max}, but this one has {vertices}"
+            ),
             Error::ParentOutOfRange { joint, parent, joints } => write!(
                 f,
                 "parent out of range: joint {joint} names parent {parent}, but there are only {joints} joints"

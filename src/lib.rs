@@ -82,7 +82,7 @@ pub use isa::{build_info, BuildInfo, Isa, Unavailable};
 pub use layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
 pub use layout::format::Format;
 pub use layout::hierarchy::MAX_JOINTS;
-pub use layout::mesh::MAX_INFLUENCES;
+pub use layout::mesh::{MAX_INFLUENCES, MAX_VERTICES};
 pub use layout::output::Renormalize;
 pub use layout::palette::PaletteMatrix;
 pub use layout::trs::Trs;

@@ -17,6 +17,7 @@
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
+use crate::layout::hierarchy::MAX_JOINTS;
 use crate::layout::palette::PaletteMatrix;
 use crate::reference;
 use glam::Mat4;
@@ -62,10 +63,12 @@ impl<'a> PaletteJob<'a> {
                 got: self.palette.len(),
             });
         }
-        if count > crate::skeleton::MAX_JOINTS {
+        // The kernel indexes palette entries and model matrices with 32-bit offsets.
+        let most = count.max(self.models.len());
+        if most > MAX_JOINTS {
             return Err(Error::TooManyJoints {
-                joints: count,
-                max: crate::skeleton::MAX_JOINTS,
+                joints: most,
+                max: MAX_JOINTS,
             });
         }
         match self.joints {

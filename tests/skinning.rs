@@ -20,6 +20,24 @@ fn prepare(input: &MeshInput<'_>) -> Result<SkinnedMesh, Error> {
 }
 
 #[test]
+fn a_mesh_over_the_vertex_limit_is_rejected_before_anything_is_read() {
+    // The count alone decides: the buffers are never looked at, so none are allocated here.
+    let n = ispc_skinning::MAX_VERTICES + 1;
+    let input = MeshInput::new(
+        Attribute::new(&[], 0, 12, n, Format::F32x3),
+        Attribute::new(&[], 0, 4, n, Format::U8x4),
+        Attribute::new(&[], 0, 16, n, Format::F32x4),
+    );
+    assert_eq!(
+        prepare(&input).unwrap_err(),
+        Error::TooManyVertices {
+            vertices: n,
+            max: ispc_skinning::MAX_VERTICES
+        }
+    );
+}
+
+#[test]
 fn positions_in_the_wrong_format_are_rejected() {
     let bytes = [0u8; 16];
     let joints = [[0u8; 4]; 4];

@@ -113,7 +113,7 @@ pub(crate) fn trs_to_soa(
     let n = translations.len();
     assert!(n <= MAX_JOINTS && rotations.len() == n && scales.len() == n && local.len() == 12 * n);
     // SAFETY: `isa` proves the CPU runs the kernel. For j < n it reads 3, 4 and 3 floats of the n-item
-    // slices and writes local.data[e * n + j] for e < 12, inside the 12n-float buffer.
+    // slices and writes local[e * n + j] for e < 12, inside the 12n-float buffer.
     unsafe {
         (isa.kernels().trs_to_soa)(
             translations.as_ptr().cast(),
@@ -183,7 +183,12 @@ pub(crate) fn skin_p_base(
 ) {
     let n = counts.len();
     let total = joints.len();
-    let chunks = n.div_ceil(chunk.max(1));
+    // Each call's offsets stay below 16 bytes times 8 influences times the chunk.
+    assert!(
+        (1..=1 << 20).contains(&chunk),
+        "a chunk of 1 to 2^20 vertices"
+    );
+    let chunks = n.div_ceil(chunk);
     assert!(
         bases.len() == total && positions.len() >= 3 * n,
         "a base per influence, 3 floats per vertex"

@@ -47,6 +47,11 @@ const _: () = assert!(
     std::mem::size_of::<PaletteMatrix>() == 64 && std::mem::align_of::<PaletteMatrix>() == 64
 );
 
+// SkinGroupArgs is shared with ISPC through the generated header: seven i32, five input pointers,
+// then three (pointer, stride) outputs with two flags, as ispc/skin.ispc declares it.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 120);
+
 /// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
 /// (a Vec4 output), 256 MiB, far below i32::MAX.
 const MAX_ITEMS_PER_CALL: usize = 1 << 24;

@@ -1,5 +1,5 @@
-//! The skinning kernels: blended (`skin_pnt`), rigid (`skin_rigid`) and positions-only (`skin_p_only`)
-//! groups, and the renormalization pass (`renormalize_rows`).
+//! The skinning kernels: `skin_group`, one export for blended, rigid and positions-only groups whose
+//! arguments travel in one `SkinGroupArgs` struct, and the renormalization pass (`renormalize_rows`).
 //!
 //! The job decides how the work runs (one thread or rayon's pool, chunk size, streaming stores,
 //! renormalization); this file only carries those decisions out over raw pointers. Its inputs are the
@@ -109,7 +109,9 @@ impl<'o> Output<'o> {
                 normals,
                 tangents,
             } => {
-                let fits = |o: Option<usize>, size: usize| o.is_none_or(|o| o + size <= stride);
+                let fits = |o: Option<usize>, size: usize| {
+                    o.is_none_or(|o| o.checked_add(size).is_some_and(|end| end <= stride))
+                };
                 assert!(
                     fits(Some(positions), 3) && fits(normals, 3) && fits(tangents, 4),
                     "attributes inside the stride"

@@ -12,6 +12,10 @@ pub(crate) fn unorm16(q: u16) -> f32 {
 /// many cores.
 pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
 
+/// Largest vertex count of a mesh, 134,217,727: the kernels address outputs of up to 16 bytes per vertex
+/// with 32-bit byte offsets.
+pub const MAX_VERTICES: usize = (i32::MAX as usize) / 16;
+
 /// Most influences per vertex (JOINTS_0 and JOINTS_1).
 pub const MAX_INFLUENCES: usize = 8;
 

@@ -54,8 +54,8 @@ pub fn trs_matrix(t: Vec3, q: Quat, s: Vec3) -> Matrix {
     m
 }
 
-/// Local to model over a level-order parent array (`parents[j]` is -1 for a root, else a joint
-/// before j): for each joint of `joints`, in order,
+/// Local to model over a level-order parent array ([`Skeleton::parents`](crate::Skeleton::parents):
+/// `parents[j]` is -1 for a root, else a joint before j; other values are not checked here): for each joint of `joints`, in order,
 /// `model[j] = model[parent[j]] * local[j]`, or `root * local[j]` for a root. Any topological order
 /// works; level order is one. Matrices are affine (see [`affine_mul`]).
 pub fn local_to_model(

@@ -26,7 +26,9 @@
 
 use crate::error::Error;
 use crate::layout::format::Format;
-use crate::layout::mesh::{unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES};
+use crate::layout::mesh::{
+    unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
+};
 use crate::skinning::input::{MeshInput, PrepareOptions, WeightPolicy};
 
 /// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
@@ -80,6 +82,12 @@ impl SkinnedMesh {
     /// Validates the input and converts it (see the module docs for every rule).
     pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
         let n = input.positions.count;
+        if n > MAX_VERTICES {
+            return Err(Error::TooManyVertices {
+                vertices: n,
+                max: MAX_VERTICES,
+            });
+        }
         input.positions.check("positions", &[Format::F32x3], n)?;
         if let Some(a) = &input.normals {
             a.check("normals", &[Format::F32x3], n)?;
