@@ -54,9 +54,9 @@ fn main() -> Result<(), ispc_skinning::Error> {
 
     // One call computes every joint of every instance.
     let mut models = CrowdModels::new(joints, INSTANCES);
-    let mut job = CrowdLocalToModelJob::new(&skeleton, &pose, &mut models);
-    job.roots = Some(&roots);
-    job.threads = Threads::All; // spread blocks of instances over rayon's pool
+    let mut job = CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
+        .roots(&roots)
+        .threads(Threads::All); // spread blocks of instances over rayon's pool
     job.run()?; // the first call also starts rayon's threads: leave it out of the timing
     const RUNS: u32 = 20;
     let start = Instant::now();
@@ -73,17 +73,14 @@ fn main() -> Result<(), ispc_skinning::Error> {
     let check = 123;
     let (t, q, s) = instance_pose(&skeleton, check);
     let mut single = vec![Mat4::ZERO; joints];
-    let mut one = LocalToModelJob::new(
-        &skeleton,
-        Locals::Trs(Trs {
-            translations: &t,
-            rotations: &q,
-            scales: &s,
-        }),
-        &mut single,
-    );
-    one.root = roots[check];
-    one.run()?;
+    let locals = Locals::Trs(Trs {
+        translations: &t,
+        rotations: &q,
+        scales: &s,
+    });
+    LocalToModelJob::new(&skeleton, locals, &mut single)
+        .root(roots[check])
+        .run()?;
     let mut from_crowd = vec![Mat4::ZERO; joints];
     models.instance_models(check, &mut from_crowd)?;
     let worst = single

@@ -59,9 +59,9 @@ fn main() -> Result<(), ispc_skinning::Error> {
         .map(|ours| skeleton.level_index(ours).unwrap() as u32)
         .collect();
     let mut palette = vec![PaletteMatrix::IDENTITY; inverse_binds.len()];
-    let mut job = PaletteJob::new(&models, &inverse_binds, &mut palette);
-    job.joints = Some(&remap);
-    job.run()?;
+    PaletteJob::new(&models, &inverse_binds, &mut palette)
+        .joints(&remap)
+        .run()?;
 
     // 5. The mesh: five vertices along the bind-pose arm, with up to 4 influences each (joint indices
     //    in our order, into the palette above; weights are normalized on prepare).
@@ -96,12 +96,7 @@ fn main() -> Result<(), ispc_skinning::Error> {
 
     // 6. Skin, every frame.
     let mut skinned = vec![Vec3::ZERO; positions.len()];
-    let out = SkinOutput::Separate {
-        positions: &mut skinned,
-        normals: None,
-        tangents: None,
-    };
-    SkinningJob::new(&mesh, &palette, out).run()?;
+    SkinningJob::new(&mesh, &palette, SkinOutput::positions(&mut skinned)).run()?;
     for (bind, now) in positions.iter().zip(&skinned) {
         println!("bind {bind:.2} -> skinned {now:.2}");
     }

@@ -77,6 +77,19 @@ pub struct SkinnedVertices {
     pub tangents: Option<Vec<Vec4>>,
 }
 
+impl SkinnedVertices {
+    /// The axis-aligned bounding box of the skinned positions, as (min, max), or `None` for a mesh
+    /// without vertices. A NaN coordinate is ignored, as `f32::min` and `f32::max` ignore it.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let first = *self.positions.first()?;
+        Some(
+            self.positions
+                .iter()
+                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+        )
+    }
+}
+
 /// Everything one frame writes, allocated once by [`Character::frame_buffers`] and reused.
 ///
 /// The per-joint vectors are in the level order of [`Character::skeleton`]. Between stages they may be

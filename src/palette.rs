@@ -53,6 +53,18 @@ impl<'a> PaletteJob<'a> {
         }
     }
 
+    /// Sets the joint remap: palette entry i uses model matrix `joints[i]`.
+    pub fn joints(mut self, joints: &'a [u32]) -> PaletteJob<'a> {
+        self.joints = Some(joints);
+        self
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> PaletteJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         let count = self.inverse_binds.len();

@@ -260,6 +260,24 @@ impl<'a> CrowdLocalToModelJob<'a> {
         }
     }
 
+    /// Sets one root transform per instance (each instance's placement).
+    pub fn roots(mut self, roots: &'a [Mat4]) -> CrowdLocalToModelJob<'a> {
+        self.roots = Some(roots);
+        self
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdLocalToModelJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads the job uses.
+    pub fn threads(mut self, threads: Threads) -> CrowdLocalToModelJob<'a> {
+        self.threads = threads;
+        self
+    }
+
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         let j = self.skeleton.len();

@@ -123,6 +123,30 @@ impl<'a> LocalToModelJob<'a> {
         }
     }
 
+    /// Sets the transform applied to every root (the character's placement).
+    pub fn root(mut self, root: Mat4) -> LocalToModelJob<'a> {
+        self.root = root;
+        self
+    }
+
+    /// Updates only this joint's subtree (see [`LocalToModelJob::from`](#structfield.from)).
+    pub fn from_joint(mut self, joint: usize) -> LocalToModelJob<'a> {
+        self.from = Some(joint);
+        self
+    }
+
+    /// Sets the implementation.
+    pub fn method(mut self, method: Method) -> LocalToModelJob<'a> {
+        self.method = method;
+        self
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> LocalToModelJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan().map(|_| ())

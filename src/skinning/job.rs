@@ -52,6 +52,39 @@ pub enum SkinOutput<'a> {
     },
 }
 
+impl<'a> SkinOutput<'a> {
+    /// Skinned positions only, one per vertex.
+    pub fn positions(positions: &'a mut [Vec3]) -> SkinOutput<'a> {
+        SkinOutput::Separate {
+            positions,
+            normals: None,
+            tangents: None,
+        }
+    }
+
+    /// Skinned positions and normals, one of each per vertex.
+    pub fn positions_normals(positions: &'a mut [Vec3], normals: &'a mut [Vec3]) -> SkinOutput<'a> {
+        SkinOutput::Separate {
+            positions,
+            normals: Some(normals),
+            tangents: None,
+        }
+    }
+
+    /// Skinned positions, normals and tangents, one of each per vertex.
+    pub fn positions_normals_tangents(
+        positions: &'a mut [Vec3],
+        normals: &'a mut [Vec3],
+        tangents: &'a mut [Vec4],
+    ) -> SkinOutput<'a> {
+        SkinOutput::Separate {
+            positions,
+            normals: Some(normals),
+            tangents: Some(tangents),
+        }
+    }
+}
+
 /// Skins a prepared mesh with a palette.
 #[derive(Debug)]
 pub struct SkinningJob<'a> {
@@ -97,6 +130,30 @@ impl<'a> SkinningJob<'a> {
             streaming: false,
             output,
         }
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts): `SkinningJob::new(..).backend(isa)`.
+    pub fn backend(mut self, backend: impl Into<Backend>) -> SkinningJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads the job uses.
+    pub fn threads(mut self, threads: Threads) -> SkinningJob<'a> {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the renormalization of skinned normals and tangents.
+    pub fn renormalize(mut self, renormalize: Renormalize) -> SkinningJob<'a> {
+        self.renormalize = renormalize;
+        self
+    }
+
+    /// Turns streaming stores on or off (see [`SkinningJob::streaming`](#structfield.streaming)).
+    pub fn streaming(mut self, streaming: bool) -> SkinningJob<'a> {
+        self.streaming = streaming;
+        self
     }
 
     /// Checks every rule (see the module docs) without computing anything.
