@@ -12,17 +12,12 @@ use ispc_skinning::{
     Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
     PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,
 };
-use scenes::{animated_pose, humanoid_parents, level_tree};
+use scenes::{animated_pose, bench_rig_parents};
 use std::hint::black_box;
 use std::time::Duration;
 
 fn skeleton(joints: usize) -> Skeleton {
-    let parents = if joints <= 120 {
-        humanoid_parents(joints)
-    } else {
-        level_tree(joints, if joints >= 40_000 { 17 } else { 9 }, 1)
-    };
-    Skeleton::from_parents(&parents).expect("valid skeleton")
+    Skeleton::from_parents(&bench_rig_parents(joints)).expect("valid skeleton")
 }
 
 fn report_not_run() {

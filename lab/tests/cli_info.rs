@@ -1,26 +1,9 @@
 //! The `info` command: ISA overrides and their errors, through the binary as a user starts it.
 
-use ispc_skinning::Isa;
-use std::process::Command;
+mod common;
 
-/// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86
-/// CPU), so that it sees the same CPU as the test.
-fn binary() -> Command {
-    let var = format!(
-        "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",
-        std::env::consts::ARCH.to_uppercase()
-    );
-    let runner = std::env::var(var).unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    match words.next() {
-        Some(program) => {
-            let mut cmd = Command::new(program);
-            cmd.args(words).arg(env!("CARGO_BIN_EXE_ispc-skinning"));
-            cmd
-        }
-        None => Command::new(env!("CARGO_BIN_EXE_ispc-skinning")),
-    }
-}
+use common::binary;
+use ispc_skinning::Isa;
 
 fn run_info(isa_env: &str) -> std::process::Output {
     binary()

@@ -1,12 +1,15 @@
-//! The `skin` command on every shared asset (skipped when `shared/assets` beside the repository is absent): JSON, OBJ and
-//! PNG outputs checked against the library and against what a picture of the character must show.
+//! The `skin` command on every shared asset (skipped when `shared/assets` beside the repository is
+//! absent): JSON, OBJ and PNG outputs checked against the library and against what a picture of the
+//! character must show.
 #![cfg(feature = "gltf")]
 
+mod common;
+
+use common::binary;
 use ispc_skinning::gltf::{GltfScene, Wrap};
 use ispc_skinning::Backend;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const ASSETS: [&str; 5] = [
     "SimpleSkin/SimpleSkin.gltf",
@@ -26,25 +29,6 @@ fn assets() -> Option<Vec<PathBuf>> {
         return None;
     }
     Some(ASSETS.iter().map(|a| dir.join(a)).collect())
-}
-
-/// The binary, started through the runner this test runs under (qemu for aarch64 or an emulated x86
-/// CPU), as in tests/cli_info.rs.
-fn binary() -> Command {
-    let var = format!(
-        "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",
-        std::env::consts::ARCH.to_uppercase()
-    );
-    let runner = std::env::var(var).unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    match words.next() {
-        Some(program) => {
-            let mut cmd = Command::new(program);
-            cmd.args(words).arg(env!("CARGO_BIN_EXE_ispc-skinning"));
-            cmd
-        }
-        None => Command::new(env!("CARGO_BIN_EXE_ispc-skinning")),
-    }
 }
 
 fn skin(args: &[&str]) -> std::process::Output {

@@ -83,6 +83,16 @@ pub fn humanoid_parents(joints: usize) -> Vec<Option<usize>> {
     p
 }
 
+/// The benches' rig of `joints` joints: a humanoid up to 120 joints, else a level tree of 9 levels, or
+/// of 17 (the level-order seed's shape) from 40,000 joints on.
+pub fn bench_rig_parents(joints: usize) -> Vec<Option<usize>> {
+    if joints <= 120 {
+        humanoid_parents(joints)
+    } else {
+        level_tree(joints, if joints >= 40_000 { 17 } else { 9 }, 1)
+    }
+}
+
 /// A random tree of `joints` joints over `levels` levels whose level sizes grow geometrically, each joint
 /// picking a random parent in the level above: the shape of the level-order seed's 40,000-bone benchmark
 /// (17 levels, about 2.2 children per parent). Returned in level order already.
