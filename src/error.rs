@@ -4,6 +4,7 @@
 use crate::gltf::error::GltfError;
 use crate::isa::{Isa, Unavailable};
 use crate::layout::format::Format;
+use crate::text::Count;
 use std::fmt;
 
 /// What went wrong. Each variant's documentation states the rule it reports.
@@ -199,24 +200,26 @@ impl fmt::Display for Error {
             ),
             Error::ParentOutOfRange { joint, parent, joints } => write!(
                 f,
-                "parent out of range: joint {joint} names parent {parent}, but there are only {joints} joints"
+                "parent out of range: joint {joint} names parent {parent}, but there are only {}",
+                Count(*joints, "joint")
             ),
             Error::SelfParent { joint } => write!(f, "self parent: joint {joint} is its own parent"),
             Error::Cycle { joint } => {
                 write!(f, "cycle: joint {joint} is on a cycle of parents and never reaches a root")
             }
             Error::CountMismatch { what, expected, got } => {
-                write!(f, "count mismatch: {what} must have {expected} entries, but has {got}")
+                write!(f, "count mismatch: {what}: {expected} expected, but {got} given")
             }
             Error::JointOutOfRange { joint, joints } => {
-                write!(f, "joint out of range: joint {joint} given, but the skeleton has {joints} joints")
+                write!(f, "joint out of range: joint {joint} given, but the skeleton has {}", Count(*joints, "joint"))
             }
             Error::SkinJointOutOfRange { skin_joint, joint, joints } => write!(
                 f,
-                "skin joint out of range: skin joint {skin_joint} maps to joint {joint}, but there are only {joints} joints"
+                "skin joint out of range: skin joint {skin_joint} maps to joint {joint}, but there are only {}",
+                Count(*joints, "joint")
             ),
             Error::InstanceOutOfRange { instance, instances } => {
-                write!(f, "instance out of range: instance {instance} given, but the crowd has {instances}")
+                write!(f, "instance out of range: instance {instance} given, but the crowd has {}", Count(*instances, "instance"))
             }
             Error::AttributeFormat { attribute, format } => {
                 write!(f, "attribute format: {attribute} cannot be given as {format:?}")
@@ -228,7 +231,8 @@ impl fmt::Display for Error {
             Error::AttributeMissing { attribute } => write!(f, "attribute missing: {attribute} is required here"),
             Error::VertexJointOutOfRange { vertex, joint, joints } => write!(
                 f,
-                "joint out of range: vertex {vertex} uses joint {joint}, but the palette has {joints} joints"
+                "joint out of range: vertex {vertex} uses joint {joint}, but the palette has {}",
+                Count(*joints, "joint")
             ),
             Error::InvalidWeight { vertex, weight } => {
                 write!(f, "invalid weight: vertex {vertex} has weight {weight}; weights must be finite and not negative")
@@ -247,11 +251,13 @@ impl fmt::Display for Error {
             ),
             Error::SkinOutOfRange { mesh, skin, skins } => write!(
                 f,
-                "skin out of range: mesh {mesh} names skin {skin}, but the character has {skins} skins"
+                "skin out of range: mesh {mesh} names skin {skin}, but the character has {}",
+                Count(*skins, "skin")
             ),
             Error::SkinTooSmall { mesh, mesh_joints, skin_joints } => write!(
                 f,
-                "skin too small: mesh {mesh} was prepared for {mesh_joints} joints, but its skin has only {skin_joints}"
+                "skin too small: mesh {mesh} was prepared for {}, but its skin has only {skin_joints}",
+                Count(*mesh_joints, "joint")
             ),
             #[cfg(feature = "gltf")]
             Error::Gltf(e) => write!(f, "glTF: {e}"),

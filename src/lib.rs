@@ -68,6 +68,7 @@ mod palette;
 pub mod reference;
 mod skeleton;
 mod skinning;
+mod text;
 mod transform;
 
 /// The glam the API speaks (`ispc_skinning::glam::Mat4`, ...). Using this re-export, or the same glam

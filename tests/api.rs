@@ -195,3 +195,39 @@ fn forcing_the_reference_gives_the_reference_result() {
         + Vec4::new(13., 14., 15., 16.);
     assert_eq!(dst[0], want);
 }
+
+#[test]
+fn messages_count_with_the_right_plural() {
+    let one = Error::JointOutOfRange {
+        joint: 4,
+        joints: 1,
+    };
+    assert_eq!(
+        one.to_string(),
+        "joint out of range: joint 4 given, but the skeleton has 1 joint"
+    );
+    let many = Error::InstanceOutOfRange {
+        instance: 9,
+        instances: 3,
+    };
+    assert_eq!(
+        many.to_string(),
+        "instance out of range: instance 9 given, but the crowd has 3 instances"
+    );
+    let count = Error::CountMismatch {
+        what: "palette entries",
+        expected: 3,
+        got: 2,
+    };
+    assert_eq!(
+        count.to_string(),
+        "count mismatch: palette entries: 3 expected, but 2 given"
+    );
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn a_missing_clip_counts_the_clips_with_the_right_plural() {
+    let e = ispc_skinning::gltf::GltfError::ClipOutOfRange { clip: 2, clips: 1 };
+    assert_eq!(e.to_string(), "clip 2 does not exist: the file has 1 clip");
+}

@@ -6,6 +6,7 @@
 //! has a variant that carries a `GltfError`: being generic, this file needs nothing from the crate
 //! (it is a leaf of the import graph), and the conversion into the crate error lives beside it.
 
+use crate::text::Count;
 use std::fmt;
 
 /// The components (floats or integers) that the accessors of one load may hold beyond four per byte of
@@ -288,7 +289,7 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
                 "animation {animation} sampler {sampler}: {times} key times and {values} outputs; a sampler needs at least one key and one output per key (three for CUBICSPLINE)"
             ),
             GltfError::ClipOutOfRange { clip, clips } => {
-                write!(f, "clip {clip} does not exist: the file has {clips} clips")
+                write!(f, "clip {clip} does not exist: the file has {}", Count(*clips, "clip"))
             }
             GltfError::TimeNotFinite => write!(f, "the sample time must be finite"),
         }
