@@ -55,9 +55,7 @@ fn main() -> Result<(), ispc_skinning::Error> {
         Mat4::IDENTITY,                                    // upper arm
         Mat4::from_translation(Vec3::new(-2.0, 0.0, 0.0)), // hand
     ];
-    let remap: Vec<u32> = (0..parents.len())
-        .map(|ours| skeleton.level_index(ours).unwrap() as u32)
-        .collect();
+    let remap = skeleton.level_indices(&[0, 1, 2])?; // skin joint i is our joint i
     let mut palette = vec![PaletteMatrix::IDENTITY; inverse_binds.len()];
     PaletteJob::new(&models, &inverse_binds, &mut palette)
         .joints(&remap)

@@ -232,6 +232,27 @@ impl Skeleton {
         self.level_of_original.get(original).map(|&i| i as usize)
     }
 
+    /// The level-order index of each joint in `originals` (indices into the original parent array),
+    /// in the `u32` form [`PaletteJob::joints`](crate::PaletteJob::joints) takes: the joint remap of
+    /// a skin whose joints are given in the user's own order.
+    ///
+    /// # Errors
+    /// [`Error::JointOutOfRange`] naming the first index that is not a joint.
+    pub fn level_indices(&self, originals: &[usize]) -> Result<Vec<u32>, Error> {
+        originals
+            .iter()
+            .map(|&joint| {
+                self.level_of_original
+                    .get(joint)
+                    .copied()
+                    .ok_or(Error::JointOutOfRange {
+                        joint,
+                        joints: self.len(),
+                    })
+            })
+            .collect()
+    }
+
     /// Original index of a level-order joint.
     pub fn original_index(&self, level_order: usize) -> Option<usize> {
         self.original_of_level.get(level_order).map(|&i| i as usize)

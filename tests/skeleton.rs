@@ -226,3 +226,19 @@ fn subtree_ranges_cover_exactly_the_descendants() {
     }
     assert!(s.subtree_ranges(s.len()).is_empty());
 }
+
+#[test]
+fn level_indices_map_the_users_joints_and_name_a_bad_one() {
+    // Joint 0's parent is 2, so in level order 2 comes first.
+    let s = Skeleton::from_parents(&[Some(2), Some(0), None]).unwrap();
+    assert_eq!(s.level_indices(&[2, 0, 1]).unwrap(), vec![0, 1, 2]);
+    assert_eq!(s.level_indices(&[1, 1]).unwrap(), vec![2, 2]);
+    assert_eq!(s.level_indices(&[]).unwrap(), Vec::<u32>::new());
+    assert_eq!(
+        s.level_indices(&[0, 3]).unwrap_err(),
+        Error::JointOutOfRange {
+            joint: 3,
+            joints: 3
+        }
+    );
+}
