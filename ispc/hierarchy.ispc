@@ -384,8 +384,10 @@ static inline varying float transpose_chunk(const varying float res[CHUNKS], uni
 #endif
 }
 
+// The joint table is 64-bit because it is the Rust API's own `&[usize]` (the crate's one index type),
+// passed through without a conversion copy; the kernels are built for 64-bit targets only.
 export void EXPORT(skin_palette)(uniform const float models[], uniform const float inverse_binds[],
-                                 uniform const uint32 joints[], uniform int use_joints, uniform int count,
+                                 uniform const uint64 joints[], uniform int use_joints, uniform int count,
                                  uniform float palette[])
 {
     for (uniform int i = 0; i < count; i++) {
@@ -399,6 +401,46 @@ export void EXPORT(skin_palette)(uniform const float models[], uniform const flo
 #pragma unroll
         for (uniform int oc = 0; oc < CHUNKS; oc++)
             palette[16 * i + oc * programCount + programIndex] = transpose_chunk(res, oc);
+    }
+}
+
+// Crowd palettes: one AoSoA block of model matrices (section 4's layout) times the inverse bind
+// matrices. Entry i of block lane l is model[joints[i]] (of lane l) * inverse_bind[i], written row-major
+// to palettes[(l * count + i) * 16], so that each instance's palette is contiguous, as the skinning
+// kernels read it. The lanes run across instances, as in crowd_ltm_trs, so the product is plain vector
+// arithmetic with each inverse bind element broadcast; only the stores scatter. Lanes at or past `lanes`
+// (the padding of a partial last block) are not written.
+export void EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
+                                  uniform const uint64 joints[], uniform int count, uniform int lanes,
+                                  uniform float palettes[])
+{
+    for (uniform int i = 0; i < count; i++) {
+        const uniform int m = (int)joints[i];
+        uniform const float * uniform ib = inverse_binds + 16 * i;
+#pragma unroll
+        for (uniform int c = 0; c < CROWD_LANES / programCount; c++) {
+            const varying int l = c * programCount + programIndex;
+            if (l < lanes) {
+                varying float M[12];
+#pragma unroll
+                for (uniform int e = 0; e < 12; e++)
+                    M[e] = CROWD(models, 12, m, e, l);
+                const varying int out = (l * count + i) * 16;
+#pragma unroll
+                for (uniform int r = 0; r < 3; r++) {
+#pragma unroll
+                    for (uniform int col = 0; col < 4; col++) {
+                        // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
+                        palettes[out + 4 * r + col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
+                                                      M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+                    }
+                }
+                palettes[out + 12] = 0.0f;
+                palettes[out + 13] = 0.0f;
+                palettes[out + 14] = 0.0f;
+                palettes[out + 15] = 1.0f;
+            }
+        }
     }
 }
 

@@ -180,6 +180,33 @@ pub enum Error {
     /// [`GltfError`](crate::gltf::GltfError) names the one broken.
     #[cfg(feature = "gltf")]
     Gltf(GltfError<Error>),
+    /// Rule: a crowd has at most [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES) instances, and
+    /// all its instances together at most [`MAX_CROWD_VERTICES`](crate::MAX_CROWD_VERTICES) skinned
+    /// vertices.
+    TooManyInstances {
+        /// Instances asked for.
+        instances: usize,
+        /// What each instance holds, in `unit`s (joints, or skinned vertices).
+        per_instance: usize,
+        /// The unit of `per_instance`.
+        unit: &'static str,
+        /// The largest instance count allowed with that many.
+        max: usize,
+    },
+    /// Rule: a frame (or crowd frame, crowd pose, ...) is used with the character, scene or skeleton it
+    /// was made for: buffers sized for another one would be read in the wrong order or the wrong size.
+    WrongFrame {
+        /// What was given: "Frame", "CrowdFrame", "CrowdPose", ...
+        what: &'static str,
+        /// What it belongs to: "character", "scene", "skeleton".
+        owner: &'static str,
+        /// The part that differs, counted: "joint", "node", "skin", "mesh", "vertex", "instance".
+        part: &'static str,
+        /// How many the buffers were made for.
+        made_for: usize,
+        /// How many this one has.
+        here: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -261,6 +288,17 @@ impl fmt::Display for Error {
             ),
             #[cfg(feature = "gltf")]
             Error::Gltf(e) => write!(f, "glTF: {e}"),
+            Error::TooManyInstances { instances, per_instance, unit, max } => write!(
+                f,
+                "too many instances: {} of {} each asked for, but at most {max} fit the limits",
+                Count(*instances, "instance"),
+                Count(*per_instance, unit)
+            ),
+            Error::WrongFrame { what, owner, part, made_for, here } => write!(
+                f,
+                "wrong frame: this {what} was made for a {owner} with {}; this {owner} has {here}",
+                Count(*made_for, part)
+            ),
         }
     }
 }

@@ -6,12 +6,24 @@
 //! so one forward pass computes every model matrix. Descendants of one joint are also contiguous within
 //! each level, which makes a subtree a short list of ranges (see [`Skeleton::subtree_ranges`]).
 //!
-//! Every array a job takes or returns is indexed in this level order. [`Skeleton::level_index`] and
-//! [`Skeleton::original_index`] convert joint indices; [`Skeleton::to_level_order`] and
-//! [`Skeleton::to_original_order`] reorder whole arrays.
+//! # Two orders, one index type
+//! A joint index is always a `usize`. Unless a name says `level`, it is *your* index: the position in
+//! the parent array you built the skeleton from (for glTF, the node index). [`Skeleton::parent`],
+//! [`Skeleton::children`], [`Skeleton::name`], [`Character`](crate::Character), [`Frame`](crate::Frame)
+//! and the crowd types all speak your order and convert inside.
+//!
+//! The jobs ([`LocalToModelJob`](crate::LocalToModelJob), [`PaletteJob`](crate::PaletteJob),
+//! [`CrowdLocalToModelJob`](crate::CrowdLocalToModelJob)) are the fast path: their per-joint arrays are
+//! in level order, so that they never permute. [`Skeleton::level_index`] and
+//! [`Skeleton::original_index`] convert one index, [`Skeleton::level_indices`] a list (a skin's joints),
+//! and [`Skeleton::to_level_order`] / [`Skeleton::to_original_order`] whole arrays; the `level_*`
+//! methods walk the level order itself.
 
 use crate::error::Error;
 use crate::layout::hierarchy::LevelOrder;
+use crate::layout::trs::Trs;
+use crate::reference;
+use glam::{Mat4, Quat, Vec3};
 pub use crate::layout::hierarchy::MAX_JOINTS;
 use std::ops::Range;
 
@@ -22,10 +34,13 @@ pub struct Skeleton {
     /// smaller than its own index; the children of joint j are one range, empty for a leaf, which
     /// sits where its children would be, so the children of a range of joints are one range too.
     order: LevelOrder,
-    /// Level-order index of each original joint, and the reverse.
-    level_of_original: Vec<u32>,
-    original_of_level: Vec<u32>,
-    /// Joint names in level order, when given.
+    /// The parent array as given (your order), and the same hierarchy in level order.
+    parents: Vec<Option<usize>>,
+    level_parents: Vec<Option<usize>>,
+    /// Level-order index of each of your joints, and the reverse.
+    level_of_original: Vec<usize>,
+    original_of_level: Vec<usize>,
+    /// Joint names in your order, when given.
     names: Option<Vec<String>>,
 }
 
@@ -116,10 +131,16 @@ impl Skeleton {
             .iter()
             .map(|&orig| parents[orig as usize].map_or(-1, |p| level_of_original[p] as i32))
             .collect();
+        let level_parents = order
+            .iter()
+            .map(|&orig| parents[orig as usize].map(|p| level_of_original[p] as usize))
+            .collect();
         Ok(Skeleton {
             order: LevelOrder::new(parents_level, child_start, child_end, level_start),
-            level_of_original,
-            original_of_level: order,
+            parents: parents.to_vec(),
+            level_parents,
+            level_of_original: level_of_original.iter().map(|&l| l as usize).collect(),
+            original_of_level: order.iter().map(|&o| o as usize).collect(),
             names: None,
         })
     }
@@ -146,53 +167,187 @@ impl Skeleton {
         Skeleton::from_parents(&converted)
     }
 
-    /// Attaches joint names, given in the *original* order of the parent array.
+    /// Attaches joint names, one per joint in your order.
     ///
     /// # Errors
     /// [`Error::CountMismatch`] when there is not exactly one name per joint.
     pub fn with_names(mut self, names: Vec<String>) -> Result<Skeleton, Error> {
-        if names.len() != self.len() {
-            return Err(Error::CountMismatch {
-                what: "joint names",
-                expected: self.len(),
-                got: names.len(),
-            });
-        }
-        self.names = Some(self.to_level_order(&names)?);
+        self.check_count("joint names", names.len())?;
+        self.names = Some(names);
         Ok(self)
     }
 
     /// Number of joints.
     pub fn len(&self) -> usize {
-        self.order.parents().len()
+        self.parents.len()
     }
 
     /// Always false: a skeleton has at least one joint.
     pub fn is_empty(&self) -> bool {
-        self.order.parents().is_empty()
+        self.parents.is_empty()
     }
 
-    /// Parent of each joint in level order, `-1` for roots. A parent index is always smaller than its
-    /// child's index.
-    pub fn parents(&self) -> &[i32] {
-        self.order.parents()
+    // ---- Your order: the indices of the parent array the skeleton was built from. ----
+
+    /// The parent of every joint, as given to [`Skeleton::from_parents`] (`None` for a root).
+    pub fn parents(&self) -> &[Option<usize>] {
+        &self.parents
     }
 
-    /// Parent of a level-order joint, `None` for a root (or for an index out of range).
+    /// The parent of a joint, `None` for a root or an index out of range.
     pub fn parent(&self, joint: usize) -> Option<usize> {
-        self.order
-            .parents()
-            .get(joint)
-            .and_then(|&p| usize::try_from(p).ok())
+        self.parents.get(joint).copied().flatten()
     }
 
-    /// The level-order children of a joint: always one contiguous range (empty for a leaf or an index
-    /// out of range).
-    pub fn children(&self, joint: usize) -> Range<usize> {
-        match (
-            self.order.child_ranges().0.get(joint),
-            self.order.child_ranges().1.get(joint),
-        ) {
+    /// The children of a joint, in your order (none for a leaf or an index out of range).
+    pub fn children(&self, joint: usize) -> impl Iterator<Item = usize> + '_ {
+        let level = self.level_index(joint).unwrap_or(self.len());
+        self.level_children(level)
+            .map(|l| self.original_of_level[l])
+    }
+
+    /// The roots, in your order.
+    pub fn roots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.level(0).map(|l| self.original_of_level[l])
+    }
+
+    /// The name of a joint, when names were attached.
+    pub fn name(&self, joint: usize) -> Option<&str> {
+        self.names.as_ref()?.get(joint).map(String::as_str)
+    }
+
+    /// The joint with this name (the first, if several share it).
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.as_ref()?.iter().position(|n| n == name)
+    }
+
+    // ---- Between the two orders. ----
+
+    /// The level-order index of a joint, or `None` for an index out of range.
+    pub fn level_index(&self, joint: usize) -> Option<usize> {
+        self.level_of_original.get(joint).copied()
+    }
+
+    /// The level-order index of each joint in `joints` (your indices): for example the joint remap
+    /// that [`PaletteJob::joints`](crate::PaletteJob::joints) takes for a skin given in your order.
+    ///
+    /// # Errors
+    /// [`Error::JointOutOfRange`] naming the first index that is not a joint.
+    pub fn level_indices(&self, joints: &[usize]) -> Result<Vec<usize>, Error> {
+        joints
+            .iter()
+            .map(|&joint| {
+                self.level_index(joint).ok_or(Error::JointOutOfRange {
+                    joint,
+                    joints: self.len(),
+                })
+            })
+            .collect()
+    }
+
+    /// The joint (your index) at a level-order index, or `None` out of range.
+    pub fn original_index(&self, level: usize) -> Option<usize> {
+        self.original_of_level.get(level).copied()
+    }
+
+    /// The permutation from level order to your order: `original_order()[level] = joint`.
+    pub fn original_order(&self) -> &[usize] {
+        &self.original_of_level
+    }
+
+    /// The permutation from your order to level order: `level_order()[joint] = level`.
+    pub fn level_order(&self) -> &[usize] {
+        &self.level_of_original
+    }
+
+    /// Reorders per-joint data given in your order into level order.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `data` does not have one item per joint.
+    pub fn to_level_order<T: Clone>(&self, data: &[T]) -> Result<Vec<T>, Error> {
+        self.check_count("per-joint data", data.len())?;
+        Ok(self
+            .original_of_level
+            .iter()
+            .map(|&o| data[o].clone())
+            .collect())
+    }
+
+    /// Reorders per-joint data given in level order back into your order.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `data` does not have one item per joint.
+    pub fn to_original_order<T: Clone>(&self, data: &[T]) -> Result<Vec<T>, Error> {
+        self.check_count("per-joint data", data.len())?;
+        Ok(self
+            .level_of_original
+            .iter()
+            .map(|&l| data[l].clone())
+            .collect())
+    }
+
+    /// The model matrix of every joint in a pose, in your joint order: a bind pose's matrices, whose
+    /// inverses are the inverse bind matrices ([`Skeleton::inverse_bind_matrices`]). The local
+    /// transforms are in your joint order too. Computed with the serial reference, for load time.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    pub fn bind_pose_models(
+        &self,
+        translations: &[Vec3],
+        rotations: &[Quat],
+        scales: &[Vec3],
+    ) -> Result<Vec<Mat4>, Error> {
+        let t = self.to_level_order(translations)?;
+        let q = self.to_level_order(rotations)?;
+        let s = self.to_level_order(scales)?;
+        let mut models = vec![Mat4::IDENTITY; self.len()];
+        let trs = Trs {
+            translations: &t,
+            rotations: &q,
+            scales: &s,
+        };
+        let all = 0..self.len();
+        reference::local_to_model_trs(&self.level_parents, trs, &Mat4::IDENTITY, &mut models, all);
+        self.to_original_order(&models)
+    }
+
+    /// The inverse bind matrix of every joint of a skin bound in a pose (local transforms in your
+    /// joint order): the inverses of [`Skeleton::bind_pose_models`], in your joint order.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    pub fn inverse_bind_matrices(
+        &self,
+        translations: &[Vec3],
+        rotations: &[Quat],
+        scales: &[Vec3],
+    ) -> Result<Vec<Mat4>, Error> {
+        Ok(self
+            .bind_pose_models(translations, rotations, scales)?
+            .iter()
+            .map(Mat4::inverse)
+            .collect())
+    }
+
+    // ---- Level order: the fast path the jobs take. ----
+
+    /// The parent of every joint in level order (`None` for a root). A parent's level index is always
+    /// smaller than its child's.
+    pub fn level_parents(&self) -> &[Option<usize>] {
+        &self.level_parents
+    }
+
+    /// The parent of a level-order joint, `None` for a root (or for an index out of range).
+    pub fn level_parent(&self, level: usize) -> Option<usize> {
+        self.level_parents.get(level).copied().flatten()
+    }
+
+    /// The level-order children of a level-order joint: always one contiguous range (empty for a leaf
+    /// or an index out of range).
+    pub fn level_children(&self, level: usize) -> Range<usize> {
+        let (starts, ends) = self.order.child_ranges();
+        match (starts.get(level), ends.get(level)) {
             (Some(&s), Some(&e)) => s as usize..e as usize,
             _ => 0..0,
         }
@@ -203,7 +358,8 @@ impl Skeleton {
         self.order.level_starts().len() - 1
     }
 
-    /// The joints of one level: a contiguous range (empty past the last level).
+    /// The joints of one level, as level-order indices: a contiguous range (empty past the last level).
+    /// Level 0 holds the roots.
     pub fn level(&self, level: usize) -> Range<usize> {
         match (
             self.order.level_starts().get(level),
@@ -222,104 +378,27 @@ impl Skeleton {
             .map(|w| w[0] as usize..w[1] as usize)
     }
 
-    /// The roots (level 0).
-    pub fn roots(&self) -> Range<usize> {
-        self.level(0)
-    }
-
-    /// Level-order index of a joint of the original parent array.
-    pub fn level_index(&self, original: usize) -> Option<usize> {
-        self.level_of_original.get(original).map(|&i| i as usize)
-    }
-
-    /// The level-order index of each joint in `originals` (indices into the original parent array),
-    /// in the `u32` form [`PaletteJob::joints`](crate::PaletteJob::joints) takes: the joint remap of
-    /// a skin whose joints are given in the user's own order.
-    ///
-    /// # Errors
-    /// [`Error::JointOutOfRange`] naming the first index that is not a joint.
-    pub fn level_indices(&self, originals: &[usize]) -> Result<Vec<u32>, Error> {
-        originals
-            .iter()
-            .map(|&joint| {
-                self.level_of_original
-                    .get(joint)
-                    .copied()
-                    .ok_or(Error::JointOutOfRange {
-                        joint,
-                        joints: self.len(),
-                    })
-            })
-            .collect()
-    }
-
-    /// Original index of a level-order joint.
-    pub fn original_index(&self, level_order: usize) -> Option<usize> {
-        self.original_of_level.get(level_order).map(|&i| i as usize)
-    }
-
-    /// The permutation from level order to original order: `original_order()[level] = original`.
-    pub fn original_order(&self) -> &[u32] {
-        &self.original_of_level
-    }
-
-    /// Name of a level-order joint, when names were attached.
-    pub fn name(&self, joint: usize) -> Option<&str> {
-        self.names.as_ref()?.get(joint).map(String::as_str)
-    }
-
-    /// Level-order index of the joint with this name.
-    pub fn find(&self, name: &str) -> Option<usize> {
-        self.names.as_ref()?.iter().position(|n| n == name)
-    }
-
-    /// Reorders per-joint data given in original order into level order.
-    ///
-    /// # Errors
-    /// [`Error::CountMismatch`] when `data` does not have one item per joint.
-    pub fn to_level_order<T: Clone>(&self, data: &[T]) -> Result<Vec<T>, Error> {
-        self.check_count("per-joint data", data.len())?;
-        Ok(self
-            .original_of_level
-            .iter()
-            .map(|&o| data[o as usize].clone())
-            .collect())
-    }
-
-    /// Reorders per-joint data given in level order back into original order.
-    ///
-    /// # Errors
-    /// [`Error::CountMismatch`] when `data` does not have one item per joint.
-    pub fn to_original_order<T: Clone>(&self, data: &[T]) -> Result<Vec<T>, Error> {
-        self.check_count("per-joint data", data.len())?;
-        Ok(self
-            .level_of_original
-            .iter()
-            .map(|&l| data[l as usize].clone())
-            .collect())
-    }
-
-    /// The joints of the subtree rooted at `joint` (itself included): one contiguous range per level,
-    /// in level order, so processing the ranges in turn visits every parent before its children.
-    /// Empty when `joint` is out of range.
-    pub fn subtree_ranges(&self, joint: usize) -> Vec<Range<usize>> {
+    /// The subtree rooted at a level-order joint (itself included): one contiguous range of
+    /// level-order joints per level, so processing the ranges in turn visits every parent before its
+    /// children. Empty when `level` is out of range.
+    pub fn level_subtree(&self, level: usize) -> Vec<Range<usize>> {
         let mut ranges = Vec::new();
-        if joint >= self.len() {
+        if level >= self.len() {
             return ranges;
         }
-        let mut range = joint..joint + 1;
+        let (starts, ends) = self.order.child_ranges();
+        let mut range = level..level + 1;
         while !range.is_empty() {
             ranges.push(range.clone());
             // Children of a contiguous range are contiguous: from the first joint's children start to
             // the last joint's children end.
-            range = self.order.child_ranges().0[range.start] as usize
-                ..self.order.child_ranges().1[range.end - 1] as usize;
+            range = starts[range.start] as usize..ends[range.end - 1] as usize;
         }
         ranges
     }
 
     /// The checked level-order arrays the kernels read.
-    pub(crate) fn level_order(&self) -> &LevelOrder {
+    pub(crate) fn kernel_order(&self) -> &LevelOrder {
         &self.order
     }
 

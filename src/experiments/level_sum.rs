@@ -32,9 +32,9 @@ pub fn regular_traverse_sum(skeleton: &Skeleton, data: &mut [Vec4]) {
     if data.len() != skeleton.len() {
         return;
     }
-    for (i, &p) in skeleton.parents().iter().enumerate() {
-        if p >= 0 {
-            data[i] += data[p as usize];
+    for (i, &p) in skeleton.level_parents().iter().enumerate() {
+        if let Some(p) = p {
+            data[i] += data[p];
         }
     }
 }
@@ -52,7 +52,7 @@ pub fn parallel_level_order_sum(
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
     match backend.into().resolve()? {
-        Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton.level_order(), data),
+        Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton.kernel_order(), data),
         Resolved::Reference => level_order_sum(skeleton, data),
     }
     Ok(())
@@ -72,7 +72,7 @@ pub fn level_by_level_sum(
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
     match backend.into().resolve()? {
-        Resolved::Ispc(isa) => ffi::level_sum_levels(isa, skeleton.level_order(), data),
+        Resolved::Ispc(isa) => ffi::level_sum_levels(isa, skeleton.kernel_order(), data),
         Resolved::Reference => regular_traverse_sum(skeleton, data),
     }
     Ok(())

@@ -144,14 +144,14 @@ pub fn local_to_model_soa(
             let mut l = vec![Mat4::ZERO; n];
             let mut m = vec![Mat4::ZERO; n];
             locals.to_mat4(&mut l)?;
-            reference::local_to_model(skeleton.parents(), &l, root, &mut m, 0..n);
+            reference::local_to_model(skeleton.level_parents(), &l, root, &mut m, 0..n);
             *models = SoaMatrices::from_mat4(&m);
             return Ok(());
         }
     };
-    let order = skeleton.level_order();
+    let order = skeleton.kernel_order();
     let (l, m) = (&locals.data[..], &mut models.data[..]);
-    ffi::ltm_roots_soa(isa, n, l, root, m, skeleton.roots());
+    ffi::ltm_roots_soa(isa, n, l, root, m, skeleton.level(0));
     for (k, level) in skeleton.levels().enumerate() {
         match method {
             SoaMethod::Level if k > 0 => ffi::ltm_level_soa(isa, order, l, m, level),

@@ -75,7 +75,8 @@ type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
 type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
 type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32);
-type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u32, i32, i32, *mut f32);
+type CrowdPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32);
+type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
 /// One skinning call: the kernel reads its arguments from one struct (see `SkinGroupArgs` in
@@ -111,6 +112,7 @@ pub(crate) struct Kernels {
     trs_to_soa: TrsToSoaFn,
     crowd_ltm_trs: CrowdLtmTrsFn,
     skin_palette: SkinPaletteFn,
+    crowd_palette: CrowdPaletteFn,
     level_sum_children: LevelSumChildrenFn,
     level_sum_levels: LevelSumLevelsFn,
     skin_group: SkinGroupFn,
@@ -133,6 +135,7 @@ macro_rules! kernel_table {
                 trs_to_soa: bindings::[<trs_to_soa_ $suffix>],
                 crowd_ltm_trs: bindings::[<crowd_ltm_trs_ $suffix>],
                 skin_palette: bindings::[<skin_palette_ $suffix>],
+                crowd_palette: bindings::[<crowd_palette_ $suffix>],
                 level_sum_children: bindings::[<level_sum_children_ $suffix>],
                 level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
                 skin_group: bindings::[<skin_group_ $suffix>],

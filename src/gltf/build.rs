@@ -19,7 +19,6 @@ use std::sync::Arc;
 pub struct Skin {
     name: Option<String>,
     joints: Vec<usize>,
-    joint_levels: Vec<u32>,
     inverse_binds: Vec<Mat4>,
     skeleton: Option<usize>,
 }
@@ -33,12 +32,6 @@ impl Skin {
     /// The joints as glTF node indices; palette entry i belongs to node `joints()[i]`.
     pub fn joints(&self) -> &[usize] {
         &self.joints
-    }
-
-    /// The joints as level-order indices of [`GltfScene::skeleton`](crate::gltf::GltfScene::skeleton)
-    /// (the palette job's joint remap).
-    pub fn joint_levels(&self) -> &[u32] {
-        &self.joint_levels
     }
 
     /// One inverse bind matrix per joint (identity when the file gives none).
@@ -170,7 +163,6 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         };
         skins.push(Skin {
             name: skin.name().map(str::to_string),
-            joint_levels: joints.iter().map(|&j| level(j) as u32).collect(),
             joints,
             inverse_binds,
             skeleton: skin.skeleton().map(|s| s.index()),
@@ -219,9 +211,6 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         }
     }
 
-    let rest_translations = skeleton.to_level_order(&translations)?;
-    let rest_rotations = skeleton.to_level_order(&rotations)?;
-    let rest_scales = skeleton.to_level_order(&scales)?;
     let mut clips = Vec::new();
     for anim in doc.animations() {
         clips.push(read_clip(r, &anim, &level)?);
@@ -229,13 +218,12 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
 
     let character = Character::with_shared_meshes(
         skeleton,
-        rest_translations,
-        rest_rotations,
-        rest_scales,
+        [translations, scales],
+        rotations,
         skins
             .iter()
             .map(|s| CharacterSkin {
-                joints: s.joint_levels.clone(),
+                joints: s.joints.clone(),
                 inverse_binds: s.inverse_binds.clone(),
             })
             .collect(),
@@ -243,7 +231,8 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             .iter()
             .map(|p| (p.data.mesh.clone(), p.skin))
             .collect(),
-    )?;
+    )?
+    .named("scene", "node");
     Ok(Parts {
         character,
         node_names: names,

@@ -217,6 +217,22 @@ pub enum GltfError<E> {
     },
     /// Rule: a sample time is finite.
     TimeNotFinite,
+    /// Rule: in a batch, each instance's clip index names a clip.
+    InstanceClipOutOfRange {
+        /// The instance whose clip is out of range.
+        instance: usize,
+        /// The index given.
+        clip: usize,
+        /// Clips in the file.
+        clips: usize,
+    },
+    /// Rule: in a batch, each instance's sample time is finite.
+    InstanceTimeNotFinite {
+        /// The instance whose time is not finite.
+        instance: usize,
+        /// The time given.
+        time: f32,
+    },
 }
 
 impl<E: fmt::Display> fmt::Display for GltfError<E> {
@@ -292,6 +308,14 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
                 write!(f, "clip {clip} does not exist: the file has {}", Count(*clips, "clip"))
             }
             GltfError::TimeNotFinite => write!(f, "the sample time must be finite"),
+            GltfError::InstanceClipOutOfRange { instance, clip, clips } => write!(
+                f,
+                "instance {instance} asks for clip {clip}, which does not exist: the file has {}",
+                Count(*clips, "clip")
+            ),
+            GltfError::InstanceTimeNotFinite { instance, time } => {
+                write!(f, "instance {instance}'s sample time is {time}; it must be finite")
+            }
         }
     }
 }

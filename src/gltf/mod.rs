@@ -6,22 +6,21 @@
 //! [`Frame`] that [`GltfScene::frame_buffers`] allocates once:
 //!
 //! 1. [`GltfScene::sample`]: the clip (or the rest pose) into local translation, rotation and scale;
-//! 2. [`GltfScene::local_to_model`]: [`LocalToModelJob`](crate::LocalToModelJob)(crate::LocalToModelJob)(crate::LocalToModelJob) over every node of the file, so every node's world
+//! 2. [`GltfScene::local_to_model`]: [`LocalToModelJob`](crate::LocalToModelJob) over every node of the file, so every node's world
 //!    matrix is known, including the non-joint ancestors that move a skin;
 //! 3. [`GltfScene::palettes`]: [`PaletteJob`](crate::PaletteJob) per skin, `world(joint) * inverse_bind(joint)`;
 //! 4. [`GltfScene::skin`]: [`SkinningJob`](crate::SkinningJob) per skinned primitive instance.
 //!
-//! [`GltfScene::evaluate`] runs all four. Every stage takes a [`Backend`], so the same frame runs on the
-//! serial reference or on any ISA. After [`GltfScene::frame_buffers`] nothing allocates per frame.
+//! [`GltfScene::evaluate`] runs all four. The frame says who runs them ([`Frame::backend`]), so the same
+//! frame runs on the serial reference or on any ISA. After [`GltfScene::frame_buffers`] nothing allocates per frame.
 //!
 //! ```no_run
 //! use ispc_skinning::gltf::{GltfScene, Wrap};
-//! use ispc_skinning::Backend;
 //!
 //! let scene = GltfScene::load("CesiumMan.glb")?;
 //! let mut frame = scene.frame_buffers();
-//! scene.evaluate(Some(0), 0.5, Wrap::Loop, Backend::Auto, &mut frame)?;
-//! for (primitive, out) in scene.primitives().iter().zip(&frame.meshes) {
+//! scene.evaluate(Some(0), 0.5, Wrap::Loop, &mut frame)?;
+//! for (primitive, out) in scene.primitives().iter().zip(frame.meshes()) {
 //!     println!("node {}: {} world-space vertices", primitive.node(), out.positions.len());
 //! }
 //! # Ok::<(), ispc_skinning::Error>(())
@@ -99,12 +98,13 @@
 //!   finite ([`GltfError::KeyValue`]), and a sampler has at least one key and one output per key, three
 //!   for `CUBICSPLINE` ([`GltfError::KeyCount`]);
 //! - at evaluation, a clip index names a clip ([`GltfError::ClipOutOfRange`]) and the time is finite
-//!   ([`GltfError::TimeNotFinite`]); a [`Frame`] whose vectors were resized is [`Error::CountMismatch`].
+//!   ([`GltfError::TimeNotFinite`]); a [`Frame`] made for another scene is [`Error::WrongFrame`].
 
 mod accessors;
 mod buffers;
 mod build;
 mod clips;
+mod crowd;
 mod document;
 pub mod error;
 mod primitive;
@@ -117,7 +117,7 @@ pub use self::sampling::{Channel, Clip, Interpolation, Property, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 
 use self::accessors::Reader;
-use crate::{Backend, Character, Error, Skeleton};
+use crate::{Character, Error, Skeleton};
 use glam::{Mat4, Quat, Vec3};
 use std::path::Path;
 
@@ -137,6 +137,9 @@ pub struct GltfScene {
     skins: Vec<Skin>,
     primitives: Vec<SkinnedPrimitive>,
     clips: Vec<Clip>,
+    /// One AoSoA block of the rest pose, which the crowd sampler copies into every block; made on the
+    /// first crowd sampling (it is the size of a one-instance crowd pose).
+    crowd_rest: std::sync::OnceLock<Vec<f32>>,
 }
 
 impl GltfScene {
@@ -190,6 +193,7 @@ impl GltfScene {
             skins: parts.skins,
             primitives: parts.primitives,
             clips: parts.clips,
+            crowd_rest: std::sync::OnceLock::new(),
         })
     }
 
@@ -241,12 +245,12 @@ impl GltfScene {
 
     /// The rest pose of a glTF node (its TRS in the file): translation, rotation, scale.
     pub fn rest_pose(&self, node: usize) -> Option<(Vec3, Quat, Vec3)> {
-        self.character.rest_pose(self.level_index(node)?)
+        self.character.rest_pose(node)
     }
 
     /// The world matrix of a glTF node in a frame (after [`GltfScene::local_to_model`]).
     pub fn world_matrix(&self, frame: &Frame, node: usize) -> Option<Mat4> {
-        frame.models.get(self.level_index(node)?).copied()
+        frame.model(node)
     }
 
     /// Buffers for one frame, sized for this scene: the rest pose, identity matrices and zeroed vertices.
@@ -259,24 +263,23 @@ impl GltfScene {
     ///
     /// # Errors
     /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::IsaUnavailable`] for an ISA
-    /// that cannot run, and [`Error::CountMismatch`] for a frame of another scene or one that was resized.
+    /// that cannot run, and [`Error::WrongFrame`] for a frame of another scene.
     pub fn evaluate(
         &self,
         clip: Option<usize>,
         time: f32,
         wrap: Wrap,
-        backend: Backend,
         frame: &mut Frame,
     ) -> Result<(), Error> {
         self.sample(clip, time, wrap, frame)?;
-        self.character.evaluate(backend, frame)
+        self.character.evaluate(frame)
     }
 
     /// Stage 1: writes every node's local TRS, the rest pose overwritten by the clip's channels at `time`
     /// (after `wrap`). `clip: None` writes the rest pose.
     ///
     /// # Errors
-    /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::CountMismatch`].
+    /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::WrongFrame`].
     pub fn sample(
         &self,
         clip: Option<usize>,
@@ -284,7 +287,7 @@ impl GltfScene {
         wrap: Wrap,
         frame: &mut Frame,
     ) -> Result<(), Error> {
-        self.character.check_pose(frame)?;
+        self.character.check_frame(frame)?;
         let clip = match clip {
             Some(c) => Some(self.clips.get(c).ok_or(GltfError::ClipOutOfRange {
                 clip: c,
@@ -295,7 +298,7 @@ impl GltfScene {
         if !time.is_finite() {
             return Err(GltfError::TimeNotFinite.into());
         }
-        let (translations, rotations, scales) = self.character.rest();
+        let (translations, rotations, scales) = self.character.level_rest();
         frame.translations.copy_from_slice(translations);
         frame.rotations.copy_from_slice(rotations);
         frame.scales.copy_from_slice(scales);
@@ -317,26 +320,26 @@ impl GltfScene {
     /// [`Character::local_to_model`].
     ///
     /// # Errors
-    /// [`Error::CountMismatch`], [`Error::IsaUnavailable`].
-    pub fn local_to_model(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
-        self.character.local_to_model(backend, frame)
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    pub fn local_to_model(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.character.local_to_model(frame)
     }
 
     /// Stage 3: each skin's palette, `world(joint) * inverse_bind(joint)`
     /// ([`PaletteJob`](crate::PaletteJob)); see [`Character::palettes`].
     ///
     /// # Errors
-    /// [`Error::CountMismatch`], [`Error::IsaUnavailable`].
-    pub fn palettes(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
-        self.character.palettes(backend, frame)
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    pub fn palettes(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.character.palettes(frame)
     }
 
     /// Stage 4: skins every primitive instance with its skin's palette
     /// ([`SkinningJob`](crate::SkinningJob)); see [`Character::skin`].
     ///
     /// # Errors
-    /// [`Error::CountMismatch`], [`Error::AttributeMissing`], [`Error::IsaUnavailable`].
-    pub fn skin(&self, backend: Backend, frame: &mut Frame) -> Result<(), Error> {
-        self.character.skin(backend, frame)
+    /// [`Error::WrongFrame`], [`Error::AttributeMissing`], [`Error::IsaUnavailable`].
+    pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.character.skin(frame)
     }
 }

@@ -6,6 +6,15 @@ pub const CROWD_LANES: usize = 16;
 pub(crate) const TRS_ELEMENTS: usize = 10;
 /// Floats per joint and instance of the models: the three rows of the affine 3x4.
 pub(crate) const MODEL_ELEMENTS: usize = 12;
-/// Largest joint count of a crowd: a block's models take 768 bytes per joint, which must stay below
+/// Largest joint count of a crowd, and largest palette of a crowd skin: a block's models take 768 bytes
+/// per joint and its palettes 1,024 bytes per entry (16 instances of 64 bytes), which must stay below
 /// 2^31 bytes for the kernels' 32-bit addressing.
-pub const MAX_CROWD_JOINTS: usize = 1 << 21;
+pub const MAX_CROWD_JOINTS: usize = 1 << 20;
+/// Largest instance count of a crowd.
+pub const MAX_CROWD_INSTANCES: usize = 1 << 20;
+/// Largest number of per-instance elements a crowd buffer holds in all: instances times joints for a
+/// pose or the models, times palette entries for palettes, times vertices for skinned output. It bounds
+/// the memory a crowd can ask for (3 GiB of model matrices at most, about 2.5 GiB of skinned positions,
+/// normals and tangents).
+pub const MAX_CROWD_ELEMENTS: usize = 1 << 26;
+

@@ -7,54 +7,137 @@
 //! instances: a plain SoA array of 256 instances has a 1 KiB power-of-two stride between elements, and
 //! L1 set conflicts doubled its cost on this machine class (see the notes).
 //!
-//! [`CrowdLocalToModelJob`] follows the ozz job shape. Its rules: the pose and the models have the
-//! skeleton's joint count and the same instance count ([`Error::CountMismatch`]); per-instance root
-//! transforms, when given, are one per instance ([`Error::CountMismatch`]); an explicit ISA can run
-//! ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread pool; each
-//! block is computed exactly as on one thread, so the results are bit-identical.
+//! [`CrowdPose`] and [`CrowdModels`] are made for one skeleton and speak its user order: joint `j` is
+//! the joint the skeleton's parent array calls `j`; the blocks inside are in level order.
+//!
+//! [`CrowdLocalToModelJob`] follows the ozz job shape. Its rules: the pose and the models were made for
+//! this skeleton ([`Error::WrongFrame`]) and have the same instance count ([`Error::CountMismatch`]);
+//! per-instance root transforms, when given, are one per instance ([`Error::CountMismatch`]); an explicit
+//! ISA can run ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread
+//! pool; each block is computed exactly as on one thread, so the results are bit-identical.
 
 use crate::backend::{Backend, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
-pub use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+pub use crate::layout::crowd::{
+    CROWD_LANES, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES, MAX_CROWD_JOINTS,
+};
 use crate::layout::crowd::{MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::layout::trs::Trs;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3};
 
-fn blocks(instances: usize) -> usize {
+pub(crate) fn blocks(instances: usize) -> usize {
     instances.div_ceil(CROWD_LANES)
 }
 
-/// The local poses (translation, rotation, scale per joint, in level order) of every instance.
+/// Checks a crowd buffer's size against [`MAX_CROWD_INSTANCES`] and [`MAX_CROWD_ELEMENTS`]; the
+/// error names the instance count, what each instance holds and the largest count allowed.
+pub(crate) fn check_crowd_size(
+    instances: usize,
+    per_instance: usize,
+    unit: &'static str,
+) -> Result<(), Error> {
+    let max = MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / per_instance.max(1));
+    if instances > max {
+        return Err(Error::TooManyInstances {
+            instances,
+            per_instance,
+            unit,
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// The skeleton a crowd buffer was made for: its joint count and the level index of each joint.
+#[derive(Clone, Debug, PartialEq)]
+struct Owner {
+    level_of: Vec<usize>,
+}
+
+impl Owner {
+    fn new(skeleton: &Skeleton, instances: usize) -> Result<Owner, Error> {
+        if skeleton.len() > MAX_CROWD_JOINTS {
+            return Err(Error::TooManyJoints {
+                joints: skeleton.len(),
+                max: MAX_CROWD_JOINTS,
+            });
+        }
+        check_crowd_size(instances, skeleton.len(), "joint")?;
+        Ok(Owner {
+            level_of: skeleton.level_order().to_vec(),
+        })
+    }
+
+    fn joints(&self) -> usize {
+        self.level_of.len()
+    }
+
+    /// [`Error::WrongFrame`] unless `skeleton` is the one these buffers were made for.
+    fn check(&self, what: &'static str, skeleton: &Skeleton) -> Result<(), Error> {
+        if self.level_of != skeleton.level_order() {
+            return Err(Error::WrongFrame {
+                what,
+                owner: "skeleton",
+                part: "joint",
+                made_for: self.joints(),
+                here: skeleton.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The level index of joint `joint` (your order) of instance `instance`, checked.
+    fn level(&self, instance: usize, instances: usize, joint: usize) -> Result<usize, Error> {
+        if instance >= instances {
+            return Err(Error::InstanceOutOfRange {
+                instance,
+                instances,
+            });
+        }
+        self.level_of
+            .get(joint)
+            .copied()
+            .ok_or(Error::JointOutOfRange {
+                joint,
+                joints: self.joints(),
+            })
+    }
+}
+
+/// The local poses (translation, rotation, scale per joint) of every instance of a crowd.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CrowdPose {
-    joints: usize,
+    owner: Owner,
     instances: usize,
     data: Vec<f32>,
 }
 
 impl CrowdPose {
-    /// A crowd of `instances` poses of `joints` joints, every joint at the identity.
-    pub fn new(joints: usize, instances: usize) -> CrowdPose {
-        let mut data = vec![0.0; blocks(instances) * joints * TRS_ELEMENTS * CROWD_LANES];
+    /// A crowd of `instances` poses of `skeleton`, every joint at the identity.
+    ///
+    /// # Errors
+    /// [`Error::TooManyJoints`] past [`MAX_CROWD_JOINTS`], [`Error::TooManyInstances`] past
+    /// [`MAX_CROWD_INSTANCES`] or [`MAX_CROWD_ELEMENTS`] joints in all.
+    pub fn new(skeleton: &Skeleton, instances: usize) -> Result<CrowdPose, Error> {
+        let owner = Owner::new(skeleton, instances)?;
+        let mut data = vec![0.0; blocks(instances) * owner.joints() * TRS_ELEMENTS * CROWD_LANES];
         for chunk in data.chunks_exact_mut(TRS_ELEMENTS * CROWD_LANES) {
             // Element 6 is the quaternion's w and 7..10 the scale: identity.
-            for e in 6..10 {
-                chunk[e * CROWD_LANES..(e + 1) * CROWD_LANES].fill(1.0);
-            }
+            chunk[6 * CROWD_LANES..].fill(1.0);
         }
-        CrowdPose {
-            joints,
+        Ok(CrowdPose {
+            owner,
             instances,
             data,
-        }
+        })
     }
 
     /// Joints per instance.
     pub fn joints(&self) -> usize {
-        self.joints
+        self.owner.joints()
     }
 
     /// Number of instances.
@@ -62,28 +145,12 @@ impl CrowdPose {
         self.instances
     }
 
-    fn index(&self, instance: usize, joint: usize, element: usize) -> usize {
+    fn index(&self, instance: usize, level: usize, element: usize) -> usize {
         let (b, lane) = (instance / CROWD_LANES, instance % CROWD_LANES);
-        ((b * self.joints + joint) * TRS_ELEMENTS + element) * CROWD_LANES + lane
+        ((b * self.joints() + level) * TRS_ELEMENTS + element) * CROWD_LANES + lane
     }
 
-    fn check(&self, instance: usize, joint: usize) -> Result<(), Error> {
-        if instance >= self.instances {
-            return Err(Error::InstanceOutOfRange {
-                instance,
-                instances: self.instances,
-            });
-        }
-        if joint >= self.joints {
-            return Err(Error::JointOutOfRange {
-                joint,
-                joints: self.joints,
-            });
-        }
-        Ok(())
-    }
-
-    /// Sets one joint of one instance.
+    /// Sets one joint (your index) of one instance.
     ///
     /// # Errors
     /// [`Error::InstanceOutOfRange`] or [`Error::JointOutOfRange`].
@@ -95,16 +162,20 @@ impl CrowdPose {
         q: Quat,
         s: Vec3,
     ) -> Result<(), Error> {
-        self.check(instance, joint)?;
-        let values = [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z];
-        for (e, v) in values.into_iter().enumerate() {
-            let i = self.index(instance, joint, e);
-            self.data[i] = v;
-        }
+        let level = self.owner.level(instance, self.instances, joint)?;
+        self.set_level(instance, level, [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]);
         Ok(())
     }
 
-    /// Sets every joint of one instance from level-order streams.
+    /// Writes the ten elements of a level-order joint of an instance (both in range).
+    pub(crate) fn set_level(&mut self, instance: usize, level: usize, values: [f32; TRS_ELEMENTS]) {
+        for (e, v) in values.into_iter().enumerate() {
+            let i = self.index(instance, level, e);
+            self.data[i] = v;
+        }
+    }
+
+    /// Sets every joint of one instance from streams in your joint order.
     ///
     /// # Errors
     /// [`Error::InstanceOutOfRange`], or [`Error::CountMismatch`] when a stream does not have one entry
@@ -121,59 +192,86 @@ impl CrowdPose {
             ("local rotations", trs.rotations.len()),
             ("local scales", trs.scales.len()),
         ] {
-            if len != self.joints {
+            if len != self.joints() {
                 return Err(Error::CountMismatch {
                     what,
-                    expected: self.joints,
+                    expected: self.joints(),
                     got: len,
                 });
             }
         }
-        for j in 0..self.joints {
-            self.set_joint(
-                instance,
-                j,
-                trs.translations[j],
-                trs.rotations[j],
-                trs.scales[j],
-            )?;
+        for j in 0..self.joints() {
+            let (t, q, s) = (trs.translations[j], trs.rotations[j], trs.scales[j]);
+            let level = self.owner.level_of[j];
+            self.set_level(instance, level, [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]);
         }
         Ok(())
     }
 
-    /// One joint of one instance, or `None` out of range.
+    /// One joint (your index) of one instance, or `None` out of range.
     pub fn joint(&self, instance: usize, joint: usize) -> Option<(Vec3, Quat, Vec3)> {
-        self.check(instance, joint).ok()?;
-        let v = |e| self.data[self.index(instance, joint, e)];
-        Some((
+        let level = self.owner.level(instance, self.instances, joint).ok()?;
+        Some(self.level_joint(instance, level))
+    }
+
+    /// A level-order joint of an instance (both in range).
+    fn level_joint(&self, instance: usize, level: usize) -> (Vec3, Quat, Vec3) {
+        let v = |e| self.data[self.index(instance, level, e)];
+        (
             Vec3::new(v(0), v(1), v(2)),
             Quat::from_xyzw(v(3), v(4), v(5), v(6)),
             Vec3::new(v(7), v(8), v(9)),
-        ))
+        )
+    }
+
+    /// The AoSoA blocks, each `joints * TRS_ELEMENTS * CROWD_LANES` floats in level order, for the
+    /// crate's batch writers (the glTF crowd sampler).
+    #[cfg_attr(not(feature = "gltf"), allow(dead_code))]
+    pub(crate) fn blocks_mut(&mut self) -> std::slice::ChunksMut<'_, f32> {
+        let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
+        self.data.chunks_mut(size)
+    }
+
+    /// [`CrowdPose::blocks_mut`] as a parallel iterator.
+    #[cfg_attr(not(feature = "gltf"), allow(dead_code))]
+    pub(crate) fn par_blocks_mut(&mut self) -> rayon::slice::ChunksMut<'_, f32> {
+        use rayon::prelude::*;
+        let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
+        self.data.par_chunks_mut(size)
+    }
+
+    /// [`Error::WrongFrame`] unless this pose was made for `skeleton`.
+    pub(crate) fn check_owner(&self, skeleton: &Skeleton) -> Result<(), Error> {
+        self.owner.check("CrowdPose", skeleton)
     }
 }
 
-/// The model matrices of every instance (output of [`CrowdLocalToModelJob`]).
+/// The model matrices of every instance of a crowd (output of [`CrowdLocalToModelJob`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CrowdModels {
-    joints: usize,
+    owner: Owner,
     instances: usize,
     data: Vec<f32>,
 }
 
 impl CrowdModels {
-    /// Zeroed storage for `instances` x `joints` model matrices.
-    pub fn new(joints: usize, instances: usize) -> CrowdModels {
-        CrowdModels {
-            joints,
+    /// Zeroed storage for `instances` model matrices of each joint of `skeleton`.
+    ///
+    /// # Errors
+    /// As [`CrowdPose::new`].
+    pub fn new(skeleton: &Skeleton, instances: usize) -> Result<CrowdModels, Error> {
+        let owner = Owner::new(skeleton, instances)?;
+        let data = vec![0.0; blocks(instances) * owner.joints() * MODEL_ELEMENTS * CROWD_LANES];
+        Ok(CrowdModels {
+            owner,
             instances,
-            data: vec![0.0; blocks(instances) * joints * MODEL_ELEMENTS * CROWD_LANES],
-        }
+            data,
+        })
     }
 
     /// Joints per instance.
     pub fn joints(&self) -> usize {
-        self.joints
+        self.owner.joints()
     }
 
     /// Number of instances.
@@ -181,15 +279,16 @@ impl CrowdModels {
         self.instances
     }
 
-    /// The model matrix of one joint of one instance, or `None` out of range.
+    /// The model matrix of one joint (your index) of one instance, or `None` out of range.
     pub fn model(&self, instance: usize, joint: usize) -> Option<Mat4> {
-        if instance >= self.instances || joint >= self.joints {
-            return None;
-        }
+        let level = self.owner.level(instance, self.instances, joint).ok()?;
+        Some(self.level_model(instance, level))
+    }
+
+    fn level_model(&self, instance: usize, level: usize) -> Mat4 {
         let (b, lane) = (instance / CROWD_LANES, instance % CROWD_LANES);
-        let at = |e: usize| {
-            self.data[((b * self.joints + joint) * MODEL_ELEMENTS + e) * CROWD_LANES + lane]
-        };
+        let j = self.joints();
+        let at = |e: usize| self.data[((b * j + level) * MODEL_ELEMENTS + e) * CROWD_LANES + lane];
         let mut c = [0.0f32; 16];
         for r in 0..3 {
             for col in 0..4 {
@@ -197,10 +296,10 @@ impl CrowdModels {
             }
         }
         c[15] = 1.0;
-        Some(Mat4::from_cols_array(&c))
+        Mat4::from_cols_array(&c)
     }
 
-    /// Copies one instance's model matrices (level order) into `out`.
+    /// Copies one instance's model matrices into `out`, in your joint order.
     ///
     /// # Errors
     /// [`Error::InstanceOutOfRange`], or [`Error::CountMismatch`] when `out` does not have one matrix
@@ -212,17 +311,28 @@ impl CrowdModels {
                 instances: self.instances,
             });
         }
-        if out.len() != self.joints {
+        if out.len() != self.joints() {
             return Err(Error::CountMismatch {
                 what: "model matrices",
-                expected: self.joints,
+                expected: self.joints(),
                 got: out.len(),
             });
         }
-        for (j, m) in out.iter_mut().enumerate() {
-            *m = self.model(instance, j).unwrap_or(Mat4::IDENTITY);
+        for (m, &level) in out.iter_mut().zip(&self.owner.level_of) {
+            *m = self.level_model(instance, level);
         }
         Ok(())
+    }
+
+    /// The AoSoA blocks in level order, and the floats of one block
+    /// (`joints * MODEL_ELEMENTS * CROWD_LANES`, at least 1 so that it can size chunks).
+    pub(crate) fn block_data(&self) -> (&[f32], usize) {
+        (&self.data, (self.joints() * MODEL_ELEMENTS * CROWD_LANES).max(1))
+    }
+
+    /// [`Error::WrongFrame`] unless these models were made for `skeleton`.
+    pub(crate) fn check_owner(&self, skeleton: &Skeleton) -> Result<(), Error> {
+        self.owner.check("CrowdModels", skeleton)
     }
 }
 
@@ -287,10 +397,8 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 max: MAX_CROWD_JOINTS,
             });
         }
-        self.skeleton
-            .check_count("crowd pose joints", self.locals.joints)?;
-        self.skeleton
-            .check_count("crowd model joints", self.models.joints)?;
+        self.locals.check_owner(self.skeleton)?;
+        self.models.check_owner(self.skeleton)?;
         let n = self.locals.instances;
         if self.models.instances != n {
             return Err(Error::CountMismatch {
@@ -345,7 +453,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
             for (k, (m, l)) in m.chunks_mut(msize).zip(l.chunks(lsize)).enumerate() {
                 ffi::crowd_ltm_trs(
                     isa,
-                    skeleton.level_order(),
+                    skeleton.kernel_order(),
                     l,
                     block_roots(t * per_task + k),
                     m,
@@ -386,9 +494,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
         let mut models = vec![Mat4::ZERO; j];
         for i in 0..self.locals.instances {
             for k in 0..j {
-                if let Some((tk, qk, sk)) = self.locals.joint(i, k) {
-                    (t[k], q[k], s[k]) = (tk, qk, sk);
-                }
+                (t[k], q[k], s[k]) = self.locals.level_joint(i, k);
             }
             let root = self
                 .roots
@@ -400,7 +506,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 rotations: &q,
                 scales: &s,
             };
-            reference::local_to_model_trs(self.skeleton.parents(), trs, &root, &mut models, 0..j);
+            reference::local_to_model_trs(self.skeleton.level_parents(), trs, &root, &mut models, 0..j);
             let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
             for (k, m) in models.iter().enumerate() {
                 let c = m.to_cols_array();

@@ -21,7 +21,7 @@ use crate::ffi::Runnable;
 use crate::layout::trs::Trs;
 use crate::reference;
 use crate::skeleton::Skeleton;
-use glam::{Affine3A, Mat4};
+use glam::{Affine3A, Mat4, Quat, Vec3};
 use std::ops::Range;
 
 /// The local (parent-space) transform of every joint.
@@ -35,7 +35,16 @@ pub enum Locals<'a> {
     Trs(Trs<'a>),
 }
 
-impl Locals<'_> {
+impl<'a> Locals<'a> {
+    /// Translation, rotation and scale streams, one entry per joint each: `Locals::trs(&t, &q, &s)`.
+    pub fn trs(translations: &'a [Vec3], rotations: &'a [Quat], scales: &'a [Vec3]) -> Locals<'a> {
+        Locals::Trs(Trs {
+            translations,
+            rotations,
+            scales,
+        })
+    }
+
     fn check(&self, skeleton: &Skeleton) -> Result<(), Error> {
         match self {
             Locals::Matrices(m) => skeleton.check_count("local matrices", m.len()),
@@ -46,6 +55,24 @@ impl Locals<'_> {
                 skeleton.check_count("local scales", t.scales.len())
             }
         }
+    }
+}
+
+impl<'a> From<Trs<'a>> for Locals<'a> {
+    fn from(trs: Trs<'a>) -> Locals<'a> {
+        Locals::Trs(trs)
+    }
+}
+
+impl<'a> From<&'a [Mat4]> for Locals<'a> {
+    fn from(matrices: &'a [Mat4]) -> Locals<'a> {
+        Locals::Matrices(matrices)
+    }
+}
+
+impl<'a> From<&'a Vec<Mat4>> for Locals<'a> {
+    fn from(matrices: &'a Vec<Mat4>) -> Locals<'a> {
+        Locals::Matrices(matrices)
     }
 }
 
@@ -93,7 +120,8 @@ pub struct LocalToModelJob<'a> {
     pub locals: Locals<'a>,
     /// Applied to every root: `model[root] = root * local[root]`. Identity by default.
     pub root: Mat4,
-    /// Partial update: recompute only this joint's subtree (itself included). Its parent's model matrix
+    /// Partial update: recompute only the subtree of this level-order joint (itself included; your joint
+    /// `j` is [`Skeleton::level_index`]`(j)`). Its parent's model matrix
     /// is read from `models`, which must hold it already; every other joint is left untouched.
     pub from: Option<usize>,
     /// The implementation; [`Method::Auto`] by default.
@@ -109,12 +137,12 @@ impl<'a> LocalToModelJob<'a> {
     /// A job over the whole skeleton with the automatic method and ISA and an identity root.
     pub fn new(
         skeleton: &'a Skeleton,
-        locals: Locals<'a>,
+        locals: impl Into<Locals<'a>>,
         models: &'a mut [Mat4],
     ) -> LocalToModelJob<'a> {
         LocalToModelJob {
             skeleton,
-            locals,
+            locals: locals.into(),
             root: Mat4::IDENTITY,
             from: None,
             method: Method::Auto,
@@ -201,7 +229,7 @@ impl<'a> LocalToModelJob<'a> {
         let subtree;
         let ranges: &[Range<usize>] = match self.from {
             Some(from) => {
-                subtree = self.skeleton.subtree_ranges(from);
+                subtree = self.skeleton.level_subtree(from);
                 &subtree
             }
             None => &whole,
@@ -217,14 +245,14 @@ impl<'a> LocalToModelJob<'a> {
         for r in ranges {
             match locals {
                 Locals::Matrices(m) => reference::local_to_model(
-                    self.skeleton.parents(),
+                    self.skeleton.level_parents(),
                     m,
                     &self.root,
                     self.models,
                     r.clone(),
                 ),
                 Locals::Trs(t) => reference::local_to_model_trs(
-                    self.skeleton.parents(),
+                    self.skeleton.level_parents(),
                     t,
                     &self.root,
                     self.models,
@@ -246,11 +274,11 @@ impl<'a> LocalToModelJob<'a> {
             }
             match locals {
                 Locals::Matrices(m) => {
-                    let order = self.skeleton.level_order();
+                    let order = self.skeleton.kernel_order();
                     ffi::ltm_joint(isa, order, m, &self.root, self.models, r)
                 }
                 Locals::Trs(t) => {
-                    let order = self.skeleton.level_order();
+                    let order = self.skeleton.kernel_order();
                     ffi::ltm_joint_trs(isa, order, t, &self.root, self.models, r)
                 }
                 Locals::Affines(_) => {}

@@ -54,12 +54,13 @@ pub fn trs_matrix(t: Vec3, q: Quat, s: Vec3) -> Matrix {
     m
 }
 
-/// Local to model over a level-order parent array ([`Skeleton::parents`](crate::Skeleton::parents):
-/// `parents[j]` is -1 for a root, else a joint before j; other values are not checked here): for each joint of `joints`, in order,
+/// Local to model over a level-order parent array ([`Skeleton::level_parents`](crate::Skeleton::level_parents):
+/// `parents[j]` is `None` for a root, else a joint before j; a parent with no model matrix counts as a
+/// root): for each joint of `joints`, in order,
 /// `model[j] = model[parent[j]] * local[j]`, or `root * local[j]` for a root. Any topological order
 /// works; level order is one. Matrices are affine (see [`affine_mul`]).
 pub fn local_to_model(
-    parents: &[i32],
+    parents: &[Option<usize>],
     locals: &[Mat4],
     root: &Mat4,
     models: &mut [Mat4],
@@ -67,10 +68,9 @@ pub fn local_to_model(
 ) {
     let root = root.to_cols_array();
     for j in clamp(joints, parents.len(), locals.len(), models.len()) {
-        let parent = match usize::try_from(parents[j]).ok() {
-            Some(p) => models[p].to_cols_array(),
-            None => root,
-        };
+        let parent = parents[j]
+            .and_then(|p| models.get(p))
+            .map_or(root, Mat4::to_cols_array);
         models[j] = Mat4::from_cols_array(&affine_mul(&parent, &locals[j].to_cols_array()));
     }
 }
@@ -78,7 +78,7 @@ pub fn local_to_model(
 /// [`local_to_model`] with each local transform given as translation, rotation and scale
 /// ([`trs_matrix`]).
 pub fn local_to_model_trs(
-    parents: &[i32],
+    parents: &[Option<usize>],
     trs: Trs<'_>,
     root: &Mat4,
     models: &mut [Mat4],
@@ -92,10 +92,9 @@ pub fn local_to_model_trs(
         .min(trs.scales.len());
     for j in clamp(joints, parents.len(), n, models.len()) {
         let local = trs_matrix(trs.translations[j], trs.rotations[j], trs.scales[j]);
-        let parent = match usize::try_from(parents[j]).ok() {
-            Some(p) => models[p].to_cols_array(),
-            None => root,
-        };
+        let parent = parents[j]
+            .and_then(|p| models.get(p))
+            .map_or(root, Mat4::to_cols_array);
         models[j] = Mat4::from_cols_array(&affine_mul(&parent, &local));
     }
 }

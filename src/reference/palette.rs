@@ -13,12 +13,12 @@ use glam::Mat4;
 pub fn skin_palette(
     models: &[Mat4],
     inverse_binds: &[Mat4],
-    joints: Option<&[u32]>,
+    joints: Option<&[usize]>,
     palette: &mut [PaletteMatrix],
 ) {
     for (i, (ib, out)) in inverse_binds.iter().zip(palette.iter_mut()).enumerate() {
         let m = match joints {
-            Some(j) => j.get(i).map(|&j| j as usize),
+            Some(j) => j.get(i).copied(),
             None => Some(i),
         };
         if let Some(model) = m.and_then(|m| models.get(m)) {

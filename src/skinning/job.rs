@@ -165,64 +165,7 @@ impl<'a> SkinningJob<'a> {
                 got: self.palette.len(),
             });
         }
-        let n = self.mesh.vertex_count();
-        let (wants_normals, wants_tangents) = match &self.output {
-            SkinOutput::Separate {
-                positions,
-                normals,
-                tangents,
-            } => {
-                let counts = [
-                    ("skinned positions", Some(positions.len())),
-                    ("skinned normals", normals.as_ref().map(|x| x.len())),
-                    ("skinned tangents", tangents.as_ref().map(|x| x.len())),
-                ];
-                for (what, len) in counts {
-                    if let Some(len) = len {
-                        if len != n {
-                            return Err(Error::CountMismatch {
-                                what,
-                                expected: n,
-                                got: len,
-                            });
-                        }
-                    }
-                }
-                (normals.is_some(), tangents.is_some())
-            }
-            SkinOutput::Interleaved {
-                bytes,
-                stride,
-                positions,
-                normals,
-                tangents,
-            } => {
-                check_interleaved(bytes, *stride, *positions, *normals, *tangents, n)?;
-                (normals.is_some(), tangents.is_some())
-            }
-        };
-        // The kernels compute vertex * stride in 32-bit float offsets.
-        let stride_floats = match &self.output {
-            SkinOutput::Separate { .. } => 4,
-            SkinOutput::Interleaved { stride, .. } => stride / 4,
-        };
-        if n.checked_mul(stride_floats)
-            .is_none_or(|x| x > (i32::MAX as usize) / 4)
-        {
-            return Err(Error::OutputLayout {
-                reason: "the output is too large: vertex count times stride must stay below 2 GiB",
-            });
-        }
-        if wants_normals && !self.mesh.has_normals() {
-            return Err(Error::AttributeMissing {
-                attribute: "normals",
-            });
-        }
-        if wants_tangents && !self.mesh.has_tangents() {
-            return Err(Error::AttributeMissing {
-                attribute: "tangents",
-            });
-        }
+        check_output(self.mesh, &self.output, self.mesh.vertex_count())?;
         self.backend.resolve().map(|_| ())
     }
 
@@ -295,6 +238,73 @@ impl<'a> SkinningJob<'a> {
         }
         Ok(())
     }
+}
+
+/// The output rules of [`SkinningJob`] for an output of `n` vertices skinned from `mesh` (`n` is the
+/// mesh's vertex count for one job, instances times it for a crowd): element counts, the interleaved
+/// layout, the per-call size limit and the attributes the mesh must have.
+pub(crate) fn check_output(mesh: &SkinnedMesh, output: &SkinOutput<'_>, n: usize) -> Result<(), Error> {
+    let (wants_normals, wants_tangents) = match output {
+        SkinOutput::Separate {
+            positions,
+            normals,
+            tangents,
+        } => {
+            let counts = [
+                ("skinned positions", Some(positions.len())),
+                ("skinned normals", normals.as_ref().map(|x| x.len())),
+                ("skinned tangents", tangents.as_ref().map(|x| x.len())),
+            ];
+            for (what, len) in counts {
+                if let Some(len) = len {
+                    if len != n {
+                        return Err(Error::CountMismatch {
+                            what,
+                            expected: n,
+                            got: len,
+                        });
+                    }
+                }
+            }
+            (normals.is_some(), tangents.is_some())
+        }
+        SkinOutput::Interleaved {
+            bytes,
+            stride,
+            positions,
+            normals,
+            tangents,
+        } => {
+            check_interleaved(bytes, *stride, *positions, *normals, *tangents, n)?;
+            (normals.is_some(), tangents.is_some())
+        }
+    };
+    // The kernels compute vertex * stride in 32-bit float offsets, within one call's run of the mesh's
+    // vertices.
+    let stride_floats = match output {
+        SkinOutput::Separate { .. } => 4,
+        SkinOutput::Interleaved { stride, .. } => stride / 4,
+    };
+    if mesh
+        .vertex_count()
+        .checked_mul(stride_floats)
+        .is_none_or(|x| x > (i32::MAX as usize) / 4)
+    {
+        return Err(Error::OutputLayout {
+            reason: "the output is too large: vertex count times stride must stay below 2 GiB",
+        });
+    }
+    if wants_normals && !mesh.has_normals() {
+        return Err(Error::AttributeMissing {
+            attribute: "normals",
+        });
+    }
+    if wants_tangents && !mesh.has_tangents() {
+        return Err(Error::AttributeMissing {
+            attribute: "tangents",
+        });
+    }
+    Ok(())
 }
 
 /// The rules of an interleaved output (see the module docs).

@@ -4,3 +4,4 @@
 pub(crate) mod input;
 pub(crate) mod job;
 pub(crate) mod mesh;
+pub(crate) mod crowd;

@@ -14,6 +14,8 @@
 //! without a remap, skin joint i is skeleton joint i, so there must be at least as many model matrices
 //! ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
 
+pub(crate) mod crowd;
+
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
@@ -29,8 +31,10 @@ pub struct PaletteJob<'a> {
     pub models: &'a [Mat4],
     /// Inverse bind matrix of each skin joint.
     pub inverse_binds: &'a [Mat4],
-    /// Skin joint i uses skeleton joint `joints[i]` (glTF skins name a subset of nodes). `None`: joint i.
-    pub joints: Option<&'a [u32]>,
+    /// Skin joint i uses model matrix `joints[i]`, a level-order joint like the models (glTF skins name a
+    /// subset of nodes; [`Skeleton::level_indices`](crate::Skeleton::level_indices) converts a skin given
+    /// in your order). `None`: joint i.
+    pub joints: Option<&'a [usize]>,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,
     /// Output: one entry per skin joint.
@@ -54,7 +58,7 @@ impl<'a> PaletteJob<'a> {
     }
 
     /// Sets the joint remap: palette entry i uses model matrix `joints[i]`.
-    pub fn joints(mut self, joints: &'a [u32]) -> PaletteJob<'a> {
+    pub fn joints(mut self, joints: &'a [usize]) -> PaletteJob<'a> {
         self.joints = Some(joints);
         self
     }
@@ -95,11 +99,11 @@ impl<'a> PaletteJob<'a> {
                 if let Some((skin_joint, &joint)) = joints
                     .iter()
                     .enumerate()
-                    .find(|(_, &j)| j as usize >= self.models.len())
+                    .find(|(_, &j)| j >= self.models.len())
                 {
                     return Err(Error::SkinJointOutOfRange {
                         skin_joint,
-                        joint: joint as usize,
+                        joint,
                         joints: self.models.len(),
                     });
                 }

@@ -1,0 +1,278 @@
+//! [`CrowdFrame`]: one frame of many instances of a [`Character`], each with its own pose and place.
+//!
+//! The stages are those of a single frame, each one call for the whole crowd:
+//! 1. pose: [`CrowdFrame::pose_mut`] ([`CrowdPose::set_joint`], [`CrowdPose::set_instance`]), or the
+//!    glTF batch sampler (`GltfScene::sample_crowd`);
+//! 2. [`Character::crowd_local_to_model`]: [`CrowdLocalToModelJob`] with [`CrowdFrame::roots_mut`]
+//!    placing each instance;
+//! 3. [`Character::crowd_palettes`]: [`CrowdPaletteJob`] per skin;
+//! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`] per mesh.
+//!
+//! [`Character::evaluate_crowd`] runs stages 2 to 4 with the frame's backend and threads.
+
+use super::frame::{bounds, SkinnedVertices};
+use super::Character;
+use crate::backend::{Backend, Threads};
+use crate::error::Error;
+use crate::layout::output::Renormalize;
+use crate::layout::trs::Trs;
+use crate::local_to_model::crowd::{
+    check_crowd_size, CrowdLocalToModelJob, CrowdModels, CrowdPose,
+};
+use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
+use crate::skinning::crowd::CrowdSkinningJob;
+use crate::skinning::job::SkinOutput;
+use glam::{Mat4, Vec3, Vec4};
+
+/// Everything one frame of a crowd writes, allocated once by [`Character::crowd_buffers`] and reused,
+/// plus how the crowd's jobs run (public fields with builder-style setters, as on [`Frame`](crate::Frame)).
+#[derive(Clone, Debug)]
+pub struct CrowdFrame {
+    instances: usize,
+    pose: CrowdPose,
+    roots: Vec<Mat4>,
+    models: CrowdModels,
+    palettes: Vec<CrowdPalettes>,
+    /// One output per mesh, every instance's vertices in turn.
+    meshes: Vec<SkinnedVertices>,
+    /// Who runs the jobs; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// Threads of every stage; [`Threads::All`] by default (a crowd is many independent instances).
+    pub threads: Threads,
+    /// Renormalization of skinned normals and tangents; [`Renormalize::default()`], as for a
+    /// [`Frame`](crate::Frame).
+    pub renormalize: Renormalize,
+}
+
+impl CrowdFrame {
+    /// Sets who runs the jobs (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdFrame {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads of every stage.
+    pub fn threads(mut self, threads: Threads) -> CrowdFrame {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the renormalization of skinned normals and tangents.
+    pub fn renormalize(mut self, renormalize: Renormalize) -> CrowdFrame {
+        self.renormalize = renormalize;
+        self
+    }
+
+    /// Number of instances.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    /// Every instance's local pose (it starts at the character's rest pose).
+    pub fn pose(&self) -> &CrowdPose {
+        &self.pose
+    }
+
+    /// Every instance's local pose, to write.
+    pub fn pose_mut(&mut self) -> &mut CrowdPose {
+        &mut self.pose
+    }
+
+    /// Each instance's placement in the world (identity to start with).
+    pub fn roots(&self) -> &[Mat4] {
+        &self.roots
+    }
+
+    /// Each instance's placement in the world, to write.
+    pub fn roots_mut(&mut self) -> &mut [Mat4] {
+        &mut self.roots
+    }
+
+    /// Every instance's model matrices, after [`Character::crowd_local_to_model`].
+    pub fn models(&self) -> &CrowdModels {
+        &self.models
+    }
+
+    /// The palettes of skin `skin` for every instance, after [`Character::crowd_palettes`].
+    pub fn palettes(&self, skin: usize) -> Option<&CrowdPalettes> {
+        self.palettes.get(skin)
+    }
+
+    /// The skinned positions of mesh `mesh` of instance `instance`, after [`Character::crowd_skin`].
+    pub fn positions(&self, mesh: usize, instance: usize) -> Option<&[Vec3]> {
+        let out = self.meshes.get(mesh)?;
+        run(&out.positions, self.instances, instance)
+    }
+
+    /// The skinned normals of one mesh of one instance, when the mesh has normals.
+    pub fn normals(&self, mesh: usize, instance: usize) -> Option<&[Vec3]> {
+        let out = self.meshes.get(mesh)?;
+        run(out.normals.as_deref()?, self.instances, instance)
+    }
+
+    /// The skinned tangents of one mesh of one instance, when the mesh has tangents.
+    pub fn tangents(&self, mesh: usize, instance: usize) -> Option<&[Vec4]> {
+        let out = self.meshes.get(mesh)?;
+        run(out.tangents.as_deref()?, self.instances, instance)
+    }
+
+    /// Mesh `mesh`'s skinned vertices of every instance, instance after instance (each instance's run
+    /// is the mesh's vertex count long).
+    pub fn mesh(&self, mesh: usize) -> Option<&SkinnedVertices> {
+        self.meshes.get(mesh)
+    }
+
+    /// The bounding box of one instance's skinned positions over every mesh, as (min, max).
+    pub fn bounds(&self, instance: usize) -> Option<(Vec3, Vec3)> {
+        (0..self.meshes.len())
+            .filter_map(|m| bounds(self.positions(m, instance)?))
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+    }
+}
+
+/// Instance `instance`'s run of a stream holding `instances` equal runs.
+fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T]> {
+    if instance >= instances {
+        return None;
+    }
+    let v = all.len() / instances;
+    all.get(instance * v..(instance + 1) * v)
+}
+
+impl Character {
+    /// Buffers for a crowd of `instances` instances of this character: every instance at the rest
+    /// pose and at the origin, identity palettes, zeroed vertex outputs, [`Backend::Auto`],
+    /// [`Threads::All`] and the default [`Renormalize`].
+    ///
+    /// # Errors
+    /// [`Error::TooManyJoints`] for a skeleton over [`MAX_CROWD_JOINTS`](crate::MAX_CROWD_JOINTS);
+    /// [`Error::TooManyInstances`] past [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES), or when the
+    /// instances' joints, palette entries or skinned vertices would pass
+    /// [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
+    pub fn crowd_buffers(&self, instances: usize) -> Result<CrowdFrame, Error> {
+        let vertices: usize = self.meshes.iter().map(|m| m.vertex_count()).sum();
+        check_crowd_size(instances, vertices, "skinned vertex")?;
+        let mut pose = CrowdPose::new(&self.skeleton, instances)?;
+        let (t, q, s) = self.level_rest();
+        let (t, q, s) = (
+            self.skeleton.to_original_order(t)?,
+            self.skeleton.to_original_order(q)?,
+            self.skeleton.to_original_order(s)?,
+        );
+        for i in 0..instances {
+            pose.set_instance(i, Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &s,
+            })?;
+        }
+        let palettes = self
+            .skins
+            .iter()
+            .map(|skin| CrowdPalettes::new(skin.joints.len(), instances))
+            .collect::<Result<_, _>>()?;
+        let meshes = self
+            .meshes
+            .iter()
+            .map(|mesh| {
+                let v = mesh.vertex_count() * instances;
+                SkinnedVertices {
+                    positions: vec![Vec3::ZERO; v],
+                    normals: mesh.has_normals().then(|| vec![Vec3::ZERO; v]),
+                    tangents: mesh.has_tangents().then(|| vec![Vec4::ZERO; v]),
+                }
+            })
+            .collect();
+        Ok(CrowdFrame {
+            instances,
+            pose,
+            roots: vec![Mat4::IDENTITY; instances],
+            models: CrowdModels::new(&self.skeleton, instances)?,
+            palettes,
+            meshes,
+            backend: Backend::Auto,
+            threads: Threads::All,
+            renormalize: Renormalize::default(),
+        })
+    }
+
+    /// [`Error::WrongFrame`] unless the crowd frame was made by this character.
+    fn check_crowd(&self, frame: &CrowdFrame) -> Result<(), Error> {
+        frame.pose.check_owner(&self.skeleton)?;
+        let wrong = |part, made_for, here| Error::WrongFrame {
+            what: "CrowdFrame",
+            owner: self.nouns.owner,
+            part,
+            made_for,
+            here,
+        };
+        if frame.palettes.len() != self.skins.len() {
+            return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
+        }
+        if frame.meshes.len() != self.meshes.len() {
+            return Err(wrong("mesh", frame.meshes.len(), self.meshes.len()));
+        }
+        Ok(())
+    }
+
+    /// Crowd stage 2: every instance's model matrices ([`CrowdLocalToModelJob`]), each placed by its
+    /// root.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    pub fn crowd_local_to_model(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
+        self.check_crowd(frame)?;
+        CrowdLocalToModelJob::new(&self.skeleton, &frame.pose, &mut frame.models)
+            .roots(&frame.roots)
+            .backend(frame.backend)
+            .threads(frame.threads)
+            .run()
+    }
+
+    /// Crowd stage 3: every instance's palette of every skin ([`CrowdPaletteJob`]).
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    pub fn crowd_palettes(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
+        self.check_crowd(frame)?;
+        for ((skin, levels), palettes) in self.skins.iter().zip(&self.skin_levels).zip(&mut frame.palettes) {
+            CrowdPaletteJob::new(&self.skeleton, &frame.models, levels, &skin.inverse_binds, palettes)
+                .backend(frame.backend)
+                .threads(frame.threads)
+                .run()?;
+        }
+        Ok(())
+    }
+
+    /// Crowd stage 4: every mesh of every instance ([`CrowdSkinningJob`]).
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`], [`Error::CountMismatch`] for outputs that were resized,
+    /// [`Error::IsaUnavailable`].
+    pub fn crowd_skin(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
+        self.check_crowd(frame)?;
+        for ((mesh, &skin), out) in self.meshes.iter().zip(&self.mesh_skins).zip(&mut frame.meshes) {
+            let output = SkinOutput::Separate {
+                positions: &mut out.positions,
+                normals: out.normals.as_deref_mut(),
+                tangents: out.tangents.as_deref_mut(),
+            };
+            CrowdSkinningJob::new(mesh, &frame.palettes[skin], output)
+                .renormalize(frame.renormalize)
+                .backend(frame.backend)
+                .threads(frame.threads)
+                .run()?;
+        }
+        Ok(())
+    }
+
+    /// Crowd stages 2 to 4 from the crowd's poses and roots.
+    ///
+    /// # Errors
+    /// Those of the three stages.
+    pub fn evaluate_crowd(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
+        self.crowd_local_to_model(frame)?;
+        self.crowd_palettes(frame)?;
+        self.crowd_skin(frame)
+    }
+}

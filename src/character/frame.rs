@@ -1,0 +1,222 @@
+//! [`Frame`]: everything one frame of a [`Character`](crate::Character) writes, with the options of the
+//! frame's jobs.
+
+use crate::backend::{Backend, Threads};
+use crate::error::Error;
+use crate::layout::output::Renormalize;
+use crate::layout::palette::PaletteMatrix;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use std::sync::Arc;
+
+/// Skinned vertices of one mesh of a [`Character`](crate::Character), in the mesh's vertex order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinnedVertices {
+    /// Positions.
+    pub positions: Vec<Vec3>,
+    /// Normals, when the mesh has them.
+    pub normals: Option<Vec<Vec3>>,
+    /// Tangents (w = handedness), when the mesh has them.
+    pub tangents: Option<Vec<Vec4>>,
+}
+
+impl SkinnedVertices {
+    /// The axis-aligned bounding box of the skinned positions, as (min, max), or `None` for a mesh
+    /// without vertices. A NaN coordinate is ignored, as `f32::min` and `f32::max` ignore it.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        bounds(&self.positions)
+    }
+}
+
+/// The axis-aligned bounding box of points, or `None` for none.
+pub(crate) fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
+    let first = *points.first()?;
+    Some(
+        points
+            .iter()
+            .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+    )
+}
+
+/// Everything one frame writes, allocated once by [`Character::frame_buffers`](crate::Character::frame_buffers)
+/// and reused, plus how the frame's jobs run.
+///
+/// Joint indices are yours (the skeleton's parent array order; glTF node indices for a scene):
+/// [`Frame::set_local`], [`Frame::set_pose`], [`Frame::local`] and [`Frame::model`] convert. Inside, the
+/// per-joint data is in the skeleton's level order, which the `level_*` methods expose for code that
+/// writes whole poses in that order (the glTF sampler does).
+///
+/// The options are public fields with builder-style setters, as on the jobs:
+/// `character.frame_buffers().backend(Isa::Avx2).threads(Threads::All)`.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub(crate) translations: Vec<Vec3>,
+    pub(crate) rotations: Vec<Quat>,
+    pub(crate) scales: Vec<Vec3>,
+    pub(crate) models: Vec<Mat4>,
+    pub(crate) palettes: Vec<Vec<PaletteMatrix>>,
+    pub(crate) meshes: Vec<SkinnedVertices>,
+    /// Level index of each of your joints.
+    pub(crate) level_of: Arc<[usize]>,
+    /// Who runs the frame's jobs; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// Renormalization of skinned normals and tangents; [`Renormalize::default()`] by default, as for
+    /// [`SkinningJob`](crate::SkinningJob).
+    pub renormalize: Renormalize,
+    /// Threads of the skinning job; [`Threads::One`] by default.
+    pub threads: Threads,
+    /// The placement of the whole character, applied to every root joint by
+    /// [`Character::local_to_model`](crate::Character::local_to_model) (`model[root] = root * local[root]`);
+    /// identity by default.
+    pub root: Mat4,
+}
+
+impl Frame {
+    /// Sets who runs the frame's jobs (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> Frame {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the renormalization of skinned normals and tangents.
+    pub fn renormalize(mut self, renormalize: Renormalize) -> Frame {
+        self.renormalize = renormalize;
+        self
+    }
+
+    /// Sets the threads of the skinning job.
+    pub fn threads(mut self, threads: Threads) -> Frame {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the placement of the whole character.
+    pub fn root(mut self, root: Mat4) -> Frame {
+        self.root = root;
+        self
+    }
+
+    /// Number of joints (nodes, for a glTF scene).
+    pub fn joints(&self) -> usize {
+        self.level_of.len()
+    }
+
+    fn level(&self, joint: usize) -> Result<usize, Error> {
+        self.level_of
+            .get(joint)
+            .copied()
+            .ok_or(Error::JointOutOfRange {
+                joint,
+                joints: self.joints(),
+            })
+    }
+
+    /// Sets the local transform of one joint (your index).
+    ///
+    /// # Errors
+    /// [`Error::JointOutOfRange`].
+    pub fn set_local(&mut self, joint: usize, t: Vec3, q: Quat, s: Vec3) -> Result<(), Error> {
+        let l = self.level(joint)?;
+        (self.translations[l], self.rotations[l], self.scales[l]) = (t, q, s);
+        Ok(())
+    }
+
+    /// The local transform of one joint (your index): translation, rotation, scale.
+    pub fn local(&self, joint: usize) -> Option<(Vec3, Quat, Vec3)> {
+        let l = self.level(joint).ok()?;
+        Some((self.translations[l], self.rotations[l], self.scales[l]))
+    }
+
+    /// Sets the whole local pose from streams in your joint order, one entry per joint each.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] naming the stream that is not one per joint.
+    pub fn set_pose(&mut self, t: &[Vec3], q: &[Quat], s: &[Vec3]) -> Result<(), Error> {
+        for (what, len) in [
+            ("local translations (one per joint)", t.len()),
+            ("local rotations (one per joint)", q.len()),
+            ("local scales (one per joint)", s.len()),
+        ] {
+            if len != self.joints() {
+                return Err(Error::CountMismatch {
+                    what,
+                    expected: self.joints(),
+                    got: len,
+                });
+            }
+        }
+        for (j, &l) in self.level_of.iter().enumerate() {
+            (self.translations[l], self.rotations[l], self.scales[l]) = (t[j], q[j], s[j]);
+        }
+        Ok(())
+    }
+
+    /// The model matrix of one joint (your index), after
+    /// [`Character::local_to_model`](crate::Character::local_to_model).
+    pub fn model(&self, joint: usize) -> Option<Mat4> {
+        Some(self.models[self.level(joint).ok()?])
+    }
+
+    /// Copies every model matrix into `out`, in your joint order.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `out` does not have one matrix per joint.
+    pub fn copy_models(&self, out: &mut [Mat4]) -> Result<(), Error> {
+        if out.len() != self.joints() {
+            return Err(Error::CountMismatch {
+                what: "model matrices (one per joint)",
+                expected: self.joints(),
+                got: out.len(),
+            });
+        }
+        for (m, &l) in out.iter_mut().zip(self.level_of.iter()) {
+            *m = self.models[l];
+        }
+        Ok(())
+    }
+
+    /// The palettes, one per skin of the character, one entry per skin joint.
+    pub fn palettes(&self) -> &[Vec<PaletteMatrix>] {
+        &self.palettes
+    }
+
+    /// The skinned vertices of every mesh of the character.
+    pub fn meshes(&self) -> &[SkinnedVertices] {
+        &self.meshes
+    }
+
+    /// The skinned vertices of mesh `i`, or `None` past the last mesh.
+    pub fn mesh(&self, i: usize) -> Option<&SkinnedVertices> {
+        self.meshes.get(i)
+    }
+
+    /// The bounding box of every skinned position of every mesh, as (min, max); `None` without vertices.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        self.meshes
+            .iter()
+            .filter_map(SkinnedVertices::bounds)
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+    }
+
+    /// The local pose in level order (translations, rotations, scales): the fast path for code that
+    /// writes whole poses in that order. [`Skeleton::level_index`](crate::Skeleton::level_index) maps
+    /// your joints to it.
+    pub fn level_pose_mut(&mut self) -> (&mut [Vec3], &mut [Quat], &mut [Vec3]) {
+        (&mut self.translations, &mut self.rotations, &mut self.scales)
+    }
+
+    /// The local pose in level order (translations, rotations, scales).
+    pub fn level_pose(&self) -> (&[Vec3], &[Quat], &[Vec3]) {
+        (&self.translations, &self.rotations, &self.scales)
+    }
+
+    /// The model matrices in level order.
+    pub fn level_models(&self) -> &[Mat4] {
+        &self.models
+    }
+
+    /// The model matrices in level order, to pose joints by hand before
+    /// [`Character::palettes`](crate::Character::palettes).
+    pub fn level_models_mut(&mut self) -> &mut [Mat4] {
+        &mut self.models
+    }
+}

@@ -1,0 +1,422 @@
+//! A skinned character and its frame chain: local pose → model matrices → palettes → skinned vertices.
+//!
+//! A [`Character`] holds what does not change from frame to frame: a [`Skeleton`], its rest pose,
+//! its skins (which joints each palette uses, and their inverse bind matrices) and its prepared meshes,
+//! each with the skin it is skinned by. Everything is given in your joint order (the skeleton's parent
+//! array); the character keeps the level order inside. A [`Frame`] holds everything one frame writes,
+//! allocated once by [`Character::frame_buffers`] and reused, so nothing allocates per frame:
+//!
+//! 1. pose the joints with [`Frame::set_local`] or [`Frame::set_pose`] (a frame starts at the rest pose);
+//! 2. [`Character::local_to_model`]: [`LocalToModelJob`], with [`Frame::root`] placing the character;
+//! 3. [`Character::palettes`]: [`PaletteJob`] per skin, `model(joint) * inverse_bind(joint)`;
+//! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette.
+//!
+//! [`Character::evaluate`] runs stages 2 to 4. The frame carries how they run ([`Frame::backend`],
+//! [`Frame::threads`], [`Frame::renormalize`]), and every stage first checks that the frame was made
+//! by this character ([`Error::WrongFrame`]). [`CrowdFrame`] does the same for many instances at once.
+//!
+//! ```
+//! use ispc_skinning::glam::{Quat, Vec3};
+//! use ispc_skinning::{Character, CharacterSkin, MeshInput, PrepareOptions, Skeleton, SkinnedMesh};
+//!
+//! // Two joints in a row, bound where they rest; one vertex on each.
+//! let skeleton = Skeleton::from_parents(&[None, Some(0)])?;
+//! let (t, q, s) = ([Vec3::ZERO, Vec3::X], [Quat::IDENTITY; 2], [Vec3::ONE; 2]);
+//! let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s)?;
+//! let mesh = SkinnedMesh::prepare(
+//!     &MeshInput::from_influences(&[Vec3::ZERO, Vec3::X], &[[0u16], [1]], &[[1.0f32], [1.0]]),
+//!     &PrepareOptions::default(),
+//! )?;
+//! let character = Character::new(skeleton, t.to_vec(), q.to_vec(), s.to_vec(), vec![skin], vec![(mesh, 0)])?;
+//!
+//! let mut frame = character.frame_buffers();
+//! frame.set_local(0, Vec3::new(0.0, 2.0, 0.0), Quat::IDENTITY, Vec3::ONE)?; // lift the root
+//! character.evaluate(&mut frame)?;
+//! assert!(frame.meshes()[0].positions[1].abs_diff_eq(Vec3::new(1.0, 2.0, 0.0), 1e-6));
+//! # Ok::<(), ispc_skinning::Error>(())
+//! ```
+
+mod crowd;
+mod frame;
+
+pub use self::crowd::CrowdFrame;
+pub use self::frame::{Frame, SkinnedVertices};
+
+use crate::backend::Threads;
+use crate::error::Error;
+use crate::layout::output::Renormalize;
+use crate::layout::palette::PaletteMatrix;
+use crate::layout::trs::Trs;
+use crate::local_to_model::LocalToModelJob;
+use crate::palette::PaletteJob;
+use crate::skeleton::Skeleton;
+use crate::skinning::job::{SkinOutput, SkinningJob};
+use crate::skinning::mesh::SkinnedMesh;
+use crate::Backend;
+use glam::{Mat4, Quat, Vec3, Vec4};
+use std::sync::Arc;
+
+/// One skin: for each skin joint, the skeleton joint it follows (your index) and its inverse bind
+/// matrix.
+///
+/// Palette entry `i` is `model(joints[i]) * inverse_binds[i]`; a mesh skinned by this skin names
+/// palette entries, not skeleton joints.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CharacterSkin {
+    /// The skeleton joint (your index) of each skin joint.
+    pub joints: Vec<usize>,
+    /// The inverse bind matrix of each skin joint.
+    pub inverse_binds: Vec<Mat4>,
+}
+
+impl CharacterSkin {
+    /// A skin over every joint of `skeleton` (skin joint `i` is joint `i`), bound in the pose given by
+    /// local translations, rotations and scales in your joint order: each inverse bind matrix is the
+    /// inverse of the joint's model matrix in that pose.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    pub fn from_bind_pose(
+        skeleton: &Skeleton,
+        translations: &[Vec3],
+        rotations: &[Quat],
+        scales: &[Vec3],
+    ) -> Result<CharacterSkin, Error> {
+        Ok(CharacterSkin {
+            joints: (0..skeleton.len()).collect(),
+            inverse_binds: skeleton.inverse_bind_matrices(translations, rotations, scales)?,
+        })
+    }
+}
+
+/// What a character is called in [`Error::WrongFrame`] messages: "character" with "joint"s, or
+/// "scene" with "node"s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Nouns {
+    owner: &'static str,
+    joint: &'static str,
+}
+
+/// A skeleton, its rest pose, its skins and its skinned meshes: what one frame is computed from.
+#[derive(Clone, Debug)]
+pub struct Character {
+    skeleton: Skeleton,
+    /// Your joint -> level index, shared with every frame.
+    level_of: Arc<[usize]>,
+    /// The rest pose in level order.
+    rest_translations: Vec<Vec3>,
+    rest_rotations: Vec<Quat>,
+    rest_scales: Vec<Vec3>,
+    /// The skins as given (your order), and each skin's joints as level indices for the palette job.
+    skins: Vec<CharacterSkin>,
+    skin_levels: Vec<Vec<usize>>,
+    /// Shared, so that a glTF mesh instanced on several nodes is prepared (and held) once.
+    meshes: Vec<Arc<SkinnedMesh>>,
+    mesh_skins: Vec<usize>,
+    nouns: Nouns,
+}
+
+impl Character {
+    /// A character from its parts, checked. Everything is in your joint order: `rest_*` has one entry
+    /// per skeleton joint, each skin names skeleton joints by your index, and `meshes` pairs each mesh
+    /// with the index of the skin (in `skins`) that it is skinned by.
+    ///
+    /// # Errors
+    /// - [`Error::CountMismatch`]: a rest-pose vector does not have one entry per skeleton joint, or a
+    ///   skin does not have one inverse bind matrix per skin joint;
+    /// - [`Error::SkinJointOutOfRange`]: a skin joint names no joint of the skeleton;
+    /// - [`Error::SkinOutOfRange`]: a mesh names a skin that does not exist;
+    /// - [`Error::SkinTooSmall`]: a mesh uses more joints than its skin has.
+    pub fn new(
+        skeleton: Skeleton,
+        rest_translations: Vec<Vec3>,
+        rest_rotations: Vec<Quat>,
+        rest_scales: Vec<Vec3>,
+        skins: Vec<CharacterSkin>,
+        meshes: Vec<(SkinnedMesh, usize)>,
+    ) -> Result<Character, Error> {
+        Character::with_shared_meshes(
+            skeleton,
+            [rest_translations, rest_scales],
+            rest_rotations,
+            skins,
+            meshes
+                .into_iter()
+                .map(|(mesh, skin)| (Arc::new(mesh), skin))
+                .collect(),
+        )
+    }
+
+    /// [`Character::new`] with meshes that may be shared with other characters (or several times with
+    /// this one), as the glTF importer shares a mesh instanced on several nodes. `rest_ts` holds the
+    /// rest translations and scales.
+    pub(crate) fn with_shared_meshes(
+        skeleton: Skeleton,
+        rest_ts: [Vec<Vec3>; 2],
+        rest_rotations: Vec<Quat>,
+        skins: Vec<CharacterSkin>,
+        meshes: Vec<(Arc<SkinnedMesh>, usize)>,
+    ) -> Result<Character, Error> {
+        let n = skeleton.len();
+        let [rest_translations, rest_scales] = rest_ts;
+        count("rest translations (one per skeleton joint)", n, rest_translations.len())?;
+        count("rest rotations (one per skeleton joint)", n, rest_rotations.len())?;
+        count("rest scales (one per skeleton joint)", n, rest_scales.len())?;
+        let mut skin_levels = Vec::with_capacity(skins.len());
+        for skin in &skins {
+            let mut levels = Vec::with_capacity(skin.joints.len());
+            for (skin_joint, &joint) in skin.joints.iter().enumerate() {
+                levels.push(skeleton.level_index(joint).ok_or(Error::SkinJointOutOfRange {
+                    skin_joint,
+                    joint,
+                    joints: n,
+                })?);
+            }
+            count(
+                "skin inverse bind matrices (one per skin joint)",
+                skin.joints.len(),
+                skin.inverse_binds.len(),
+            )?;
+            skin_levels.push(levels);
+        }
+        for (index, (mesh, skin)) in meshes.iter().enumerate() {
+            let Some(s) = skins.get(*skin) else {
+                return Err(Error::SkinOutOfRange {
+                    mesh: index,
+                    skin: *skin,
+                    skins: skins.len(),
+                });
+            };
+            if mesh.joint_count() > s.joints.len() {
+                return Err(Error::SkinTooSmall {
+                    mesh: index,
+                    mesh_joints: mesh.joint_count(),
+                    skin_joints: s.joints.len(),
+                });
+            }
+        }
+        let (meshes, mesh_skins) = meshes.into_iter().unzip();
+        Ok(Character {
+            level_of: skeleton.level_order().into(),
+            rest_translations: skeleton.to_level_order(&rest_translations)?,
+            rest_rotations: skeleton.to_level_order(&rest_rotations)?,
+            rest_scales: skeleton.to_level_order(&rest_scales)?,
+            skeleton,
+            skins,
+            skin_levels,
+            meshes,
+            mesh_skins,
+            nouns: Nouns {
+                owner: "character",
+                joint: "joint",
+            },
+        })
+    }
+
+    /// Names the character's kind in [`Error::WrongFrame`] messages ("scene" with "node"s for glTF).
+    #[cfg(feature = "gltf")]
+    pub(crate) fn named(mut self, owner: &'static str, joint: &'static str) -> Character {
+        self.nouns = Nouns { owner, joint };
+        self
+    }
+
+    /// The skeleton; joint indices everywhere on a character are its parent array's.
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// The skins, as given (your joint order); a [`Frame`] holds one palette per skin.
+    pub fn skins(&self) -> &[CharacterSkin] {
+        &self.skins
+    }
+
+    /// Number of meshes; a [`Frame`] holds one [`SkinnedVertices`] per mesh.
+    pub fn mesh_count(&self) -> usize {
+        self.meshes.len()
+    }
+
+    /// Mesh `i`, or `None` past the last mesh.
+    pub fn mesh(&self, i: usize) -> Option<&SkinnedMesh> {
+        self.meshes.get(i).map(|m| &**m)
+    }
+
+    /// The skin (index into [`Character::skins`]) that mesh `i` is skinned by, or `None` past the last
+    /// mesh.
+    pub fn mesh_skin(&self, i: usize) -> Option<usize> {
+        self.mesh_skins.get(i).copied()
+    }
+
+    /// The rest pose of a joint (your index): translation, rotation, scale.
+    pub fn rest_pose(&self, joint: usize) -> Option<(Vec3, Quat, Vec3)> {
+        let l = self.skeleton.level_index(joint)?;
+        Some((
+            self.rest_translations[l],
+            self.rest_rotations[l],
+            self.rest_scales[l],
+        ))
+    }
+
+    /// The rest pose in level order: translations, rotations, scales.
+    pub(crate) fn level_rest(&self) -> (&[Vec3], &[Quat], &[Vec3]) {
+        (
+            &self.rest_translations,
+            &self.rest_rotations,
+            &self.rest_scales,
+        )
+    }
+
+    /// Buffers for one frame, sized for this character: the rest pose, identity model matrices,
+    /// identity palettes, zeroed vertex outputs (normals and tangents where the mesh has them), an
+    /// identity root, [`Backend::Auto`], the default [`Renormalize`] and [`Threads::One`].
+    pub fn frame_buffers(&self) -> Frame {
+        Frame {
+            translations: self.rest_translations.clone(),
+            rotations: self.rest_rotations.clone(),
+            scales: self.rest_scales.clone(),
+            models: vec![Mat4::IDENTITY; self.skeleton.len()],
+            palettes: self
+                .skins
+                .iter()
+                .map(|s| vec![PaletteMatrix::IDENTITY; s.joints.len()])
+                .collect(),
+            meshes: self
+                .meshes
+                .iter()
+                .map(|mesh| {
+                    let v = mesh.vertex_count();
+                    SkinnedVertices {
+                        positions: vec![Vec3::ZERO; v],
+                        normals: mesh.has_normals().then(|| vec![Vec3::ZERO; v]),
+                        tangents: mesh.has_tangents().then(|| vec![Vec4::ZERO; v]),
+                    }
+                })
+                .collect(),
+            level_of: self.level_of.clone(),
+            backend: Backend::Auto,
+            renormalize: Renormalize::default(),
+            threads: Threads::One,
+            root: Mat4::IDENTITY,
+        }
+    }
+
+    /// [`Error::WrongFrame`] naming the first part of the frame that does not fit this character.
+    pub(crate) fn check_frame(&self, frame: &Frame) -> Result<(), Error> {
+        let wrong = |part, made_for, here| Error::WrongFrame {
+            what: "Frame",
+            owner: self.nouns.owner,
+            part,
+            made_for,
+            here,
+        };
+        if *frame.level_of != *self.level_of {
+            return Err(wrong(self.nouns.joint, frame.level_of.len(), self.level_of.len()));
+        }
+        if frame.palettes.len() != self.skins.len() {
+            return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
+        }
+        for (palette, skin) in frame.palettes.iter().zip(&self.skins) {
+            if palette.len() != skin.joints.len() {
+                return Err(wrong("skin joint", palette.len(), skin.joints.len()));
+            }
+        }
+        if frame.meshes.len() != self.meshes.len() {
+            return Err(wrong("mesh", frame.meshes.len(), self.meshes.len()));
+        }
+        for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
+            let v = mesh.vertex_count();
+            let fits = |len: Option<usize>, present: bool| len.is_some() == present && len.is_none_or(|l| l == v);
+            if out.positions.len() != v
+                || !fits(out.normals.as_ref().map(Vec::len), mesh.has_normals())
+                || !fits(out.tangents.as_ref().map(Vec::len), mesh.has_tangents())
+            {
+                return Err(wrong("vertex", out.positions.len(), v));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 2 of a frame: every joint's model matrix from the frame's local pose
+    /// ([`LocalToModelJob`]), with [`Frame::root`] as the job's root.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
+    pub fn local_to_model(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.check_frame(frame)?;
+        let Frame {
+            translations,
+            rotations,
+            scales,
+            models,
+            root,
+            backend,
+            ..
+        } = frame;
+        LocalToModelJob::new(&self.skeleton, Trs { translations, rotations, scales }, models)
+            .root(*root)
+            .backend(*backend)
+            .run()
+            .map(|_| ())
+    }
+
+    /// Stage 3 of a frame: each skin's palette, `model(joint) * inverse_bind(joint)` ([`PaletteJob`]),
+    /// from the frame's model matrices.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
+    pub fn palettes(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.check_frame(frame)?;
+        for ((skin, levels), palette) in self.skins.iter().zip(&self.skin_levels).zip(&mut frame.palettes) {
+            PaletteJob::new(&frame.models, &skin.inverse_binds, palette)
+                .joints(levels)
+                .backend(frame.backend)
+                .run()?;
+        }
+        Ok(())
+    }
+
+    /// Stage 4 of a frame: skins every mesh with its skin's palette ([`SkinningJob`]), with the
+    /// frame's [`Frame::renormalize`] and [`Frame::threads`].
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
+    pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.check_frame(frame)?;
+        for ((mesh, &skin), out) in self.meshes.iter().zip(&self.mesh_skins).zip(&mut frame.meshes) {
+            let output = SkinOutput::Separate {
+                positions: &mut out.positions,
+                normals: out.normals.as_deref_mut(),
+                tangents: out.tangents.as_deref_mut(),
+            };
+            SkinningJob::new(mesh, &frame.palettes[skin], output)
+                .renormalize(frame.renormalize)
+                .threads(frame.threads)
+                .backend(frame.backend)
+                .run()?;
+        }
+        Ok(())
+    }
+
+    /// Stages 2 to 4 from the frame's local pose: [`local_to_model`](Character::local_to_model),
+    /// [`palettes`](Character::palettes), then [`skin`](Character::skin).
+    ///
+    /// # Errors
+    /// Those of the three stages.
+    pub fn evaluate(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.local_to_model(frame)?;
+        self.palettes(frame)?;
+        self.skin(frame)
+    }
+}
+
+/// [`Error::CountMismatch`] unless `got == expected`.
+fn count(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::CountMismatch {
+            what,
+            expected,
+            got,
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! Batch sampling: many instances of a scene, each with its own clip and time, straight into a
+//! [`CrowdPose`], and a whole crowd frame in one call.
+
+use super::sampling::{Property, Wrap};
+use super::{GltfError, GltfScene};
+use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
+use crate::{CrowdFrame, CrowdPose, Error, Threads};
+use rayon::prelude::*;
+
+impl GltfScene {
+    /// Buffers for a crowd of `instances` instances of this scene (see
+    /// [`Character::crowd_buffers`](crate::Character::crowd_buffers)).
+    ///
+    /// # Errors
+    /// [`Error::TooManyInstances`], [`Error::TooManyJoints`].
+    pub fn crowd_buffers(&self, instances: usize) -> Result<CrowdFrame, Error> {
+        self.character.crowd_buffers(instances)
+    }
+
+    /// Samples every instance of a crowd: instance `i` plays clip `clips[i]` at time `times[i]` (after
+    /// `wrap`), every node without a channel at its rest pose. One pass writes the crowd's AoSoA blocks
+    /// directly; with [`Threads::All`] the blocks of 16 instances are spread over rayon's pool.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a pose made for another skeleton; [`Error::CountMismatch`] when `clips`
+    /// or `times` does not have one entry per instance; [`GltfError::InstanceClipOutOfRange`] and
+    /// [`GltfError::InstanceTimeNotFinite`] naming the first instance whose clip or time is bad. Nothing
+    /// is written when any rule fails.
+    pub fn sample_crowd(
+        &self,
+        clips: &[usize],
+        times: &[f32],
+        wrap: Wrap,
+        threads: Threads,
+        pose: &mut CrowdPose,
+    ) -> Result<(), Error> {
+        pose.check_owner(self.character.skeleton())?;
+        let n = pose.instances();
+        for (what, got) in [
+            ("clips (one per crowd instance)", clips.len()),
+            ("sample times (one per crowd instance)", times.len()),
+        ] {
+            if got != n {
+                return Err(Error::CountMismatch {
+                    what,
+                    expected: n,
+                    got,
+                });
+            }
+        }
+        if let Some((instance, &clip)) = clips.iter().enumerate().find(|(_, &c)| c >= self.clips.len()) {
+            return Err(GltfError::InstanceClipOutOfRange {
+                instance,
+                clip,
+                clips: self.clips.len(),
+            }
+            .into());
+        }
+        if let Some((instance, &time)) = times.iter().enumerate().find(|(_, t)| !t.is_finite()) {
+            return Err(GltfError::InstanceTimeNotFinite { instance, time }.into());
+        }
+        let rest = self
+            .crowd_rest
+            .get_or_init(|| rest_block(self.character.level_rest()));
+        let sample_block = |(b, block): (usize, &mut [f32])| {
+            block.copy_from_slice(&rest[..block.len()]);
+            let first = b * CROWD_LANES;
+            let lanes = CROWD_LANES.min(n - first);
+            for lane in 0..lanes {
+                let clip = &self.clips[clips[first + lane]];
+                let t = clip.wrap_time(times[first + lane], wrap);
+                for ch in &clip.channels {
+                    let v = ch.sample(t);
+                    let (offset, count) = match ch.property {
+                        Property::Translation => (0, 3),
+                        Property::Rotation => (3, 4),
+                        Property::Scale => (7, 3),
+                    };
+                    let base = ch.level * TRS_ELEMENTS + offset;
+                    for (e, &x) in v[..count].iter().enumerate() {
+                        block[(base + e) * CROWD_LANES + lane] = x;
+                    }
+                }
+            }
+        };
+        match threads {
+            Threads::One => pose.blocks_mut().enumerate().for_each(sample_block),
+            Threads::All => pose.par_blocks_mut().enumerate().for_each(sample_block),
+        }
+        Ok(())
+    }
+
+    /// One whole crowd frame: [`sample_crowd`](GltfScene::sample_crowd) with the frame's threads, then
+    /// [`Character::evaluate_crowd`](crate::Character::evaluate_crowd) (world matrices placed by each
+    /// instance's root, palettes and skinned vertices of every instance).
+    ///
+    /// # Errors
+    /// Those of the two.
+    pub fn evaluate_crowd(
+        &self,
+        clips: &[usize],
+        times: &[f32],
+        wrap: Wrap,
+        frame: &mut CrowdFrame,
+    ) -> Result<(), Error> {
+        let threads = frame.threads;
+        self.sample_crowd(clips, times, wrap, threads, frame.pose_mut())?;
+        self.character.evaluate_crowd(frame)
+    }
+}
+
+/// One AoSoA block of the rest pose (level order): what every block of a sampled crowd starts from.
+fn rest_block(scene_rest: (&[glam::Vec3], &[glam::Quat], &[glam::Vec3])) -> Vec<f32> {
+    let (t, q, s) = scene_rest;
+    let mut block = vec![0.0; t.len() * TRS_ELEMENTS * CROWD_LANES];
+    for (j, ((t, q), s)) in t.iter().zip(q).zip(s).enumerate() {
+        let values = [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z];
+        for (e, v) in values.into_iter().enumerate() {
+            let at = (j * TRS_ELEMENTS + e) * CROWD_LANES;
+            block[at..at + CROWD_LANES].fill(v);
+        }
+    }
+    block
+}

@@ -1,0 +1,198 @@
+//! Palettes for a whole crowd: `palette[instance][i] = model[instance][joints[i]] * inverse_bind[i]`.
+//!
+//! [`CrowdPaletteJob`] rules, each its own [`Error`]: the models were made for the skeleton
+//! ([`Error::WrongFrame`]); the palettes were made for as many instances as the models hold
+//! ([`Error::CountMismatch`]) and for one entry per inverse bind matrix ([`Error::CountMismatch`]); the
+//! skin's joints are one per inverse bind matrix ([`Error::CountMismatch`]), each a joint of the
+//! skeleton ([`Error::SkinJointOutOfRange`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+//!
+//! The ISPC kernel reads one AoSoA block of models at a time with the lanes across instances, so the
+//! product is plain vector arithmetic, and writes each instance's palette contiguously for the skinning
+//! kernels. With [`Threads::All`] blocks are spread over rayon's pool; the result is bit-identical.
+
+use crate::backend::{Backend, Resolved, Threads};
+use crate::error::Error;
+use crate::ffi::palette as ffi;
+use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+use crate::layout::palette::PaletteMatrix;
+use crate::local_to_model::crowd::{check_crowd_size, CrowdModels};
+use crate::reference;
+use crate::skeleton::Skeleton;
+use glam::Mat4;
+use rayon::prelude::*;
+
+/// The palettes of one skin for every instance of a crowd: instance `i`'s palette is one contiguous
+/// run of entries, as [`SkinningJob`](crate::SkinningJob) and
+/// [`CrowdSkinningJob`](crate::CrowdSkinningJob) read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrowdPalettes {
+    entries: usize,
+    instances: usize,
+    data: Vec<PaletteMatrix>,
+}
+
+impl CrowdPalettes {
+    /// Identity palettes of `entries` entries (the skin's joint count) for `instances` instances.
+    ///
+    /// # Errors
+    /// [`Error::TooManyJoints`] past [`MAX_CROWD_JOINTS`](crate::MAX_CROWD_JOINTS) entries,
+    /// [`Error::TooManyInstances`] past the crowd limits.
+    pub fn new(entries: usize, instances: usize) -> Result<CrowdPalettes, Error> {
+        if entries > MAX_CROWD_JOINTS {
+            return Err(Error::TooManyJoints {
+                joints: entries,
+                max: MAX_CROWD_JOINTS,
+            });
+        }
+        check_crowd_size(instances, entries, "palette entry")?;
+        Ok(CrowdPalettes {
+            entries,
+            instances,
+            data: vec![PaletteMatrix::IDENTITY; entries * instances],
+        })
+    }
+
+    /// Entries per palette (the skin's joint count).
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Number of instances.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    /// The palette of one instance, or `None` out of range.
+    pub fn instance(&self, instance: usize) -> Option<&[PaletteMatrix]> {
+        if instance >= self.instances {
+            return None;
+        }
+        self.data
+            .get(instance * self.entries..(instance + 1) * self.entries)
+    }
+
+    /// Every palette, instance after instance.
+    pub fn as_slice(&self) -> &[PaletteMatrix] {
+        &self.data
+    }
+}
+
+/// Computes one skin's palette for every instance of a crowd from its [`CrowdModels`].
+#[derive(Debug)]
+pub struct CrowdPaletteJob<'a> {
+    /// The skeleton the models were made for.
+    pub skeleton: &'a Skeleton,
+    /// Every instance's model matrices.
+    pub models: &'a CrowdModels,
+    /// The skeleton joint (level-order index) of each skin joint.
+    pub joints: &'a [usize],
+    /// The inverse bind matrix of each skin joint.
+    pub inverse_binds: &'a [Mat4],
+    /// Who runs the job; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// One thread (default) or rayon's pool.
+    pub threads: Threads,
+    /// Output: one palette per instance.
+    pub palettes: &'a mut CrowdPalettes,
+}
+
+impl<'a> CrowdPaletteJob<'a> {
+    /// A job on one thread with the automatic ISA. `joints` are level-order indices
+    /// ([`Skeleton::level_indices`] converts yours).
+    pub fn new(
+        skeleton: &'a Skeleton,
+        models: &'a CrowdModels,
+        joints: &'a [usize],
+        inverse_binds: &'a [Mat4],
+        palettes: &'a mut CrowdPalettes,
+    ) -> CrowdPaletteJob<'a> {
+        CrowdPaletteJob {
+            skeleton,
+            models,
+            joints,
+            inverse_binds,
+            backend: Backend::Auto,
+            threads: Threads::One,
+            palettes,
+        }
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdPaletteJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads the job uses.
+    pub fn threads(mut self, threads: Threads) -> CrowdPaletteJob<'a> {
+        self.threads = threads;
+        self
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.models.check_owner(self.skeleton)?;
+        let count = self.inverse_binds.len();
+        for (what, expected, got) in [
+            ("crowd palette instances (one per model instance)", self.models.instances(), self.palettes.instances),
+            ("crowd palette entries (one per inverse bind matrix)", count, self.palettes.entries),
+            ("skin joints (one per inverse bind matrix)", count, self.joints.len()),
+        ] {
+            if expected != got {
+                return Err(Error::CountMismatch { what, expected, got });
+            }
+        }
+        if let Some((skin_joint, &joint)) = self
+            .joints
+            .iter()
+            .enumerate()
+            .find(|(_, &j)| j >= self.skeleton.len())
+        {
+            return Err(Error::SkinJointOutOfRange {
+                skin_joint,
+                joint,
+                joints: self.skeleton.len(),
+            });
+        }
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then computes every instance's palette.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        let count = self.inverse_binds.len();
+        if count == 0 || self.palettes.instances == 0 {
+            return Ok(());
+        }
+        let (joints, inverse_binds) = (self.joints, self.inverse_binds);
+        let per_block = count * CROWD_LANES;
+        let (models, block) = self.models.block_data();
+        match self.backend.resolve()? {
+            Resolved::Ispc(isa) => {
+                let work = |(models, palettes): (&[f32], &mut [PaletteMatrix])| {
+                    ffi::crowd_palette(isa, models, inverse_binds, joints, palettes)
+                };
+                let palettes = &mut self.palettes.data;
+                match self.threads {
+                    Threads::One => models.chunks(block).zip(palettes.chunks_mut(per_block)).for_each(work),
+                    Threads::All => models
+                        .par_chunks(block)
+                        .zip(palettes.par_chunks_mut(per_block))
+                        .for_each(work),
+                }
+            }
+            Resolved::Reference => {
+                // One instance at a time through AoS arrays, as the single-character reference.
+                let mut models = vec![Mat4::IDENTITY; self.skeleton.len()];
+                let level = self.skeleton.original_order();
+                for (i, palette) in self.palettes.data.chunks_mut(count).enumerate() {
+                    for (l, m) in models.iter_mut().enumerate() {
+                        *m = self.models.model(i, level[l]).unwrap_or(Mat4::IDENTITY);
+                    }
+                    reference::skin_palette(&models, inverse_binds, Some(joints), palette);
+                }
+            }
+        }
+        Ok(())
+    }
+}

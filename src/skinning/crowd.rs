@@ -1,0 +1,198 @@
+//! Skinning one mesh for every instance of a crowd in one call.
+//!
+//! [`CrowdSkinningJob`] runs [`SkinningJob`] once per instance, each with that instance's palette from
+//! [`CrowdPalettes`] and that instance's run of the output: instance `i`'s vertices are elements
+//! `i * v .. (i + 1) * v` of each output stream (`v` the mesh's vertex count), or bytes
+//! `i * v * stride ..` of an interleaved buffer. With [`Threads::All`] instances are spread over rayon's
+//! pool, one instance per task, each skinned exactly as on one thread.
+//!
+//! Rules, each its own [`Error`]: the palettes have at least the mesh's joint count per instance
+//! ([`Error::CountMismatch`]); every output holds `instances * v` elements ([`Error::CountMismatch`]),
+//! or an interleaved buffer follows [`SkinningJob`]'s rules for `instances * v` vertices; normals or
+//! tangents asked of a mesh without them ([`Error::AttributeMissing`]); an explicit ISA can run
+//! ([`Error::IsaUnavailable`]).
+
+use crate::backend::{Backend, Threads};
+use crate::error::Error;
+use crate::layout::output::Renormalize;
+use crate::palette::crowd::CrowdPalettes;
+use crate::skinning::job::{check_output, SkinOutput, SkinningJob};
+use crate::skinning::mesh::SkinnedMesh;
+
+/// Skins a prepared mesh for every instance of a crowd.
+#[derive(Debug)]
+pub struct CrowdSkinningJob<'a> {
+    /// The prepared mesh.
+    pub mesh: &'a SkinnedMesh,
+    /// One palette per instance.
+    pub palettes: &'a CrowdPalettes,
+    /// Renormalization of normals and tangents; [`Renormalize::default()`], as for [`SkinningJob`].
+    pub renormalize: Renormalize,
+    /// Who runs the job; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// One thread (default) or rayon's pool, one instance per task.
+    pub threads: Threads,
+    /// Output: every instance's vertices, instance after instance.
+    pub output: SkinOutput<'a>,
+}
+
+impl<'a> CrowdSkinningJob<'a> {
+    /// A job on one thread with the automatic ISA and the default renormalization.
+    pub fn new(
+        mesh: &'a SkinnedMesh,
+        palettes: &'a CrowdPalettes,
+        output: SkinOutput<'a>,
+    ) -> CrowdSkinningJob<'a> {
+        CrowdSkinningJob {
+            mesh,
+            palettes,
+            renormalize: Renormalize::default(),
+            backend: Backend::Auto,
+            threads: Threads::One,
+            output,
+        }
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdSkinningJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads the job uses.
+    pub fn threads(mut self, threads: Threads) -> CrowdSkinningJob<'a> {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the renormalization of normals and tangents.
+    pub fn renormalize(mut self, renormalize: Renormalize) -> CrowdSkinningJob<'a> {
+        self.renormalize = renormalize;
+        self
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.palettes.entries() < self.mesh.joint_count() {
+            return Err(Error::CountMismatch {
+                what: "crowd palette entries (at least the mesh's joint count)",
+                expected: self.mesh.joint_count(),
+                got: self.palettes.entries(),
+            });
+        }
+        // Crowd buffers are bounded (MAX_CROWD_ELEMENTS), but a hand-made count could still overflow.
+        let n = self
+            .palettes
+            .instances()
+            .checked_mul(self.mesh.vertex_count())
+            .ok_or(Error::OutputLayout {
+                reason: "instances times vertices overflows",
+            })?;
+        check_output(self.mesh, &self.output, n)?;
+        self.backend.resolve().map(|_| ())
+    }
+
+    /// Validates, then skins every instance.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.validate()?;
+        let v = self.mesh.vertex_count();
+        let instances = self.palettes.instances();
+        if v == 0 || instances == 0 {
+            return Ok(());
+        }
+        let entries = self.palettes.entries();
+        let palettes = self.palettes.as_slice();
+        let (mesh, renormalize, backend) = (self.mesh, self.renormalize, self.backend);
+        let job = |i: usize, output: SkinOutput<'_>| {
+            let palette = &palettes[i * entries..(i + 1) * entries];
+            SkinningJob::new(mesh, palette, output)
+                .renormalize(renormalize)
+                .backend(backend)
+                .run()
+        };
+        let runs = instance_runs(&mut self.output, v, instances);
+        match self.threads {
+            Threads::One => runs.enumerate().try_for_each(|(i, out)| job(i, out)),
+            // One task per instance; every instance was validated above, so an error here is the
+            // first one any task met.
+            Threads::All => {
+                let first_error = std::sync::Mutex::new(None);
+                rayon::in_place_scope(|scope| {
+                    for (i, out) in runs.enumerate() {
+                        let (job, first_error) = (&job, &first_error);
+                        scope.spawn(move |_| {
+                            if let Err(e) = job(i, out) {
+                                if let Ok(mut slot) = first_error.lock() {
+                                    slot.get_or_insert(e);
+                                }
+                            }
+                        });
+                    }
+                });
+                match first_error.into_inner() {
+                    Ok(Some(e)) => Err(e),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// Each instance's run of a validated crowd output: `v` vertices of every stream, or `v` strides of an
+/// interleaved buffer, for `instances` instances.
+fn instance_runs<'o>(
+    output: &'o mut SkinOutput<'_>,
+    v: usize,
+    instances: usize,
+) -> impl Iterator<Item = SkinOutput<'o>> {
+    let mut separate = None;
+    let mut interleaved = None;
+    match output {
+        SkinOutput::Separate {
+            positions,
+            normals,
+            tangents,
+        } => {
+            separate = Some((
+                positions.chunks_mut(v),
+                normals.as_deref_mut().map(|n| n.chunks_mut(v)),
+                tangents.as_deref_mut().map(|t| t.chunks_mut(v)),
+            ))
+        }
+        SkinOutput::Interleaved {
+            bytes,
+            stride,
+            positions,
+            normals,
+            tangents,
+        } => {
+            interleaved = Some((
+                bytes.chunks_mut(v * *stride),
+                (*stride, *positions, *normals, *tangents),
+            ))
+        }
+    }
+    (0..instances).map_while(move |_| {
+        if let Some((p, n, t)) = &mut separate {
+            return Some(SkinOutput::Separate {
+                positions: p.next()?,
+                normals: match n {
+                    Some(n) => Some(n.next()?),
+                    None => None,
+                },
+                tangents: match t {
+                    Some(t) => Some(t.next()?),
+                    None => None,
+                },
+            });
+        }
+        let (chunks, (stride, positions, normals, tangents)) = interleaved.as_mut()?;
+        Some(SkinOutput::Interleaved {
+            bytes: chunks.next()?,
+            stride: *stride,
+            positions: *positions,
+            normals: *normals,
+            tangents: *tangents,
+        })
+    })
+}
