@@ -199,14 +199,28 @@ pub enum WeightPolicy {
 }
 
 /// Options of [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare).
+///
+/// [`PrepareOptions::default()`] suits most meshes: normalized weights, every influence kept, f32
+/// weights, and the joint count taken from the mesh. Each option has a builder-style setter:
+/// `PrepareOptions::default().max_influences(4).compact_influences(true)`.
 #[derive(Clone, Copy, Debug)]
 pub struct PrepareOptions {
-    /// The palette length: every used joint index must be below it.
-    pub joint_count: usize,
+    /// The palette length the mesh is checked against, or `None` to take it from the mesh.
+    ///
+    /// `Some(n)`: every joint index with a non-zero weight must be below `n`
+    /// ([`Error::VertexJointOutOfRange`] otherwise), and the prepared mesh's
+    /// [`joint_count`](crate::SkinnedMesh::joint_count) is `n`. Use it to catch a mesh that does not
+    /// fit its skin when the mesh is loaded.
+    ///
+    /// `None` (the default): the mesh's joint count is its largest joint index with a non-zero weight
+    /// plus one (0 when no vertex has one), the smallest `n` that `Some(n)` accepts. Either way,
+    /// [`SkinningJob`](crate::SkinningJob) checks at run time that the palette has at least that many
+    /// entries ([`Error::CountMismatch`]).
+    pub joint_count: Option<usize>,
     /// Weights that do not sum to 1.
     pub weights: WeightPolicy,
     /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
-    /// renormalize. 8 keeps everything.
+    /// renormalize. 8 keeps everything; a value outside 1 to 8 is taken as the nearest of them.
     pub max_influences: usize,
     /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
     /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
@@ -226,14 +240,49 @@ pub struct PrepareOptions {
     pub compact_influences: bool,
 }
 
-impl PrepareOptions {
-    /// Normalized weights, every influence kept, for a palette of `joint_count` joints.
-    pub fn new(joint_count: usize) -> PrepareOptions {
+impl Default for PrepareOptions {
+    /// Normalized weights, every influence kept, f32 weights, and the joint count taken from the mesh.
+    fn default() -> PrepareOptions {
         PrepareOptions {
-            joint_count,
+            joint_count: None,
             weights: WeightPolicy::Normalize,
             max_influences: MAX_INFLUENCES,
             compact_influences: false,
         }
+    }
+}
+
+impl PrepareOptions {
+    /// Normalized weights, every influence kept, for a palette of `joint_count` joints: every joint
+    /// index the mesh uses must be below it (see [`joint_count`](#structfield.joint_count)).
+    pub fn new(joint_count: usize) -> PrepareOptions {
+        PrepareOptions::default().joint_count(joint_count)
+    }
+
+    /// Checks the mesh against a palette of `joint_count` joints (see
+    /// [`joint_count`](#structfield.joint_count)).
+    pub fn joint_count(mut self, joint_count: usize) -> PrepareOptions {
+        self.joint_count = Some(joint_count);
+        self
+    }
+
+    /// Sets what happens to weights that do not sum to 1.
+    pub fn weights(mut self, weights: WeightPolicy) -> PrepareOptions {
+        self.weights = weights;
+        self
+    }
+
+    /// Keeps at most `max_influences` influences per vertex, the heaviest (see
+    /// [`max_influences`](#structfield.max_influences)).
+    pub fn max_influences(mut self, max_influences: usize) -> PrepareOptions {
+        self.max_influences = max_influences;
+        self
+    }
+
+    /// Turns compact influences on or off (see
+    /// [`compact_influences`](#structfield.compact_influences)).
+    pub fn compact_influences(mut self, compact_influences: bool) -> PrepareOptions {
+        self.compact_influences = compact_influences;
+        self
     }
 }

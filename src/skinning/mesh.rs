@@ -14,7 +14,9 @@
 //!   ([`Error::AttributeOutOfBounds`]); a stride is at least the element size;
 //! - joints and weights come in pairs (JOINTS_n with WEIGHTS_n), at least the first pair
 //!   ([`Error::AttributeMissing`]);
-//! - every joint index with a non-zero weight is below the palette length ([`Error::VertexJointOutOfRange`]);
+//! - with [`PrepareOptions::joint_count`](PrepareOptions#structfield.joint_count) given, every joint
+//!   index with a non-zero weight is below it ([`Error::VertexJointOutOfRange`]); without, the mesh's
+//!   joint count is its largest such index plus one;
 //! - weights are finite and not negative ([`Error::InvalidWeight`]);
 //! - with [`WeightPolicy::Normalize`], each vertex has a positive weight sum ([`Error::ZeroWeights`]).
 //!
@@ -143,6 +145,8 @@ impl SkinnedMesh {
             })
             .collect();
         let mut influences: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
+        // The largest joint index with a non-zero weight, plus one.
+        let mut used_joints = 0;
         for v in 0..n {
             influences.clear();
             for (j, w) in &sets {
@@ -155,12 +159,15 @@ impl SkinnedMesh {
                     if weight == 0.0 {
                         continue;
                     }
-                    if ji[k] as usize >= options.joint_count {
-                        return Err(Error::VertexJointOutOfRange {
-                            vertex: v,
-                            joint: ji[k] as usize,
-                            joints: options.joint_count,
-                        });
+                    match options.joint_count {
+                        Some(joints) if ji[k] as usize >= joints => {
+                            return Err(Error::VertexJointOutOfRange {
+                                vertex: v,
+                                joint: ji[k] as usize,
+                                joints,
+                            });
+                        }
+                        _ => used_joints = used_joints.max(ji[k] as usize + 1),
                     }
                     influences.push((ji[k], weight));
                 }
@@ -217,12 +224,13 @@ impl SkinnedMesh {
         for g in &mut groups {
             g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
         }
+        let joint_count = options.joint_count.unwrap_or(used_joints);
         Ok(SkinnedMesh {
             vertex_count: n,
-            joint_count: options.joint_count,
+            joint_count,
             has_normals: input.normals.is_some(),
             has_tangents: input.tangents.is_some(),
-            kernel: KernelMesh::new(n, options.joint_count, groups),
+            kernel: KernelMesh::new(n, joint_count, groups),
         })
     }
 
@@ -231,7 +239,10 @@ impl SkinnedMesh {
         self.vertex_count
     }
 
-    /// The palette length this mesh was validated against.
+    /// The palette length this mesh was validated against:
+    /// [`PrepareOptions::joint_count`](PrepareOptions#structfield.joint_count) when it was given, else
+    /// the mesh's largest joint index with a non-zero weight plus one (0 when it has none).
+    /// A [`SkinningJob`](crate::SkinningJob) needs a palette at least this long.
     pub fn joint_count(&self) -> usize {
         self.joint_count
     }
