@@ -86,6 +86,7 @@ fn prepare(d: &Data, compact: bool) -> SkinnedMesh {
             Some(Attribute::weights_f32(&d.weights[0])),
             Some(Attribute::weights_f32(&d.weights[1])),
         ],
+        influences: None,
     };
     let options = PrepareOptions {
         compact_influences: compact,

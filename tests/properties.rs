@@ -157,6 +157,7 @@ impl Case {
                 Some(a(J0 + 2 * jsize, self.weight_format)),
                 Some(a(J0 + 2 * jsize + wsize, self.weight_format)),
             ],
+            influences: None,
         };
         let options = PrepareOptions {
             weights: self.policy,

@@ -394,6 +394,7 @@ fn interleaved_input_equals_separate_streams_and_outputs_agree() {
             Some(Attribute::new(&buf, 48, stride, n, Format::Unorm16x4)),
             None,
         ],
+        influences: None,
     };
     let separate = MeshInput {
         positions: Attribute::vec3(&pos),
@@ -401,6 +402,7 @@ fn interleaved_input_equals_separate_streams_and_outputs_agree() {
         tangents: Some(Attribute::vec4(&tan)),
         joints: [Some(Attribute::joints_u16(&jnt)), None],
         weights: [Some(Attribute::weights_unorm16(&wgt)), None],
+        influences: None,
     };
     let options = PrepareOptions::new(6);
     let a = SkinnedMesh::prepare(&interleaved, &options).unwrap();
@@ -718,6 +720,7 @@ fn prepare_eight(
             Some(Attribute::weights_f32(&w[0])),
             Some(Attribute::weights_f32(&w[1])),
         ],
+        influences: None,
     };
     SkinnedMesh::prepare(&input, options)
 }

@@ -156,7 +156,51 @@ impl<'a> Attribute<'a> {
     }
 }
 
-/// Bind-pose vertex data of one skinned mesh.
+/// Joints and weights given as they are, `per_vertex` influences per vertex, vertex after vertex: the
+/// influences of vertex `v` are `joints[v * per_vertex + k]` with weight `weights[v * per_vertex + k]`
+/// for `k` in `0..per_vertex`. Built by [`MeshInput::from_influences`] and
+/// [`MeshInput::from_flat_influences`]; [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) checks it.
+#[derive(Clone, Copy, Debug)]
+pub struct FlatInfluences<'a> {
+    /// The joint index of each influence, `per_vertex` of them per vertex.
+    pub joints: &'a [u16],
+    /// The weight of each influence, paired with `joints` entry by entry.
+    pub weights: &'a [f32],
+    /// Influences per vertex, 1 to [`MAX_INFLUENCES`].
+    pub per_vertex: usize,
+}
+
+/// Bind-pose vertex data of one skinned mesh: positions, optional normals and tangents, and the
+/// joints and weights of every vertex.
+///
+/// The influences come from exactly one of two sources:
+/// - as given, 1 to 8 per vertex, with [`MeshInput::from_influences`] (one array per vertex) or
+///   [`MeshInput::from_flat_influences`] (one flat slice), held in [`influences`](#structfield.influences);
+/// - as glTF-style attributes of four influences each (JOINTS_0 and WEIGHTS_0, optionally JOINTS_1 and
+///   WEIGHTS_1), with [`MeshInput::new`] or by setting [`joints`](#structfield.joints) and
+///   [`weights`](#structfield.weights); these take any [`Attribute`] layout and format.
+///
+/// Both give the same prepared mesh for the same influences: a vertex's zero weights are dropped
+/// either way, so padding to four changes nothing. Normals and tangents are added with
+/// [`normals`](MeshInput::normals) and [`tangents`](MeshInput::tangents).
+///
+/// Two influences per vertex, prepared for the joints the mesh uses:
+///
+/// ```
+/// use ispc_skinning::glam::Vec3;
+/// use ispc_skinning::{Attribute, MeshInput, PrepareOptions, SkinnedMesh};
+///
+/// let positions = [Vec3::ZERO, Vec3::Y];
+/// let normals = [Vec3::Z; 2];
+/// let joints = [[0u16, 1], [1, 2]];
+/// let weights = [[0.5f32, 0.5], [0.25, 0.75]];
+/// let input = MeshInput::from_influences(&positions, &joints, &weights)
+///     .normals(Attribute::vec3(&normals));
+/// let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::default())?;
+/// assert_eq!(mesh.joint_count(), 3); // joint 2 is the largest used
+/// assert_eq!(mesh.influence_histogram()[2], 2);
+/// # Ok::<(), ispc_skinning::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct MeshInput<'a> {
     /// Positions (`F32x3`), required.
@@ -165,14 +209,18 @@ pub struct MeshInput<'a> {
     pub normals: Option<Attribute<'a>>,
     /// Tangents (`F32x4`, w = handedness sign), optional.
     pub tangents: Option<Attribute<'a>>,
-    /// JOINTS_0 and JOINTS_1 (`U8x4` or `U16x4`): up to 8 influences per vertex.
+    /// JOINTS_0 and JOINTS_1 (`U8x4` or `U16x4`): up to 8 influences per vertex. `None` when the
+    /// influences are in [`influences`](#structfield.influences).
     pub joints: [Option<Attribute<'a>>; 2],
     /// WEIGHTS_0 and WEIGHTS_1 (`F32x4`, `Unorm8x4` or `Unorm16x4`), paired with `joints`.
     pub weights: [Option<Attribute<'a>>; 2],
+    /// The influences as given, 1 to 8 per vertex: the other source of joints and weights, used
+    /// instead of `joints` and `weights` (giving both is an error).
+    pub influences: Option<FlatInfluences<'a>>,
 }
 
 impl<'a> MeshInput<'a> {
-    /// Positions and one set of four influences.
+    /// Positions and one set of four influences (JOINTS_0 and WEIGHTS_0), in any attribute layout.
     pub fn new(
         positions: Attribute<'a>,
         joints: Attribute<'a>,
@@ -184,7 +232,59 @@ impl<'a> MeshInput<'a> {
             tangents: None,
             joints: [Some(joints), None],
             weights: [Some(weights), None],
+            influences: None,
         }
+    }
+
+    /// Positions and `N` influences per vertex, as given (no padding to four): vertex `v` has joints
+    /// `joints[v]` with weights `weights[v]`. `N` is 1 to [`MAX_INFLUENCES`];
+    /// any other `N` (0 or more than 8) compiles and is reported by
+    /// [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) as [`Error::CountMismatch`], as are
+    /// slices whose lengths differ from the positions'.
+    pub fn from_influences<const N: usize>(
+        positions: &'a [Vec3],
+        joints: &'a [[u16; N]],
+        weights: &'a [[f32; N]],
+    ) -> MeshInput<'a> {
+        MeshInput::from_flat_influences(positions, joints.as_flattened(), weights.as_flattened(), N)
+    }
+
+    /// Positions and `influences_per_vertex` influences per vertex in two flat slices: the influences
+    /// of vertex `v` are `joints[v * influences_per_vertex + k]` with weight
+    /// `weights[v * influences_per_vertex + k]`. [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare)
+    /// checks that `influences_per_vertex` is 1 to [`MAX_INFLUENCES`] and that
+    /// each slice holds `influences_per_vertex` entries per position ([`Error::CountMismatch`]).
+    pub fn from_flat_influences(
+        positions: &'a [Vec3],
+        joints: &'a [u16],
+        weights: &'a [f32],
+        influences_per_vertex: usize,
+    ) -> MeshInput<'a> {
+        MeshInput {
+            positions: Attribute::vec3(positions),
+            normals: None,
+            tangents: None,
+            joints: [None, None],
+            weights: [None, None],
+            influences: Some(FlatInfluences {
+                joints,
+                weights,
+                per_vertex: influences_per_vertex,
+            }),
+        }
+    }
+
+    /// Adds normals (`F32x3`, one per position), for example `Attribute::vec3(&normals)`.
+    pub fn normals(mut self, normals: Attribute<'a>) -> MeshInput<'a> {
+        self.normals = Some(normals);
+        self
+    }
+
+    /// Adds tangents (`F32x4`, one per position, w the handedness sign), for example
+    /// `Attribute::vec4(&tangents)`.
+    pub fn tangents(mut self, tangents: Attribute<'a>) -> MeshInput<'a> {
+        self.tangents = Some(tangents);
+        self
     }
 }
 
@@ -199,14 +299,28 @@ pub enum WeightPolicy {
 }
 
 /// Options of [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare).
+///
+/// [`PrepareOptions::default()`] suits most meshes: normalized weights, every influence kept, f32
+/// weights, and the joint count taken from the mesh. Each option has a builder-style setter:
+/// `PrepareOptions::default().max_influences(4).compact_influences(true)`.
 #[derive(Clone, Copy, Debug)]
 pub struct PrepareOptions {
-    /// The palette length: every used joint index must be below it.
-    pub joint_count: usize,
+    /// The palette length the mesh is checked against, or `None` to take it from the mesh.
+    ///
+    /// `Some(n)`: every joint index with a non-zero weight must be below `n`
+    /// ([`Error::VertexJointOutOfRange`] otherwise), and the prepared mesh's
+    /// [`joint_count`](crate::SkinnedMesh::joint_count) is `n`. Use it to catch a mesh that does not
+    /// fit its skin when the mesh is loaded.
+    ///
+    /// `None` (the default): the mesh's joint count is its largest joint index with a non-zero weight
+    /// plus one (0 when no vertex has one), the smallest `n` that `Some(n)` accepts. Either way,
+    /// [`SkinningJob`](crate::SkinningJob) checks at run time that the palette has at least that many
+    /// entries ([`Error::CountMismatch`]).
+    pub joint_count: Option<usize>,
     /// Weights that do not sum to 1.
     pub weights: WeightPolicy,
     /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
-    /// renormalize. 8 keeps everything.
+    /// renormalize. 8 keeps everything; a value outside 1 to 8 is taken as the nearest of them.
     pub max_influences: usize,
     /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
     /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
@@ -226,14 +340,49 @@ pub struct PrepareOptions {
     pub compact_influences: bool,
 }
 
-impl PrepareOptions {
-    /// Normalized weights, every influence kept, for a palette of `joint_count` joints.
-    pub fn new(joint_count: usize) -> PrepareOptions {
+impl Default for PrepareOptions {
+    /// Normalized weights, every influence kept, f32 weights, and the joint count taken from the mesh.
+    fn default() -> PrepareOptions {
         PrepareOptions {
-            joint_count,
+            joint_count: None,
             weights: WeightPolicy::Normalize,
             max_influences: MAX_INFLUENCES,
             compact_influences: false,
         }
+    }
+}
+
+impl PrepareOptions {
+    /// Normalized weights, every influence kept, for a palette of `joint_count` joints: every joint
+    /// index the mesh uses must be below it (see [`joint_count`](#structfield.joint_count)).
+    pub fn new(joint_count: usize) -> PrepareOptions {
+        PrepareOptions::default().joint_count(joint_count)
+    }
+
+    /// Checks the mesh against a palette of `joint_count` joints (see
+    /// [`joint_count`](#structfield.joint_count)).
+    pub fn joint_count(mut self, joint_count: usize) -> PrepareOptions {
+        self.joint_count = Some(joint_count);
+        self
+    }
+
+    /// Sets what happens to weights that do not sum to 1.
+    pub fn weights(mut self, weights: WeightPolicy) -> PrepareOptions {
+        self.weights = weights;
+        self
+    }
+
+    /// Keeps at most `max_influences` influences per vertex, the heaviest (see
+    /// [`max_influences`](#structfield.max_influences)).
+    pub fn max_influences(mut self, max_influences: usize) -> PrepareOptions {
+        self.max_influences = max_influences;
+        self
+    }
+
+    /// Turns compact influences on or off (see
+    /// [`compact_influences`](#structfield.compact_influences)).
+    pub fn compact_influences(mut self, compact_influences: bool) -> PrepareOptions {
+        self.compact_influences = compact_influences;
+        self
     }
 }

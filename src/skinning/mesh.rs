@@ -3,7 +3,9 @@
 //! Input is described attribute by attribute with [`Attribute`], glTF's accessor model: a byte buffer, an
 //! offset, a byte stride, a count and a [`Format`]. Interleaved vertex buffers (one buffer, several
 //! offsets, one stride) and separate streams (one buffer per attribute) are then the same thing, and a
-//! glTF primitive maps onto it directly. Typed constructors take glam slices.
+//! glTF primitive maps onto it directly. Typed constructors take glam slices. Joints and weights can
+//! also be given as they are, 1 to 8 per vertex ([`MeshInput::from_influences`],
+//! [`MeshInput::from_flat_influences`]); they then need no padding to four.
 //!
 //! [`SkinnedMesh::prepare`] validates everything once, so that the skinning kernels need no per-vertex
 //! checks, and converts the data into the seed's "SSE friendly" form: vertices grouped by influence count
@@ -13,8 +15,13 @@
 //! - every attribute has one element per position ([`Error::CountMismatch`]) and fits in its buffer
 //!   ([`Error::AttributeOutOfBounds`]); a stride is at least the element size;
 //! - joints and weights come in pairs (JOINTS_n with WEIGHTS_n), at least the first pair
-//!   ([`Error::AttributeMissing`]);
-//! - every joint index with a non-zero weight is below the palette length ([`Error::VertexJointOutOfRange`]);
+//!   ([`Error::AttributeMissing`]), unless they come as flat influences;
+//! - flat influences and JOINTS_n/WEIGHTS_n are not both given ([`Error::CountMismatch`], "influence
+//!   sources"); flat influences have 1 to 8 per vertex, and their joints and weights hold that many
+//!   entries per position ([`Error::CountMismatch`]);
+//! - with [`PrepareOptions::joint_count`](PrepareOptions#structfield.joint_count) given, every joint index with a non-zero weight is below it
+//!   ([`Error::VertexJointOutOfRange`]); without, the mesh's joint count is its largest such index plus
+//!   one;
 //! - weights are finite and not negative ([`Error::InvalidWeight`]);
 //! - with [`WeightPolicy::Normalize`], each vertex has a positive weight sum ([`Error::ZeroWeights`]).
 //!
@@ -29,7 +36,7 @@ use crate::layout::format::Format;
 use crate::layout::mesh::{
     unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
 };
-use crate::skinning::input::{MeshInput, PrepareOptions, WeightPolicy};
+use crate::skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
 
 /// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
 /// (summing to 1) get largest-remainder rounding: each is rounded down, and the units still missing
@@ -66,37 +73,63 @@ fn quantize_unorm16(influences: &[(u32, f32)], policy: WeightPolicy) -> Result<[
     Ok(q)
 }
 
-/// A validated skinned mesh in the kernels' layout (see the module docs).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SkinnedMesh {
-    vertex_count: usize,
-    joint_count: usize,
-    has_normals: bool,
-    has_tangents: bool,
-    /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
-    /// `WeightPolicy::Keep`).
-    pub(crate) kernel: KernelMesh,
+/// Where a mesh's joints and weights come from, checked against the positions: the glTF-style
+/// attribute pairs or the flat influences, never both.
+enum Sources<'a> {
+    /// (JOINTS_n, WEIGHTS_n), four influences each.
+    Attributes(Vec<(Attribute<'a>, Attribute<'a>)>),
+    /// `per_vertex` influences per vertex, as given.
+    Flat(FlatInfluences<'a>),
 }
 
-impl SkinnedMesh {
-    /// Validates the input and converts it (see the module docs for every rule).
-    pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
-        let n = input.positions.count;
-        if n > MAX_VERTICES {
-            return Err(Error::TooManyVertices {
-                vertices: n,
-                max: MAX_VERTICES,
-            });
-        }
-        input.positions.check("positions", &[Format::F32x3], n)?;
-        if let Some(a) = &input.normals {
-            a.check("normals", &[Format::F32x3], n)?;
-        }
-        if let Some(a) = &input.tangents {
-            a.check("tangents", &[Format::F32x4], n)?;
-        }
+impl<'a> Sources<'a> {
+    /// The rules on the influence sources of a mesh of `n` vertices (see the module docs).
+    fn check(input: &MeshInput<'a>, n: usize) -> Result<Sources<'a>, Error> {
         const JOINT_NAMES: [&str; 2] = ["JOINTS_0", "JOINTS_1"];
         const WEIGHT_NAMES: [&str; 2] = ["WEIGHTS_0", "WEIGHTS_1"];
+        if let Some(flat) = input.influences {
+            if input
+                .joints
+                .iter()
+                .chain(&input.weights)
+                .any(Option::is_some)
+            {
+                return Err(Error::CountMismatch {
+                    what: "influence sources (flat influences or JOINTS_n/WEIGHTS_n, not both)",
+                    expected: 1,
+                    got: 2,
+                });
+            }
+            if !(1..=MAX_INFLUENCES).contains(&flat.per_vertex) {
+                return Err(Error::CountMismatch {
+                    what: "influences per vertex (1 to 8)",
+                    expected: flat.per_vertex.clamp(1, MAX_INFLUENCES),
+                    got: flat.per_vertex,
+                });
+            }
+            // n <= MAX_VERTICES and per_vertex <= 8: no overflow.
+            let expected = n * flat.per_vertex;
+            let lengths = [
+                (
+                    "influence joints (influences per vertex times vertices)",
+                    flat.joints.len(),
+                ),
+                (
+                    "influence weights (influences per vertex times vertices)",
+                    flat.weights.len(),
+                ),
+            ];
+            for (what, got) in lengths {
+                if got != expected {
+                    return Err(Error::CountMismatch {
+                        what,
+                        expected,
+                        got,
+                    });
+                }
+            }
+            return Ok(Sources::Flat(flat));
+        }
         let mut sets = Vec::new();
         for set in 0..2 {
             match (&input.joints[set], &input.weights[set]) {
@@ -127,6 +160,58 @@ impl SkinnedMesh {
                 (None, None) => {}
             }
         }
+        Ok(Sources::Attributes(sets))
+    }
+
+    /// Appends vertex `v`'s influences as (joint, weight), in the order given, zero weights included.
+    /// Only after `check`.
+    fn read(&self, v: usize, out: &mut Vec<(u32, f32)>) {
+        match self {
+            Sources::Attributes(sets) => {
+                for (j, w) in sets {
+                    let (ji, wi) = (j.indices(v), w.floats(v));
+                    out.extend(ji.into_iter().zip(wi));
+                }
+            }
+            Sources::Flat(flat) => {
+                let range = v * flat.per_vertex..(v + 1) * flat.per_vertex;
+                let joints = flat.joints[range.clone()].iter().map(|&j| u32::from(j));
+                out.extend(joints.zip(flat.weights[range].iter().copied()));
+            }
+        }
+    }
+}
+
+/// A validated skinned mesh in the kernels' layout (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinnedMesh {
+    vertex_count: usize,
+    joint_count: usize,
+    has_normals: bool,
+    has_tangents: bool,
+    /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
+    /// `WeightPolicy::Keep`).
+    pub(crate) kernel: KernelMesh,
+}
+
+impl SkinnedMesh {
+    /// Validates the input and converts it (see the module docs for every rule).
+    pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
+        let n = input.positions.count;
+        if n > MAX_VERTICES {
+            return Err(Error::TooManyVertices {
+                vertices: n,
+                max: MAX_VERTICES,
+            });
+        }
+        input.positions.check("positions", &[Format::F32x3], n)?;
+        if let Some(a) = &input.normals {
+            a.check("normals", &[Format::F32x3], n)?;
+        }
+        if let Some(a) = &input.tangents {
+            a.check("tangents", &[Format::F32x4], n)?;
+        }
+        let sources = Sources::check(input, n)?;
         let max_influences = options.max_influences.clamp(1, MAX_INFLUENCES);
         let positions_only = input.normals.is_none() && input.tangents.is_none();
 
@@ -142,28 +227,32 @@ impl SkinnedMesh {
                 ..Default::default()
             })
             .collect();
+        let mut slots: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
         let mut influences: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
+        // The largest joint index with a non-zero weight, plus one.
+        let mut used_joints = 0;
         for v in 0..n {
+            slots.clear();
+            sources.read(v, &mut slots);
             influences.clear();
-            for (j, w) in &sets {
-                let (ji, wi) = (j.indices(v), w.floats(v));
-                for k in 0..4 {
-                    let weight = wi[k];
-                    if !weight.is_finite() || weight < 0.0 {
-                        return Err(Error::InvalidWeight { vertex: v, weight });
-                    }
-                    if weight == 0.0 {
-                        continue;
-                    }
-                    if ji[k] as usize >= options.joint_count {
+            for &(joint, weight) in &slots {
+                if !weight.is_finite() || weight < 0.0 {
+                    return Err(Error::InvalidWeight { vertex: v, weight });
+                }
+                if weight == 0.0 {
+                    continue;
+                }
+                match options.joint_count {
+                    Some(joints) if joint as usize >= joints => {
                         return Err(Error::VertexJointOutOfRange {
                             vertex: v,
-                            joint: ji[k] as usize,
-                            joints: options.joint_count,
+                            joint: joint as usize,
+                            joints,
                         });
                     }
-                    influences.push((ji[k], weight));
+                    _ => used_joints = used_joints.max(joint as usize + 1),
                 }
+                influences.push((joint, weight));
             }
             // Influence LOD: the heaviest first (stable, so equal weights keep their order).
             if influences.len() > max_influences {
@@ -217,12 +306,13 @@ impl SkinnedMesh {
         for g in &mut groups {
             g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
         }
+        let joint_count = options.joint_count.unwrap_or(used_joints);
         Ok(SkinnedMesh {
             vertex_count: n,
-            joint_count: options.joint_count,
+            joint_count,
             has_normals: input.normals.is_some(),
             has_tangents: input.tangents.is_some(),
-            kernel: KernelMesh::new(n, options.joint_count, groups),
+            kernel: KernelMesh::new(n, joint_count, groups),
         })
     }
 
@@ -231,7 +321,10 @@ impl SkinnedMesh {
         self.vertex_count
     }
 
-    /// The palette length this mesh was validated against.
+    /// The palette length this mesh was validated against:
+    /// [`PrepareOptions::joint_count`](PrepareOptions#structfield.joint_count) when it was given, else
+    /// the mesh's largest joint index with a non-zero weight plus one (0 when it has none).
+    /// A [`SkinningJob`](crate::SkinningJob) needs a palette at least this long.
     pub fn joint_count(&self) -> usize {
         self.joint_count
     }
@@ -284,7 +377,6 @@ impl SkinnedMesh {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skinning::input::Attribute;
     use glam::Vec3;
 
     fn one_influence(weight: f32, policy: WeightPolicy) -> SkinnedMesh {

@@ -89,6 +89,7 @@ fn input(m: &Mesh) -> MeshInput<'_> {
             Some(Attribute::weights_f32(&m.w0)),
             Some(Attribute::weights_f32(&m.w1)),
         ],
+        influences: None,
     }
 }
 
