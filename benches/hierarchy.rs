@@ -70,11 +70,10 @@ fn bench_local_to_model(c: &mut Criterion) {
         let mut glam_out = vec![Mat4::ZERO; joints];
         g.bench_function(BenchmarkId::new(format!("matrix/{joints}"), "glam"), |b| {
             b.iter(|| {
-                for (j, &p) in s.parents().iter().enumerate() {
-                    let parent = if p < 0 {
-                        Mat4::IDENTITY
-                    } else {
-                        glam_out[p as usize]
+                for (j, &p) in s.level_parents().iter().enumerate() {
+                    let parent = match p {
+                        Some(p) => glam_out[p],
+                        None => Mat4::IDENTITY,
                     };
                     glam_out[j] = parent * mats[j];
                 }
@@ -84,13 +83,12 @@ fn bench_local_to_model(c: &mut Criterion) {
         let mut glam_aff = vec![Affine3A::IDENTITY; joints];
         g.bench_function(BenchmarkId::new(format!("trs/{joints}"), "glam"), |b| {
             b.iter(|| {
-                for (j, &p) in s.parents().iter().enumerate() {
+                for (j, &p) in s.level_parents().iter().enumerate() {
                     let local =
                         Affine3A::from_scale_rotation_translation(sc[j], q[j].normalize(), t[j]);
-                    let parent = if p < 0 {
-                        Affine3A::IDENTITY
-                    } else {
-                        glam_aff[p as usize]
+                    let parent = match p {
+                        Some(p) => glam_aff[p],
+                        None => Affine3A::IDENTITY,
                     };
                     glam_aff[j] = parent * local;
                 }
@@ -135,7 +133,7 @@ fn bench_crowd(c: &mut Criterion) {
                         scales: sc,
                     };
                     ispc_skinning::reference::local_to_model_trs(
-                        s.parents(),
+                        s.level_parents(),
                         trs,
                         &Mat4::IDENTITY,
                         &mut aos,

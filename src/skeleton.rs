@@ -21,10 +21,10 @@
 
 use crate::error::Error;
 use crate::layout::hierarchy::LevelOrder;
+pub use crate::layout::hierarchy::MAX_JOINTS;
 use crate::layout::trs::Trs;
 use crate::reference;
 use glam::{Mat4, Quat, Vec3};
-pub use crate::layout::hierarchy::MAX_JOINTS;
 use std::ops::Range;
 
 /// A joint hierarchy (a tree or a forest) in level order.

@@ -641,7 +641,13 @@ mod soa_rules {
         let locals = locals();
         let root = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
         let mut want = vec![Mat4::ZERO; 67];
-        ispc_skinning::reference::local_to_model(s.parents(), &locals, &root, &mut want, 0..67);
+        ispc_skinning::reference::local_to_model(
+            s.level_parents(),
+            &locals,
+            &root,
+            &mut want,
+            0..67,
+        );
         for method in [SoaMethod::Children, SoaMethod::Level] {
             let mut models = SoaMatrices::zeroed(67);
             local_to_model_soa(

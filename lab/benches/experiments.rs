@@ -206,6 +206,7 @@ fn mesh(n: usize, k: usize) -> SkinnedMesh {
             Some(Attribute::weights_f32(&weights[0])),
             Some(Attribute::weights_f32(&weights[1])),
         ],
+        influences: None,
     };
     SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh")
 }

@@ -30,7 +30,7 @@ pub fn transform_points_vec3(m: &Mat4, src: &[Vec3], dst: &mut [Vec3]) {
 pub fn local_to_model(skeleton: &Skeleton, locals: &[Mat4], root: &Mat4, models: &mut [Mat4]) {
     let n = skeleton.len().min(locals.len()).min(models.len());
     for j in 0..n {
-        let parent = match skeleton.parent(j) {
+        let parent = match skeleton.level_parent(j) {
             Some(p) => models[p],
             None => *root,
         };
@@ -51,12 +51,12 @@ pub fn local_to_model_serial_children(
 ) {
     let n = skeleton.len().min(locals.len()).min(models.len());
     let root = root.to_cols_array();
-    for r in skeleton.roots().filter(|&r| r < n) {
+    for r in skeleton.level(0).filter(|&r| r < n) {
         models[r] = Mat4::from_cols_array(&affine_mul(&root, &locals[r].to_cols_array()));
     }
     for p in 0..n {
         let parent = models[p].to_cols_array();
-        for c in skeleton.children(p).filter(|&c| c < n) {
+        for c in skeleton.level_children(p).filter(|&c| c < n) {
             models[c] = Mat4::from_cols_array(&affine_mul(&parent, &locals[c].to_cols_array()));
         }
     }
@@ -83,7 +83,7 @@ pub fn local_to_model_trs(
             trs.rotations[j].normalize(),
             trs.translations[j],
         );
-        let parent = match skeleton.parent(j) {
+        let parent = match skeleton.level_parent(j) {
             Some(p) => models[p],
             None => *root,
         };

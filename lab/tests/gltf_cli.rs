@@ -7,7 +7,6 @@ mod common;
 
 use common::binary;
 use ispc_skinning::gltf::{GltfScene, Wrap};
-use ispc_skinning::Backend;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -76,11 +75,11 @@ fn json_output_matches_the_library_for_every_asset() {
         assert_eq!(v["time"].as_f64().unwrap() as f32, time);
         let mut frame = scene.frame_buffers();
         scene
-            .evaluate(Some(0), time, Wrap::Clamp, Backend::Auto, &mut frame)
+            .evaluate(Some(0), time, Wrap::Clamp, &mut frame)
             .unwrap();
         let meshes = v["meshes"].as_array().unwrap();
         assert_eq!(meshes.len(), scene.primitives().len());
-        for ((m, p), f) in meshes.iter().zip(scene.primitives()).zip(&frame.meshes) {
+        for ((m, p), f) in meshes.iter().zip(scene.primitives()).zip(frame.meshes()) {
             assert_eq!(m.as_object().unwrap().len(), 5);
             assert_eq!(m["node"], p.node());
             assert_eq!(m["mesh"], p.mesh());

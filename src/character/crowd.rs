@@ -160,11 +160,14 @@ impl Character {
             self.skeleton.to_original_order(s)?,
         );
         for i in 0..instances {
-            pose.set_instance(i, Trs {
-                translations: &t,
-                rotations: &q,
-                scales: &s,
-            })?;
+            pose.set_instance(
+                i,
+                Trs {
+                    translations: &t,
+                    rotations: &q,
+                    scales: &s,
+                },
+            )?;
         }
         let palettes = self
             .skins
@@ -235,11 +238,22 @@ impl Character {
     /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
     pub fn crowd_palettes(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.check_crowd(frame)?;
-        for ((skin, levels), palettes) in self.skins.iter().zip(&self.skin_levels).zip(&mut frame.palettes) {
-            CrowdPaletteJob::new(&self.skeleton, &frame.models, levels, &skin.inverse_binds, palettes)
-                .backend(frame.backend)
-                .threads(frame.threads)
-                .run()?;
+        for ((skin, levels), palettes) in self
+            .skins
+            .iter()
+            .zip(&self.skin_levels)
+            .zip(&mut frame.palettes)
+        {
+            CrowdPaletteJob::new(
+                &self.skeleton,
+                &frame.models,
+                levels,
+                &skin.inverse_binds,
+                palettes,
+            )
+            .backend(frame.backend)
+            .threads(frame.threads)
+            .run()?;
         }
         Ok(())
     }
@@ -251,7 +265,12 @@ impl Character {
     /// [`Error::IsaUnavailable`].
     pub fn crowd_skin(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.check_crowd(frame)?;
-        for ((mesh, &skin), out) in self.meshes.iter().zip(&self.mesh_skins).zip(&mut frame.meshes) {
+        for ((mesh, &skin), out) in self
+            .meshes
+            .iter()
+            .zip(&self.mesh_skins)
+            .zip(&mut frame.meshes)
+        {
             let output = SkinOutput::Separate {
                 positions: &mut out.positions,
                 normals: out.normals.as_deref_mut(),

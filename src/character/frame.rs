@@ -201,7 +201,11 @@ impl Frame {
     /// writes whole poses in that order. [`Skeleton::level_index`](crate::Skeleton::level_index) maps
     /// your joints to it.
     pub fn level_pose_mut(&mut self) -> (&mut [Vec3], &mut [Quat], &mut [Vec3]) {
-        (&mut self.translations, &mut self.rotations, &mut self.scales)
+        (
+            &mut self.translations,
+            &mut self.rotations,
+            &mut self.scales,
+        )
     }
 
     /// The local pose in level order (translations, rotations, scales).

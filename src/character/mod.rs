@@ -159,18 +159,30 @@ impl Character {
     ) -> Result<Character, Error> {
         let n = skeleton.len();
         let [rest_translations, rest_scales] = rest_ts;
-        count("rest translations (one per skeleton joint)", n, rest_translations.len())?;
-        count("rest rotations (one per skeleton joint)", n, rest_rotations.len())?;
+        count(
+            "rest translations (one per skeleton joint)",
+            n,
+            rest_translations.len(),
+        )?;
+        count(
+            "rest rotations (one per skeleton joint)",
+            n,
+            rest_rotations.len(),
+        )?;
         count("rest scales (one per skeleton joint)", n, rest_scales.len())?;
         let mut skin_levels = Vec::with_capacity(skins.len());
         for skin in &skins {
             let mut levels = Vec::with_capacity(skin.joints.len());
             for (skin_joint, &joint) in skin.joints.iter().enumerate() {
-                levels.push(skeleton.level_index(joint).ok_or(Error::SkinJointOutOfRange {
-                    skin_joint,
-                    joint,
-                    joints: n,
-                })?);
+                levels.push(
+                    skeleton
+                        .level_index(joint)
+                        .ok_or(Error::SkinJointOutOfRange {
+                            skin_joint,
+                            joint,
+                            joints: n,
+                        })?,
+                );
             }
             count(
                 "skin inverse bind matrices (one per skin joint)",
@@ -309,7 +321,11 @@ impl Character {
             here,
         };
         if *frame.level_of != *self.level_of {
-            return Err(wrong(self.nouns.joint, frame.level_of.len(), self.level_of.len()));
+            return Err(wrong(
+                self.nouns.joint,
+                frame.level_of.len(),
+                self.level_of.len(),
+            ));
         }
         if frame.palettes.len() != self.skins.len() {
             return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
@@ -324,7 +340,9 @@ impl Character {
         }
         for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
             let v = mesh.vertex_count();
-            let fits = |len: Option<usize>, present: bool| len.is_some() == present && len.is_none_or(|l| l == v);
+            let fits = |len: Option<usize>, present: bool| {
+                len.is_some() == present && len.is_none_or(|l| l == v)
+            };
             if out.positions.len() != v
                 || !fits(out.normals.as_ref().map(Vec::len), mesh.has_normals())
                 || !fits(out.tangents.as_ref().map(Vec::len), mesh.has_tangents())
@@ -351,11 +369,19 @@ impl Character {
             backend,
             ..
         } = frame;
-        LocalToModelJob::new(&self.skeleton, Trs { translations, rotations, scales }, models)
-            .root(*root)
-            .backend(*backend)
-            .run()
-            .map(|_| ())
+        LocalToModelJob::new(
+            &self.skeleton,
+            Trs {
+                translations,
+                rotations,
+                scales,
+            },
+            models,
+        )
+        .root(*root)
+        .backend(*backend)
+        .run()
+        .map(|_| ())
     }
 
     /// Stage 3 of a frame: each skin's palette, `model(joint) * inverse_bind(joint)` ([`PaletteJob`]),
@@ -365,7 +391,12 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn palettes(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
-        for ((skin, levels), palette) in self.skins.iter().zip(&self.skin_levels).zip(&mut frame.palettes) {
+        for ((skin, levels), palette) in self
+            .skins
+            .iter()
+            .zip(&self.skin_levels)
+            .zip(&mut frame.palettes)
+        {
             PaletteJob::new(&frame.models, &skin.inverse_binds, palette)
                 .joints(levels)
                 .backend(frame.backend)
@@ -381,7 +412,12 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
-        for ((mesh, &skin), out) in self.meshes.iter().zip(&self.mesh_skins).zip(&mut frame.meshes) {
+        for ((mesh, &skin), out) in self
+            .meshes
+            .iter()
+            .zip(&self.mesh_skins)
+            .zip(&mut frame.meshes)
+        {
             let output = SkinOutput::Separate {
                 positions: &mut out.positions,
                 normals: out.normals.as_deref_mut(),

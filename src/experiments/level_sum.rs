@@ -21,7 +21,7 @@ pub fn level_order_sum(skeleton: &Skeleton, data: &mut [Vec4]) {
     }
     for i in 0..data.len() {
         let parent = data[i];
-        for c in skeleton.children(i) {
+        for c in skeleton.level_children(i) {
             data[c] += parent;
         }
     }

@@ -75,7 +75,11 @@ pub(crate) fn crowd_palette(
         joints.iter().all(|&m| m < model_joints),
         "every skin joint names a model matrix"
     );
-    let lanes = if count == 0 { 0 } else { palettes.len() / count };
+    let lanes = if count == 0 {
+        0
+    } else {
+        palettes.len() / count
+    };
     assert!(
         lanes <= CROWD_LANES && palettes.len() == lanes * count,
         "whole palettes for at most CROWD_LANES instances"

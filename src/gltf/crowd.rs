@@ -48,7 +48,11 @@ impl GltfScene {
                 });
             }
         }
-        if let Some((instance, &clip)) = clips.iter().enumerate().find(|(_, &c)| c >= self.clips.len()) {
+        if let Some((instance, &clip)) = clips
+            .iter()
+            .enumerate()
+            .find(|(_, &c)| c >= self.clips.len())
+        {
             return Err(GltfError::InstanceClipOutOfRange {
                 instance,
                 clip,

@@ -17,4 +17,3 @@ pub const MAX_CROWD_INSTANCES: usize = 1 << 20;
 /// the memory a crowd can ask for (3 GiB of model matrices at most, about 2.5 GiB of skinned positions,
 /// normals and tangents).
 pub const MAX_CROWD_ELEMENTS: usize = 1 << 26;
-

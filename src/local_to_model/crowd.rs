@@ -163,7 +163,11 @@ impl CrowdPose {
         s: Vec3,
     ) -> Result<(), Error> {
         let level = self.owner.level(instance, self.instances, joint)?;
-        self.set_level(instance, level, [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]);
+        self.set_level(
+            instance,
+            level,
+            [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z],
+        );
         Ok(())
     }
 
@@ -203,7 +207,11 @@ impl CrowdPose {
         for j in 0..self.joints() {
             let (t, q, s) = (trs.translations[j], trs.rotations[j], trs.scales[j]);
             let level = self.owner.level_of[j];
-            self.set_level(instance, level, [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z]);
+            self.set_level(
+                instance,
+                level,
+                [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z],
+            );
         }
         Ok(())
     }
@@ -327,7 +335,10 @@ impl CrowdModels {
     /// The AoSoA blocks in level order, and the floats of one block
     /// (`joints * MODEL_ELEMENTS * CROWD_LANES`, at least 1 so that it can size chunks).
     pub(crate) fn block_data(&self) -> (&[f32], usize) {
-        (&self.data, (self.joints() * MODEL_ELEMENTS * CROWD_LANES).max(1))
+        (
+            &self.data,
+            (self.joints() * MODEL_ELEMENTS * CROWD_LANES).max(1),
+        )
     }
 
     /// [`Error::WrongFrame`] unless these models were made for `skeleton`.
@@ -506,7 +517,13 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 rotations: &q,
                 scales: &s,
             };
-            reference::local_to_model_trs(self.skeleton.level_parents(), trs, &root, &mut models, 0..j);
+            reference::local_to_model_trs(
+                self.skeleton.level_parents(),
+                trs,
+                &root,
+                &mut models,
+                0..j,
+            );
             let (b, lane) = (i / CROWD_LANES, i % CROWD_LANES);
             for (k, m) in models.iter().enumerate() {
                 let c = m.to_cols_array();

@@ -134,12 +134,28 @@ impl<'a> CrowdPaletteJob<'a> {
         self.models.check_owner(self.skeleton)?;
         let count = self.inverse_binds.len();
         for (what, expected, got) in [
-            ("crowd palette instances (one per model instance)", self.models.instances(), self.palettes.instances),
-            ("crowd palette entries (one per inverse bind matrix)", count, self.palettes.entries),
-            ("skin joints (one per inverse bind matrix)", count, self.joints.len()),
+            (
+                "crowd palette instances (one per model instance)",
+                self.models.instances(),
+                self.palettes.instances,
+            ),
+            (
+                "crowd palette entries (one per inverse bind matrix)",
+                count,
+                self.palettes.entries,
+            ),
+            (
+                "skin joints (one per inverse bind matrix)",
+                count,
+                self.joints.len(),
+            ),
         ] {
             if expected != got {
-                return Err(Error::CountMismatch { what, expected, got });
+                return Err(Error::CountMismatch {
+                    what,
+                    expected,
+                    got,
+                });
             }
         }
         if let Some((skin_joint, &joint)) = self
@@ -174,7 +190,10 @@ impl<'a> CrowdPaletteJob<'a> {
                 };
                 let palettes = &mut self.palettes.data;
                 match self.threads {
-                    Threads::One => models.chunks(block).zip(palettes.chunks_mut(per_block)).for_each(work),
+                    Threads::One => models
+                        .chunks(block)
+                        .zip(palettes.chunks_mut(per_block))
+                        .for_each(work),
                     Threads::All => models
                         .par_chunks(block)
                         .zip(palettes.par_chunks_mut(per_block))

@@ -243,7 +243,11 @@ impl<'a> SkinningJob<'a> {
 /// The output rules of [`SkinningJob`] for an output of `n` vertices skinned from `mesh` (`n` is the
 /// mesh's vertex count for one job, instances times it for a crowd): element counts, the interleaved
 /// layout, the per-call size limit and the attributes the mesh must have.
-pub(crate) fn check_output(mesh: &SkinnedMesh, output: &SkinOutput<'_>, n: usize) -> Result<(), Error> {
+pub(crate) fn check_output(
+    mesh: &SkinnedMesh,
+    output: &SkinOutput<'_>,
+    n: usize,
+) -> Result<(), Error> {
     let (wants_normals, wants_tangents) = match output {
         SkinOutput::Separate {
             positions,

@@ -231,7 +231,7 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
             let mut full = old.clone();
             for r in skeleton.subtree_ranges(from) {
                 ispc_skinning::reference::local_to_model(
-                    skeleton.parents(),
+                    skeleton.level_parents(),
                     &after.matrices,
                     &root,
                     &mut full,
@@ -318,7 +318,7 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
             for (i, input) in inputs.iter().enumerate() {
                 let mut want = vec![Mat4::ZERO; n];
                 ispc_skinning::reference::local_to_model_trs(
-                    skeleton.parents(),
+                    skeleton.level_parents(),
                     input.trs(),
                     &roots[i],
                     &mut want,
@@ -489,7 +489,7 @@ fn check_soa(
         let (bound, depth) = bounds(&skeleton, &input, &root);
         let mut want = vec![Mat4::ZERO; n];
         ispc_skinning::reference::local_to_model(
-            skeleton.parents(),
+            skeleton.level_parents(),
             &input.matrices,
             &root,
             &mut want,

@@ -23,7 +23,7 @@ pub fn rgb(scene: &GltfScene, frame: &Frame, progress: &ProgressBar) -> Vec<u8> 
     let mut pixels: Vec<u8> = BACKGROUND.repeat(SIZE * SIZE);
     let mut depth = vec![f32::NEG_INFINITY; SIZE * SIZE];
     let all = frame
-        .meshes
+        .meshes()
         .iter()
         .flat_map(|m| &m.positions)
         .filter(|p| p.is_finite());
@@ -47,7 +47,7 @@ pub fn rgb(scene: &GltfScene, frame: &Frame, progress: &ProgressBar) -> Vec<u8> 
     let centre = (lo + hi) * 0.5;
     let half = SIZE as f32 * 0.5;
     let light = glam::Vec3::new(0.4, 0.6, 1.0).normalize();
-    for (p, out) in scene.primitives().iter().zip(&frame.meshes) {
+    for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
         let project = |i: u32| {
             let v = out.positions[i as usize];
             glam::Vec3::new(

@@ -128,10 +128,10 @@ fn skin(args: &SkinArgs) -> Result<(), String> {
         (None, Some(ClipChoice::None)) => None,
         (None, None) => (!scene.clips().is_empty()).then_some(0),
     };
-    let mut frame = scene.frame_buffers();
+    let mut frame = scene.frame_buffers().backend(backend);
     let start = Instant::now();
     scene
-        .evaluate(clip, args.time, Wrap::Clamp, backend, &mut frame)
+        .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
         .map_err(|e| e.to_string())?;
     let elapsed = start.elapsed();
     let asset = Path::new(&args.file)
@@ -230,7 +230,7 @@ fn json(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time
     num(&mut s, time);
     s.push_str(", \"meshes\": [");
     // The scene's primitives are already sorted by node index, then primitive index.
-    for (i, (p, out)) in scene.primitives().iter().zip(&frame.meshes).enumerate() {
+    for (i, (p, out)) in scene.primitives().iter().zip(frame.meshes()).enumerate() {
         if i > 0 {
             s.push_str(", ");
         }
@@ -263,7 +263,7 @@ fn obj(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time:
     );
     // OBJ indices are 1-based and global across objects.
     let mut base = 1usize;
-    for (p, out) in scene.primitives().iter().zip(&frame.meshes) {
+    for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
         let _ = writeln!(
             s,
             "o node{}_mesh{}_primitive{}",

@@ -30,37 +30,30 @@ impl Frame {
     fn new() -> Frame {
         let scene = character(JOINTS, RINGS, SEGMENTS);
         let skeleton = Skeleton::from_parents(&scene.parents).expect("a valid rig");
-        // Skin joint i is the rig's joint i (original order); the runtime wants its level-order index.
-        let joints = (0..JOINTS)
-            .map(|i| skeleton.level_index(i).expect("every joint") as u32)
-            .collect();
-        let input = MeshInput {
-            positions: Attribute::vec3(&scene.positions),
-            normals: Some(Attribute::vec3(&scene.normals)),
-            tangents: Some(Attribute::vec4(&scene.tangents)),
-            joints: [Some(Attribute::joints_u16(&scene.joints)), None],
-            weights: [Some(Attribute::weights_f32(&scene.weights)), None],
-        };
+        // Skin joint i is the rig's joint i, in the rig's own order, as the runtime takes it.
+        let input = MeshInput::new(
+            Attribute::vec3(&scene.positions),
+            Attribute::joints_u16(&scene.joints),
+            Attribute::weights_f32(&scene.weights),
+        )
+        .normals(Attribute::vec3(&scene.normals))
+        .tangents(Attribute::vec4(&scene.tangents));
         let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh");
-        let rest_translations = skeleton
-            .to_level_order(&scene.bind_translations)
-            .expect("one per joint");
         let skin = CharacterSkin {
-            joints,
+            joints: (0..JOINTS).collect(),
             inverse_binds: scene.inverse_binds.clone(),
         };
         let character = Character::new(
             skeleton,
-            rest_translations,
+            scene.bind_translations.clone(),
             vec![Quat::IDENTITY; JOINTS],
             vec![Vec3::ONE; JOINTS],
             vec![skin],
             vec![(mesh, 0)],
         )
         .expect("a valid character");
-        let mut frame = character.frame_buffers();
         // This row has always measured skinning without renormalization.
-        frame.renormalize = Renormalize::None;
+        let frame = character.frame_buffers().renormalize(Renormalize::None);
         Frame {
             scene,
             character,
@@ -72,12 +65,15 @@ impl Frame {
     /// the runtime: local to model, palette and skinning with `backend`.
     fn run(&mut self, time: f32, backend: Backend) {
         let (_, q, _) = animated_pose(JOINTS, time, false, 11);
-        let skeleton = self.character.skeleton();
-        for (level, rotation) in self.frame.rotations.iter_mut().enumerate() {
-            *rotation = q[skeleton.original_index(level).expect("in range")];
+        for (joint, &rotation) in q.iter().enumerate() {
+            let (t, _, s) = self.frame.local(joint).expect("in range");
+            self.frame
+                .set_local(joint, t, rotation, s)
+                .expect("in range");
         }
+        self.frame.backend = backend;
         self.character
-            .evaluate(backend, &mut self.frame)
+            .evaluate(&mut self.frame)
             .expect("a valid frame");
     }
 }

@@ -73,8 +73,9 @@ pub fn rows(
                 let (frame, time) = &mut *state.borrow_mut();
                 // Step through the clip so every frame samples a new time.
                 *time = (*time + duration / 97.0) % duration;
+                frame.backend = backend;
                 scene
-                    .evaluate(clip, *time, Wrap::Loop, backend, frame)
+                    .evaluate(clip, *time, Wrap::Loop, frame)
                     .expect("the loaded scene evaluates");
             }) as Box<dyn FnMut() + '_>
         })

@@ -282,7 +282,7 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Prog
     let roots: Vec<Mat4> = (0..instances)
         .map(|i| Mat4::from_translation(Vec3::new((i % 16) as f32, 0.0, (i / 16) as f32)))
         .collect();
-    let mut pose = CrowdPose::new(joints, instances);
+    let mut pose = CrowdPose::new(&skeleton, instances).expect("within the crowd limits");
     for (i, (t, q, s)) in poses.iter().enumerate() {
         pose.set_instance(
             i,
@@ -322,7 +322,7 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Prog
                             scales: s,
                         };
                         ispc_skinning::reference::local_to_model_trs(
-                            sk.parents(),
+                            sk.level_parents(),
                             trs,
                             root,
                             &mut aos,
@@ -352,7 +352,7 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Prog
         ];
         if threads == 1 {
             for &isa in isas {
-                let mut out = CrowdModels::new(joints, instances);
+                let mut out = CrowdModels::new(sk, instances).expect("within the crowd limits");
                 c.push((isa.name().into(), Box::new(move || job(isa, 1, &mut out))));
             }
             push(rows, budget, "crowd_local_to_model", items, 1, c);
@@ -364,7 +364,7 @@ fn crowd_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Prog
             let mut counts = vec![1, 1];
             for &isa in isas {
                 for t in [1, pool] {
-                    let mut out = CrowdModels::new(joints, instances);
+                    let mut out = CrowdModels::new(sk, instances).expect("within the crowd limits");
                     c.push((isa.name().into(), Box::new(move || job(isa, t, &mut out))));
                     counts.push(t);
                 }

@@ -264,6 +264,7 @@ fn prepare_with(d: &Data, normals: bool, tangents: bool, compact: bool) -> Skinn
         tangents: tangents.then(|| Attribute::vec4(&d.tan)),
         joints: [Some(Attribute::joints_u16(&d.joints)), None],
         weights: [Some(Attribute::weights_f32(&d.weights)), None],
+        influences: None,
     };
     let options = PrepareOptions {
         compact_influences: compact,
