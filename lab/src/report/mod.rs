@@ -2,8 +2,9 @@
 //! reference (`reference_ns_per_item`), so speedups are ratios taken under the same machine conditions.
 //!
 //! [`run`] orchestrates the families of rows ([`character`], [`gltf`], [`transform`], [`hierarchy`],
-//! [`skinning`], [`davies`]); they share the vocabulary of [`row`] and [`timing`], and the results are
-//! written by [`json`] and [`chart`]. Only [`run`] imports the families, and nothing imports [`run`].
+//! [`skinning`], [`renormalize`], [`davies`]); they share the vocabulary of [`row`] and [`timing`], and
+//! the results are written by [`json`] and [`chart`]. Only [`run`] imports the families, and nothing
+//! imports [`run`].
 
 pub mod character;
 pub mod chart;
@@ -12,6 +13,7 @@ pub mod davies;
 pub mod gltf;
 pub mod hierarchy;
 pub mod json;
+pub mod renormalize;
 pub mod row;
 pub mod run;
 pub mod skinning;

@@ -5,7 +5,7 @@
 use crate::progress;
 use crate::report::row::Row;
 use crate::report::timing::Budget;
-use crate::report::{character, chart, davies, hierarchy, json, skinning, transform};
+use crate::report::{character, chart, davies, hierarchy, json, renormalize, skinning, transform};
 use clap::Args;
 use ispc_skinning::Isa;
 
@@ -28,7 +28,7 @@ pub struct Options {
 }
 
 /// The report's sections, in the order they run: one step of the progress bar each.
-const SECTIONS: u64 = 6;
+const SECTIONS: u64 = 7;
 
 /// Runs the report with `options`: prints the header, the table and the summaries to stdout.
 ///
@@ -82,6 +82,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     bar.inc(1);
     skinning::rows(budget, &isas, &mut rows, &bar);
     bar.inc(1);
+    renormalize::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
     bar.set_message("Davies' 64 cylinders");
     davies::rows(budget, &isas, &mut rows);
     bar.inc(1);
@@ -92,6 +94,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     transform::print_summary(&rows);
     hierarchy::print_summary(&rows);
     skinning::print_summary(&rows);
+    renormalize::print_summary(&rows);
     davies::print_summary(&rows);
     if let Some(path) = &options.json {
         std::fs::write(path, json::to_json(&rows))
@@ -140,7 +143,7 @@ fn cpu_name() -> String {
 /// The table of every row, one block per kernel.
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<32} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
+        "{:<36} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
         "kernel", "size", "isa", "threads", "ns/item", "ref ns/item", "speedup"
     );
     let mut last_kernel = "";
@@ -150,7 +153,7 @@ fn print_table(rows: &[Row]) {
         }
         last_kernel = r.kernel;
         println!(
-            "{:<32} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
+            "{:<36} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
             r.kernel,
             r.size,
             r.isa,

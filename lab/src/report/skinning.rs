@@ -14,7 +14,7 @@ use ispc_skinning::{
 };
 use scenes::Rng;
 
-const JOINTS: usize = 64;
+pub(super) const JOINTS: usize = 64;
 
 /// Bytes one vertex moves with 4 influences: the prepared block (48), joints (16) and weights (16) in
 /// (the mesh has one influence count, so its group is contiguous and the kernel reads no vertex index),
@@ -35,16 +35,17 @@ fn output_bytes(kernel: &str) -> f64 {
     }
 }
 
-struct Data {
+/// A generated mesh's vertex streams (shared with the renormalization rows).
+pub(super) struct Data {
     pos: Vec<Vec3>,
-    nrm: Vec<Vec3>,
-    tan: Vec<Vec4>,
+    pub(super) nrm: Vec<Vec3>,
+    pub(super) tan: Vec<Vec4>,
     joints: Vec<[u16; 4]>,
     weights: Vec<[f32; 4]>,
 }
 
 /// `n` vertices with `k` (1 to 4) influences each.
-fn data(n: usize, k: usize) -> Data {
+pub(super) fn data(n: usize, k: usize) -> Data {
     let mut rng = Rng::new(7);
     let pos: Vec<Vec3> = (0..n)
         .map(|_| {
@@ -89,7 +90,8 @@ fn data(n: usize, k: usize) -> Data {
     }
 }
 
-fn palette() -> (Vec<Mat4>, Vec<PaletteMatrix>) {
+/// The report's palette: joint i turned by 0.1 i radians about y and raised by 0.05 i.
+pub(super) fn palette() -> (Vec<Mat4>, Vec<PaletteMatrix>) {
     let m: Vec<Mat4> = (0..JOINTS)
         .map(|i| {
             Mat4::from_rotation_translation(
@@ -242,7 +244,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
 }
 
 /// Long meshes get fewer samples: one call already takes milliseconds.
-fn budget_for(budget: Budget, vertices: usize) -> Budget {
+pub(super) fn budget_for(budget: Budget, vertices: usize) -> Budget {
     if vertices > 100_000 {
         Budget {
             samples: budget.samples.min(7),
@@ -253,7 +255,7 @@ fn budget_for(budget: Budget, vertices: usize) -> Budget {
     }
 }
 
-fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
+pub(super) fn prepare(d: &Data, normals: bool, tangents: bool) -> SkinnedMesh {
     prepare_with(d, normals, tangents, false)
 }
 
