@@ -9,6 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Quat, Vec3, Vec4};
+use ispc_skinning::Renormalize;
 use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
     SkinningJob, Threads,
@@ -138,7 +139,8 @@ fn bench_skinning(c: &mut Criterion) {
                                 normals: (kernel != "skin_p").then_some(&mut nn[..]),
                                 tangents: kernel.starts_with("skin_pnt").then_some(&mut t[..]),
                             };
-                            let mut job = SkinningJob::new(&mesh, &pal, out);
+                            let mut job =
+                                SkinningJob::new(&mesh, &pal, out).renormalize(Renormalize::None);
                             (job.backend, job.threads) = (backend, threads);
                             job.run().unwrap()
                         })

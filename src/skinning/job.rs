@@ -92,7 +92,7 @@ pub struct SkinningJob<'a> {
     pub mesh: &'a SkinnedMesh,
     /// Palette rows (from [`PaletteJob`](crate::PaletteJob)), at least the mesh's joint count.
     pub palette: &'a [PaletteMatrix],
-    /// Renormalization of normals and tangents; none by default.
+    /// Renormalization of normals and tangents; [`Renormalize::Precise`] by default (see [`Renormalize`]).
     pub renormalize: Renormalize,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,
@@ -115,7 +115,7 @@ pub struct SkinningJob<'a> {
 }
 
 impl<'a> SkinningJob<'a> {
-    /// A job with no renormalization and the automatic ISA.
+    /// A job with precise renormalization, one thread and the automatic ISA.
     pub fn new(
         mesh: &'a SkinnedMesh,
         palette: &'a [PaletteMatrix],
@@ -124,7 +124,7 @@ impl<'a> SkinningJob<'a> {
         SkinningJob {
             mesh,
             palette,
-            renormalize: Renormalize::None,
+            renormalize: Renormalize::default(),
             backend: Backend::Auto,
             threads: Threads::One,
             streaming: false,

@@ -10,6 +10,7 @@ use crate::pipeline::FramePipeline;
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Quat, Vec3};
+use ispc_skinning::Renormalize;
 use ispc_skinning::{
     Attribute, Backend, Isa, LocalToModelJob, Locals, MeshInput, PaletteJob, PaletteMatrix,
     PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinningJob, Trs,
@@ -116,7 +117,7 @@ impl Scene {
                 normals: Some(n),
                 tangents: None,
             };
-            let mut job = SkinningJob::new(mesh, palette, output);
+            let mut job = SkinningJob::new(mesh, palette, output).renormalize(Renormalize::None);
             job.backend = backend;
             job.run().expect("valid job");
         }

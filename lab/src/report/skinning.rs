@@ -8,6 +8,7 @@ use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budg
 use glam::{Mat4, Quat, Vec3, Vec4};
 use indicatif::ProgressBar;
 use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
+use ispc_skinning::Renormalize;
 use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
     SkinningJob, Threads,
@@ -156,7 +157,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                     normals: if wn { Some(&mut o.1) } else { None },
                     tangents: if wt { Some(&mut o.2) } else { None },
                 };
-                let mut j = SkinningJob::new(mesh, pal, out);
+                let mut j = SkinningJob::new(mesh, pal, out).renormalize(Renormalize::None);
                 (j.backend, j.streaming) = (backend, streaming);
                 j.run().expect("valid job");
             };
@@ -333,7 +334,7 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
                 normals: Some(&mut o.1),
                 tangents: Some(&mut o.2),
             };
-            let mut job = SkinningJob::new(&mesh, pal, output);
+            let mut job = SkinningJob::new(&mesh, pal, output).renormalize(Renormalize::None);
             job.backend = backend;
             job.run().expect("valid job");
         });
@@ -373,7 +374,7 @@ fn positions_only_rows(
                     normals: None,
                     tangents: None,
                 };
-                let mut job = SkinningJob::new(&mesh, pal, output);
+                let mut job = SkinningJob::new(&mesh, pal, output).renormalize(Renormalize::None);
                 (job.backend, job.streaming) = (backend, streaming);
                 job.run().expect("valid job");
             });
@@ -438,7 +439,8 @@ fn compact_rows(
                             normals: attributes.then_some(&mut o.1[..]),
                             tangents: attributes.then_some(&mut o.2[..]),
                         };
-                        let mut job = SkinningJob::new(mesh, pal, out);
+                        let mut job =
+                            SkinningJob::new(mesh, pal, out).renormalize(Renormalize::None);
                         job.backend = backend;
                         job.run().expect("valid job");
                     }) as Box<dyn FnMut() + '_>
@@ -500,7 +502,7 @@ fn threads_rows(
                 normals: Some(&mut o.1),
                 tangents: Some(&mut o.2),
             };
-            let mut j = SkinningJob::new(mesh, pal, out);
+            let mut j = SkinningJob::new(mesh, pal, out).renormalize(Renormalize::None);
             (j.backend, j.threads) = (backend, threads);
             j.run().expect("valid job");
         };
