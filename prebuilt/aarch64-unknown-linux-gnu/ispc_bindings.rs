@@ -12,6 +12,16 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn crowd_palette_neon(
+        models: *const f32,
+        inverse_binds: *const f32,
+        joints: *const u64,
+        count: i32,
+        lanes: i32,
+        palettes: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn level_sum_children_neon(
         data: *mut f32,
         child_start: *const u32,
@@ -84,7 +94,7 @@ unsafe extern "C" {
     pub fn skin_palette_neon(
         models: *const f32,
         inverse_binds: *const f32,
-        joints: *const u32,
+        joints: *const u64,
         use_joints: i32,
         count: i32,
         palette: *mut f32,

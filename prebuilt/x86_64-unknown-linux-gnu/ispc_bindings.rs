@@ -12,6 +12,16 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn crowd_palette_sse4(
+        models: *const f32,
+        inverse_binds: *const f32,
+        joints: *const u64,
+        count: i32,
+        lanes: i32,
+        palettes: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn level_sum_children_sse4(
         data: *mut f32,
         child_start: *const u32,
@@ -84,7 +94,7 @@ unsafe extern "C" {
     pub fn skin_palette_sse4(
         models: *const f32,
         inverse_binds: *const f32,
-        joints: *const u32,
+        joints: *const u64,
         use_joints: i32,
         count: i32,
         palette: *mut f32,
@@ -170,6 +180,16 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn crowd_palette_avx2(
+        models: *const f32,
+        inverse_binds: *const f32,
+        joints: *const u64,
+        count: i32,
+        lanes: i32,
+        palettes: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn level_sum_children_avx2(
         data: *mut f32,
         child_start: *const u32,
@@ -242,7 +262,7 @@ unsafe extern "C" {
     pub fn skin_palette_avx2(
         models: *const f32,
         inverse_binds: *const f32,
-        joints: *const u32,
+        joints: *const u64,
         use_joints: i32,
         count: i32,
         palette: *mut f32,
@@ -301,6 +321,16 @@ unsafe extern "C" {
         root_count: i32,
         parents: *const i32,
         joints: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn crowd_palette_avx512(
+        models: *const f32,
+        inverse_binds: *const f32,
+        joints: *const u64,
+        count: i32,
+        lanes: i32,
+        palettes: *mut f32,
     );
 }
 unsafe extern "C" {
@@ -376,7 +406,7 @@ unsafe extern "C" {
     pub fn skin_palette_avx512(
         models: *const f32,
         inverse_binds: *const f32,
-        joints: *const u32,
+        joints: *const u64,
         use_joints: i32,
         count: i32,
         palette: *mut f32,
