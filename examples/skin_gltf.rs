@@ -7,7 +7,6 @@
 //! Without an argument it loads `../shared/assets/CesiumMan/CesiumMan.glb` beside the repository; if
 //! that file is missing it says so and exits successfully.
 
-use ispc_skinning::glam::Vec3;
 use ispc_skinning::gltf::{GltfScene, Wrap};
 use ispc_skinning::Backend;
 use std::path::PathBuf;
@@ -28,8 +27,8 @@ fn main() -> Result<(), ispc_skinning::Error> {
 
     // Loading validates the file once and prepares every skinned primitive for the kernels.
     let scene = GltfScene::load(&path)?;
-    // Backend::Auto (what `evaluate` is given below) runs this: ISPC_SKINNING_ISA if set, else the best
-    // ISA the CPU supports, else the serial Rust reference.
+    // A frame runs on Backend::Auto unless told otherwise (`frame.backend`): ISPC_SKINNING_ISA if set,
+    // else the best ISA the CPU supports, else the serial Rust reference.
     println!(
         "{}: {} primitive(s), {} clip(s), skinning with {}",
         path.display(),
@@ -47,10 +46,12 @@ fn main() -> Result<(), ispc_skinning::Error> {
     for step in 0..4 {
         let t = step as f32 * duration / 4.0;
         // Sample the clip at t, compute model matrices and palettes, and skin every primitive.
-        scene.evaluate(clip, t, Wrap::Loop, Backend::Auto, &mut frame)?;
+        scene.evaluate(clip, t, Wrap::Loop, &mut frame)?;
         println!("t = {t:.3} s");
-        for (primitive, skinned) in scene.primitives().iter().zip(&frame.meshes) {
-            let (min, max) = bounds(&skinned.positions);
+        for (primitive, skinned) in scene.primitives().iter().zip(frame.meshes()) {
+            let Some((min, max)) = skinned.bounds() else {
+                continue;
+            };
             println!(
                 "  node {} mesh {} primitive {}: {} vertices, min {min:.3}, max {max:.3}",
                 primitive.node(),
@@ -61,12 +62,4 @@ fn main() -> Result<(), ispc_skinning::Error> {
         }
     }
     Ok(())
-}
-
-/// The axis-aligned bounding box of a point list.
-fn bounds(points: &[Vec3]) -> (Vec3, Vec3) {
-    points.iter().fold(
-        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-        |(min, max), &p| (min.min(p), max.max(p)),
-    )
 }

@@ -18,6 +18,9 @@ pub(super) fn read_clip(
 ) -> Result<Clip, GltfError<Error>> {
     let a = anim.index();
     let mut channels = Vec::new();
+    // Channels whose samplers read the same key-time accessor share a track: the batch sampler looks
+    // their keys up once per instance.
+    let mut tracks: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
     for ch in anim.channels() {
         let property = match ch.target().property() {
@@ -101,8 +104,11 @@ pub(super) fn read_clip(
         start = start.min(times[0]);
         end = end.max(times[times.len() - 1]);
         let node = ch.target().node().index();
+        let next = tracks.len();
+        let track = *tracks.entry(input.index()).or_insert(next);
         channels.push(Channel {
             node,
+            track,
             level: level(node),
             property,
             interpolation,
@@ -118,5 +124,6 @@ pub(super) fn read_clip(
         start,
         end,
         channels,
+        tracks: tracks.len(),
     })
 }

@@ -1,7 +1,7 @@
 //! Batch sampling: many instances of a scene, each with its own clip and time, straight into a
 //! [`CrowdPose`], and a whole crowd frame in one call.
 
-use super::sampling::{Property, Wrap};
+use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
 use crate::{CrowdFrame, CrowdPose, Error, Threads};
@@ -66,15 +66,24 @@ impl GltfScene {
         let rest = self
             .crowd_rest
             .get_or_init(|| rest_block(self.character.level_rest()));
+        let most_tracks = self.clips.iter().map(|c| c.tracks).max().unwrap_or(0);
         let sample_block = |(b, block): (usize, &mut [f32])| {
             block.copy_from_slice(&rest[..block.len()]);
             let first = b * CROWD_LANES;
             let lanes = CROWD_LANES.min(n - first);
+            // Where the instance's time falls on each track, looked up once for all the channels
+            // that share the track's key times.
+            let mut located: Vec<Option<Located>> = vec![None; most_tracks];
             for lane in 0..lanes {
                 let clip = &self.clips[clips[first + lane]];
                 let t = clip.wrap_time(times[first + lane], wrap);
+                located[..clip.tracks].fill(None);
                 for ch in &clip.channels {
-                    let v = ch.sample(t);
+                    let at = match located.get_mut(ch.track) {
+                        Some(slot) => *slot.get_or_insert_with(|| ch.locate(t)),
+                        None => ch.locate(t),
+                    };
+                    let v = ch.sample_at(at);
                     let (offset, count) = match ch.property {
                         Property::Translation => (0, 3),
                         Property::Rotation => (3, 4),

@@ -39,6 +39,8 @@ pub enum Interpolation {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Channel {
     pub(super) node: usize,
+    /// Channels of a clip with the same track have the same key times.
+    pub(super) track: usize,
     /// The node's level-order index in the scene's skeleton.
     pub(super) level: usize,
     pub(super) property: Property,
@@ -94,24 +96,57 @@ impl Channel {
 
     /// The value at time `t` (see the module docs), padded with zeros to four components.
     pub fn sample(&self, t: f32) -> [f32; 4] {
-        let c = self.components();
-        let n = self.times.len();
-        let key = |k: usize| self.key_value(k).unwrap_or([0.0; 4]);
+        self.sample_at(self.locate(t))
+    }
+
+    /// Where `t` falls among the key times; the same for every channel of the same track.
+    pub(super) fn locate(&self, t: f32) -> Located {
         // A channel has at least one key (checked when loaded).
         let (Some(&first), Some(&last)) = (self.times.first(), self.times.last()) else {
-            return [0.0; 4];
+            return Located::Key(0);
         };
         if t.is_nan() || t <= first {
-            return key(0);
+            return Located::Key(0);
         }
         if t >= last {
-            return key(n - 1);
+            return Located::Key(self.times.len() - 1);
         }
         // times[k] <= t < times[k + 1], with 0 <= k < n - 1 because first < t < last.
         let k = self.times.partition_point(|&x| x <= t).saturating_sub(1);
         let (t0, t1) = (self.times[k], self.times[k + 1]);
+        Located::Between {
+            k,
+            u: (t - t0) / (t1 - t0),
+        }
+    }
+
+    /// The value of key `k` padded with zeros (zeros past the last key): [`Channel::key_value`]
+    /// without the `Option` and the copy of a variable-length slice, for the samplers' inner loops.
+    #[inline]
+    fn key(&self, k: usize) -> [f32; 4] {
+        let c = self.components();
+        let (stride, offset) = match self.interpolation {
+            Interpolation::CubicSpline => (3 * c, c),
+            _ => (c, 0),
+        };
+        let i = k.saturating_mul(stride).saturating_add(offset);
+        let get = |j: usize| self.values.get(i.saturating_add(j)).copied().unwrap_or(0.0);
+        [get(0), get(1), get(2), if c == 4 { get(3) } else { 0.0 }]
+    }
+
+    /// The value at a located time (see [`Channel::locate`]).
+    #[inline]
+    pub(super) fn sample_at(&self, at: Located) -> [f32; 4] {
+        let c = self.components();
+        let key = |k: usize| self.key(k);
+        let (k, u) = match at {
+            Located::Key(k) => return key(k),
+            Located::Between { k, u } => (k, u),
+        };
+        let (Some(&t0), Some(&t1)) = (self.times.get(k), self.times.get(k + 1)) else {
+            return key(k);
+        };
         let dt = t1 - t0;
-        let u = (t - t0) / dt;
         match self.interpolation {
             Interpolation::Step => key(k),
             Interpolation::Linear if u == 0.0 => key(k),
@@ -120,7 +155,8 @@ impl Channel {
                 if self.property == Property::Rotation {
                     slerp(Quat::from_array(a), Quat::from_array(b), u).to_array()
                 } else {
-                    std::array::from_fn(|i| (1.0 - u) * a[i] + u * b[i])
+                    let (a, b) = (glam::Vec4::from_array(a), glam::Vec4::from_array(b));
+                    (a * (1.0 - u) + b * u).to_array()
                 }
             }
             Interpolation::CubicSpline => {
@@ -151,6 +187,15 @@ impl Channel {
             }
         }
     }
+}
+
+/// Where a time falls among a channel's keys.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Located {
+    /// At (or clamped to) key `k`.
+    Key(usize),
+    /// Between key `k` and key `k + 1`, at the fraction `u` of the interval.
+    Between { k: usize, u: f32 },
 }
 
 /// `q / |q|`, or the identity for a zero (or non-finite) length, the crate's quaternion policy.
@@ -190,6 +235,8 @@ pub struct Clip {
     pub(super) start: f32,
     pub(super) end: f32,
     pub(super) channels: Vec<Channel>,
+    /// The number of distinct key-time arrays (tracks) of the channels.
+    pub(super) tracks: usize,
 }
 
 impl Clip {

@@ -11,6 +11,8 @@ pub mod chart;
 pub mod davies;
 #[cfg(feature = "gltf")]
 pub mod gltf;
+#[cfg(feature = "gltf")]
+pub mod gltf_crowd;
 pub mod hierarchy;
 pub mod json;
 pub mod renormalize;

@@ -70,6 +70,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     {
         bar.set_message("gltf_frame");
         super::gltf::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
+        super::gltf_crowd::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
     }
     #[cfg(not(feature = "gltf"))]
     if options.gltf.is_some() {
