@@ -181,8 +181,8 @@ pub enum Error {
     #[cfg(feature = "gltf")]
     Gltf(GltfError<Error>),
     /// Rule: a crowd has at most [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES) instances, and
-    /// all its instances together at most [`MAX_CROWD_VERTICES`](crate::MAX_CROWD_VERTICES) skinned
-    /// vertices.
+    /// all its instances together hold at most [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS) joints,
+    /// palette entries or skinned vertices.
     TooManyInstances {
         /// Instances asked for.
         instances: usize,

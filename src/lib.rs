@@ -15,13 +15,18 @@
 //!   panics and nothing writes outside the given slices.
 //!
 //! # What is here
+//! - [`Character`] + [`Frame`]: a skeleton, rest pose, skins and meshes, and one frame of them, all in
+//!   your own joint order (the usual entry point); [`CrowdFrame`] runs many instances at once.
 //! - [`transform_points`] / [`transform_points3`]: a batch of positions times one matrix.
-//! - [`Skeleton`]: a joint hierarchy re-indexed in level order (children and levels contiguous).
+//! - [`Skeleton`]: a joint hierarchy in your order, re-indexed in level order inside (children and
+//!   levels contiguous), with conversions both ways.
 //! - [`LocalToModelJob`]: local transforms (matrices or TRS) to model matrices, with a root transform and
 //!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
-//! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows.
+//! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows;
+//!   [`CrowdPaletteJob`] for every instance of a crowd.
 //! - [`SkinnedMesh`] + [`SkinningJob`]: blended-matrix skinning of positions, normals and tangents
-//!   (rigid for one-influence vertices), with renormalization, threads and streaming stores.
+//!   (rigid for one-influence vertices), with renormalization, threads and streaming stores;
+//!   [`CrowdSkinningJob`] for every instance of a crowd.
 //! - [`reference`](mod@reference): the serial Rust twin of every kernel.
 //! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
 //!   on the jobs above, one stage at a time or a whole frame at once.
@@ -35,7 +40,8 @@
 //! `gltf` on top. Threading and streaming decisions are made by the jobs; the FFI carries them out.
 //!
 //! # Choosing who runs a call
-//! Each entry point takes a [`Backend`]:
+//! Each job takes a [`Backend`] through its `.backend(..)` builder, and each [`Frame`] and [`CrowdFrame`]
+//! through the same builder (or its `backend` field):
 //! - [`Backend::Auto`]: `ISPC_SKINNING_ISA` if set, else [`Isa::detect`] (the best ISA that is compiled
 //!   and supported), else the reference;
 //! - [`Backend::Isa`]: one ISA, or [`Error::IsaUnavailable`] where it cannot run (never an illegal
@@ -71,7 +77,7 @@ mod skinning;
 mod text;
 mod transform;
 
-/// The glam the API speaks (`ispc_skinning::glam::Mat4`, ...). Using this re-export, or the same glam
+/// The glam the API speaks, 0.34 (`ispc_skinning::glam::Mat4`, ...). Using this re-export, or the same glam
 /// version in your own `Cargo.toml`, avoids two incompatible copies of glam's types.
 pub use glam;
 

@@ -18,6 +18,19 @@
 //! [`Skeleton::original_index`] convert one index, [`Skeleton::level_indices`] a list (a skin's joints),
 //! and [`Skeleton::to_level_order`] / [`Skeleton::to_original_order`] whole arrays; the `level_*`
 //! methods walk the level order itself.
+//!
+//! ```
+//! use ispc_skinning::Skeleton;
+//!
+//! // Your order: 0 = hand, 1 = forearm, 2 = upper arm (the root).
+//! let arm = Skeleton::from_parents(&[Some(1), Some(2), None])?;
+//! assert_eq!(arm.parent(0), Some(1)); // your indices in, your indices out
+//! assert_eq!(arm.roots().collect::<Vec<_>>(), [2]);
+//! // Level order puts the root first: the jobs' fast path.
+//! assert_eq!(arm.level_index(2), Some(0));
+//! assert_eq!(arm.to_level_order(&["hand", "forearm", "upper arm"])?, ["upper arm", "forearm", "hand"]);
+//! # Ok::<(), ispc_skinning::Error>(())
+//! ```
 
 use crate::error::Error;
 use crate::layout::hierarchy::LevelOrder;

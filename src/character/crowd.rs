@@ -9,6 +9,34 @@
 //! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`] per mesh.
 //!
 //! [`Character::evaluate_crowd`] runs stages 2 to 4 with the frame's backend and threads.
+//!
+//! ```
+//! use ispc_skinning::glam::{Mat4, Quat, Vec3};
+//! use ispc_skinning::{Character, CharacterSkin, MeshInput, PrepareOptions, Skeleton, SkinnedMesh};
+//!
+//! // A two-joint arm with one vertex at its tip, bound where it rests.
+//! let skeleton = Skeleton::from_parents(&[None, Some(0)])?;
+//! let (t, q, s) = ([Vec3::ZERO, Vec3::X], [Quat::IDENTITY; 2], [Vec3::ONE; 2]);
+//! let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s)?;
+//! let mesh = SkinnedMesh::prepare(
+//!     &MeshInput::from_influences(&[Vec3::new(2.0, 0.0, 0.0)], &[[1u16]], &[[1.0f32]]),
+//!     &PrepareOptions::default(),
+//! )?;
+//! let character = Character::new(skeleton, t.to_vec(), q.to_vec(), s.to_vec(), vec![skin], vec![(mesh, 0)])?;
+//!
+//! // 100 instances in a row along z, each bending its elbow a little more.
+//! let mut crowd = character.crowd_buffers(100)?;
+//! for i in 0..100 {
+//!     crowd.roots_mut()[i] = Mat4::from_translation(Vec3::new(0.0, 0.0, i as f32));
+//!     let bend = Quat::from_rotation_z(0.01 * i as f32);
+//!     crowd.pose_mut().set_joint(i, 1, Vec3::X, bend, Vec3::ONE)?; // your joint 1
+//! }
+//! character.evaluate_crowd(&mut crowd)?;
+//! let tip = crowd.positions(0, 42).unwrap()[0]; // mesh 0, instance 42
+//! let bend = Quat::from_rotation_z(0.42);
+//! assert!(tip.abs_diff_eq(Vec3::new(1.0, 0.0, 42.0) + bend * Vec3::X, 1e-5));
+//! # Ok::<(), ispc_skinning::Error>(())
+//! ```
 
 use super::frame::{bounds, SkinnedVertices};
 use super::Character;

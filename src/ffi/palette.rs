@@ -75,11 +75,7 @@ pub(crate) fn crowd_palette(
         joints.iter().all(|&m| m < model_joints),
         "every skin joint names a model matrix"
     );
-    let lanes = if count == 0 {
-        0
-    } else {
-        palettes.len() / count
-    };
+    let lanes = palettes.len().checked_div(count).unwrap_or(0);
     assert!(
         lanes <= CROWD_LANES && palettes.len() == lanes * count,
         "whole palettes for at most CROWD_LANES instances"
