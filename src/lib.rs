@@ -82,7 +82,8 @@ mod transform;
 pub use glam;
 
 pub use backend::{Backend, Threads};
-pub use character::{Character, CharacterSkin, CrowdFrame, Frame, SkinnedVertices};
+pub use character::crowd::CrowdFrame;
+pub use character::{Character, CharacterSkin, Frame, SkinnedVertices};
 pub use error::Error;
 pub use ffi::Runnable;
 pub use isa::{build_info, BuildInfo, Isa, Unavailable};

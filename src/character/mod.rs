@@ -13,7 +13,7 @@
 //!
 //! [`Character::evaluate`] runs stages 2 to 4. The frame carries how they run ([`Frame::backend`],
 //! [`Frame::threads`], [`Frame::renormalize`]), and every stage first checks that the frame was made
-//! by this character ([`Error::WrongFrame`]). [`CrowdFrame`] does the same for many instances at once.
+//! by this character ([`Error::WrongFrame`]). [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
 //!
 //! ```
 //! use ispc_skinning::glam::{Quat, Vec3};
@@ -36,10 +36,9 @@
 //! # Ok::<(), ispc_skinning::Error>(())
 //! ```
 
-mod crowd;
+pub(crate) mod crowd;
 mod frame;
 
-pub use self::crowd::CrowdFrame;
 pub use self::frame::{Frame, SkinnedVertices};
 
 use crate::backend::Threads;
