@@ -180,6 +180,23 @@ pub enum Error {
     /// [`GltfError`](crate::gltf::GltfError) names the one broken.
     #[cfg(feature = "gltf")]
     Gltf(GltfError<Error>),
+    /// Rule: an influence count is 1 to [`MAX_INFLUENCES`](crate::MAX_INFLUENCES): the influences per
+    /// vertex of flat input, and [`PrepareOptions::max_influences`](crate::PrepareOptions::max_influences)
+    /// (0 would drop every influence).
+    InfluenceCount {
+        /// Which count: "influences per vertex" or "max_influences".
+        what: &'static str,
+        /// The count given.
+        count: usize,
+    },
+    /// Rule: a parent index given as an `i32` is -1 (a root) or a joint index; no other negative
+    /// value.
+    NegativeParent {
+        /// The joint whose parent is negative.
+        joint: usize,
+        /// The parent given.
+        parent: i32,
+    },
     /// Rule: a crowd has at most [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES) instances, and
     /// all its instances together hold at most [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS) joints,
     /// palette entries or skinned vertices.
@@ -288,6 +305,15 @@ impl fmt::Display for Error {
             ),
             #[cfg(feature = "gltf")]
             Error::Gltf(e) => write!(f, "glTF: {e}"),
+            Error::InfluenceCount { what, count } => write!(
+                f,
+                "influence count out of range: {what} is {count}, but must be 1 to {}",
+                crate::MAX_INFLUENCES
+            ),
+            Error::NegativeParent { joint, parent } => write!(
+                f,
+                "negative parent: joint {joint} names parent {parent}; only -1 (a root) may be negative"
+            ),
             Error::TooManyInstances { instances, per_instance, unit, max } => write!(
                 f,
                 "too many instances: {} of {} each asked for, but at most {max} fit the limits",

@@ -161,19 +161,13 @@ impl Skeleton {
     /// Builds a skeleton from `-1`-for-root parent indices (the ozz-animation and many engines' form).
     ///
     /// # Errors
-    /// As [`Skeleton::from_parents`]; any negative value other than -1 is [`Error::ParentOutOfRange`].
+    /// As [`Skeleton::from_parents`]; any negative value other than -1 is [`Error::NegativeParent`].
     pub fn from_parent_indices(parents: &[i32]) -> Result<Skeleton, Error> {
         let mut converted = Vec::with_capacity(parents.len());
         for (joint, &p) in parents.iter().enumerate() {
             converted.push(match p {
                 -1 => None,
-                p if p < 0 => {
-                    return Err(Error::ParentOutOfRange {
-                        joint,
-                        parent: p as usize,
-                        joints: parents.len(),
-                    })
-                }
+                p if p < 0 => return Err(Error::NegativeParent { joint, parent: p }),
                 p => Some(p as usize),
             });
         }

@@ -5,6 +5,7 @@
 
 use clap::Parser;
 use ispc_skinning_lab::cli::{Cli, Command, DEFAULT_PLOT};
+use ispc_skinning_lab::commands::Failure;
 use ispc_skinning_lab::{commands, report};
 use std::process::ExitCode;
 
@@ -18,20 +19,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match cli.command {
+    let result: Result<(), Failure> = match cli.command {
         None => report::run::run(&report::run::Options {
             plot: Some(DEFAULT_PLOT.into()),
             ..Default::default()
-        }),
-        Some(Command::Bench(options)) => report::run::run(&options),
-        Some(Command::Info) => commands::info::run(),
+        })
+        .map_err(Failure::from),
+        Some(Command::Bench(options)) => report::run::run(&options).map_err(Failure::from),
+        Some(Command::Info) => commands::info::run().map_err(Failure::from),
         Some(Command::Skin(args)) => commands::skin::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("ispc-skinning: error: {msg}");
-            ExitCode::from(2)
+        Err(Failure { code, message }) => {
+            // One line, whatever the message holds.
+            let line = message.replace('\n', " ");
+            eprintln!("ispc-skinning: error: {line}");
+            ExitCode::from(code)
         }
     }
 }

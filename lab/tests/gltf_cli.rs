@@ -258,14 +258,18 @@ fn summary_without_out_and_named_clips() {
     assert!(text.contains(" ms "), "{text}");
 }
 
-/// Bad requests exit with status 2 and a message, never a panic.
+/// Bad requests exit with status 2 and a message, never a panic; a file that cannot be read exits
+/// with status 1.
 #[test]
 fn bad_requests_fail_with_a_message() {
     let dir = out_dir("bad_requests_fail_with_a_message");
     let missing = dir.join("missing.glb");
+    let out = skin(&[s(&missing)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "skin missing.glb: {stderr}");
+    assert!(stderr.contains("error:") && stderr.lines().count() == 1, "{stderr}");
     let mut cases: Vec<Vec<String>> = vec![
         vec![],
-        vec![s(&missing).into()],
         vec!["a.glb".into(), "b.glb".into()],
         vec!["a.glb".into(), "--time".into()],
         vec!["a.glb".into(), "--time".into(), "soon".into()],

@@ -2,6 +2,7 @@
 //! percent-decoded, read no further than their declared length).
 
 use super::error::GltfError;
+use super::primitive::ImportLimits;
 use crate::Error;
 use ::gltf as gltf_crate;
 use base64::Engine as _;
@@ -13,6 +14,7 @@ pub(super) fn load_buffers(
     doc: &gltf_crate::Document,
     blob: Option<&[u8]>,
     base_dir: Option<&Path>,
+    max_file_bytes: usize,
 ) -> Result<Vec<Vec<u8>>, GltfError<Error>> {
     let mut out = Vec::new();
     for buffer in doc.buffers() {
@@ -38,6 +40,7 @@ pub(super) fn load_buffers(
             }
             gltf_crate::buffer::Source::Uri(uri) => {
                 let path = external_path(uri, base_dir).map_err(|r| err(r.to_string()))?;
+                ImportLimits::check("file_bytes", length, max_file_bytes)?;
                 read_external(&path, length).map_err(err)?
             }
         };
@@ -53,7 +56,11 @@ pub(super) fn load_buffers(
     Ok(out)
 }
 
-/// The file an external buffer URI names: relative, no scheme, percent-decoded, under `base_dir`.
+/// The file an external buffer URI names: relative, no scheme, percent-decoded, and inside `base_dir`
+/// after normalization. A `..` component (written out or percent-encoded as `%2e%2e`, with `/` or `\`
+/// separators), an absolute path, a drive letter, a `file:` or other scheme, a NUL, or a symbolic link
+/// that leads outside the directory are all refused, so a file can never make the importer read
+/// anything but the files beside it.
 fn external_path(uri: &str, base_dir: Option<&Path>) -> Result<PathBuf, &'static str> {
     let base = base_dir.ok_or(
         "it is an external file, and a glTF loaded from bytes without a directory cannot read one",
@@ -65,11 +72,33 @@ fn external_path(uri: &str, base_dir: Option<&Path>) -> Result<PathBuf, &'static
         return Err("only data URIs and relative file paths are supported");
     }
     let decoded = percent_decode(uri).ok_or("the URI has a bad percent escape")?;
-    let relative = Path::new(&decoded);
-    if relative.is_absolute() {
-        return Err("an external buffer path must be relative to the .gltf file");
+    if decoded.contains('\0') {
+        return Err("an external buffer path cannot contain a NUL");
     }
-    Ok(base.join(relative))
+    let outside = "an external buffer path must stay inside the directory of the .gltf file";
+    if decoded.starts_with(['/', '\\']) || Path::new(&decoded).is_absolute() {
+        return Err(outside);
+    }
+    // Either separator, whatever the platform: a Windows-style "..\\x" is as much a way out.
+    let mut relative = PathBuf::new();
+    for part in decoded.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => return Err(outside),
+            // A drive prefix ("C:") after decoding is a way to an absolute path on Windows.
+            p if p.contains(':') => return Err(outside),
+            p => relative.push(p),
+        }
+    }
+    let path = base.join(relative);
+    // A symbolic link inside the directory may still lead out of it: compare the resolved paths. A
+    // file that does not exist fails later, when it is opened.
+    if let (Ok(real_base), Ok(real)) = (base.canonicalize(), path.canonicalize()) {
+        if !real.starts_with(&real_base) {
+            return Err(outside);
+        }
+    }
+    Ok(path)
 }
 
 fn percent_decode(s: &str) -> Option<String> {
@@ -87,6 +116,29 @@ fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// Reads a whole file of at most `max` bytes that is a regular file: a FIFO, a device such as
+/// `/dev/zero` or a file past the limit is an error before (or instead of) reading without end.
+pub(super) fn read_capped(path: &Path, max: usize) -> Result<Vec<u8>, GltfError<Error>> {
+    let io = |message: String| GltfError::Io {
+        path: path.display().to_string(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(io("not a regular file".into()));
+    }
+    let declared = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    ImportLimits::check("file_bytes", declared, max)?;
+    let mut data = Vec::new();
+    // One byte more than the limit, so a file that grew after the metadata was read is caught too.
+    file.take((max as u64).saturating_add(1))
+        .read_to_end(&mut data)
+        .map_err(|e| io(e.to_string()))?;
+    ImportLimits::check("file_bytes", data.len(), max)?;
+    Ok(data)
 }
 
 /// Reads at most `length` bytes of a regular file: a URI naming a device such as `/dev/zero` or a file

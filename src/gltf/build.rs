@@ -4,8 +4,8 @@
 
 use super::accessors::Reader;
 use super::clips::read_clip;
-use super::error::{GltfError, MAX_SKINNED_VERTICES};
-use super::primitive::{read_primitive, LoadOptions, PrimitiveData, SkinnedPrimitive};
+use super::error::GltfError;
+use super::primitive::{read_primitive, ImportLimits, LoadOptions, PrimitiveData, SkinnedPrimitive};
 use super::sampling::Clip;
 use crate::{Character, CharacterSkin, Error, Skeleton};
 use ::gltf as gltf_crate;
@@ -62,10 +62,12 @@ pub(super) struct Parts {
 /// Everything after the buffers: nodes, skins, primitives and clips.
 pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts, Error> {
     let doc = r.doc;
+    let limits = &options.limits;
     let n = doc.nodes().len();
     if n == 0 {
         return Err(GltfError::NoNodes.into());
     }
+    ImportLimits::check("nodes", n, limits.nodes)?;
     let mut parents: Vec<Option<usize>> = vec![None; n];
     let mut translations = Vec::with_capacity(n);
     let mut rotations = Vec::with_capacity(n);
@@ -172,6 +174,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     let mut primitives = Vec::new();
     let mut prepared: HashMap<(usize, usize, usize), Arc<PrimitiveData>> = HashMap::new();
     let mut total_vertices = 0usize;
+    let mut output_bytes = 0usize;
     for node in doc.nodes() {
         let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
             continue;
@@ -194,13 +197,15 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                     d
                 }
             };
-            total_vertices += data.positions.len();
-            if total_vertices > MAX_SKINNED_VERTICES {
-                return Err(GltfError::TooManySkinnedVertices {
-                    vertices: total_vertices,
-                }
-                .into());
-            }
+            // Every instance costs its own output in every Frame, so the limits count instances.
+            let v = data.positions.len();
+            total_vertices = total_vertices.saturating_add(v);
+            let per_vertex = 12
+                + if data.mesh.has_normals() { 12 } else { 0 }
+                + if data.mesh.has_tangents() { 16 } else { 0 };
+            output_bytes = output_bytes.saturating_add(v.saturating_mul(per_vertex));
+            ImportLimits::check("skinned_vertices", total_vertices, limits.skinned_vertices)?;
+            ImportLimits::check("output_bytes", output_bytes, limits.output_bytes)?;
             primitives.push(SkinnedPrimitive {
                 node: node.index(),
                 mesh: mesh.index(),
@@ -213,7 +218,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
 
     let mut clips = Vec::new();
     for anim in doc.animations() {
-        clips.push(read_clip(r, &anim, &level)?);
+        clips.push(read_clip(r, &anim, &level, limits.keys_per_channel)?);
     }
 
     let character = Character::with_shared_meshes(

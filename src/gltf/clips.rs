@@ -3,6 +3,7 @@
 
 use super::accessors::{Reader, FLOATS_AND_NORMALIZED};
 use super::error::GltfError;
+use super::primitive::ImportLimits;
 use super::sampling::{unit, Channel, Clip, Interpolation, Property};
 use crate::Error;
 use ::gltf as gltf_crate;
@@ -15,6 +16,7 @@ pub(super) fn read_clip(
     r: &Reader<'_>,
     anim: &gltf_crate::Animation<'_>,
     level: &dyn Fn(usize) -> usize,
+    max_keys: usize,
 ) -> Result<Clip, GltfError<Error>> {
     let a = anim.index();
     let mut channels = Vec::new();
@@ -43,12 +45,19 @@ pub(super) fn read_clip(
             &[Dimensions::Scalar],
             &[DataType::F32],
         )?;
+        ImportLimits::check("keys_per_channel", input.count(), max_keys)?;
         let times = r.floats(&input)?;
-        // Finite first, so that the ordering test below never compares a NaN.
+        // Finite first, so that the ordering test below never compares a NaN. Then every key interval,
+        // and the span from the first key, must be finite too: finite keys of huge magnitude
+        // (-3e38, 3e38) overflow `t1 - t0` to infinity, and the interpolation weight to NaN.
         let bad_time = times
             .iter()
             .position(|t| !t.is_finite())
-            .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1));
+            .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1))
+            .or_else(|| {
+                let first = times.first().copied().unwrap_or(0.0);
+                times.iter().position(|&t| !(t - first).is_finite())
+            });
         if let Some(key) = bad_time {
             return Err(GltfError::KeyTimes {
                 animation: a,
@@ -118,6 +127,15 @@ pub(super) fn read_clip(
     }
     if channels.is_empty() {
         (start, end) = (0.0, 0.0);
+    }
+    // Channels of one clip may start and end far apart; the clip's span must be finite as well, or
+    // wrapping a time into it gives NaN.
+    if !(end - start).is_finite() {
+        return Err(GltfError::KeyTimes {
+            animation: a,
+            sampler: channels.len().saturating_sub(1),
+            key: 0,
+        });
     }
     Ok(Clip {
         name: anim.name().map(str::to_string),

@@ -28,6 +28,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, GltfError<Error>> {
     } else {
         (bytes.into(), None)
     };
+    super::validate::check_json(&json)?;
     let mut root = gltf_crate::json::Root::from_slice(&json).map_err(|e| parse(e.to_string()))?;
     if let Some(name) = root
         .extensions_required

@@ -17,13 +17,6 @@ use std::fmt;
 /// exhausting memory.
 pub const READ_BUDGET_SLACK: usize = 1 << 22;
 
-/// Most skinned vertices over all [`SkinnedPrimitive`](crate::gltf::SkinnedPrimitive) instances of a
-/// file, 16,777,216. A mesh instanced on many nodes costs one output per instance in every
-/// [`Frame`](crate::Frame) (and distinct meshes over the same accessors one prepared copy each), so a
-/// small file could otherwise ask for terabytes; this leaves room for crowds of real characters (five
-/// hundred 30,000-vertex instances).
-pub const MAX_SKINNED_VERTICES: usize = 1 << 24;
-
 /// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
 ///
 /// `E` is the crate's error type (see the module docs); `gltf::GltfError` fills it in.
@@ -42,6 +35,25 @@ pub enum GltfError<E> {
     Parse {
         /// The parser's message.
         message: String,
+    },
+    /// Rule: every index in the JSON names an object that exists (accessors, buffer views, buffers,
+    /// nodes, children, meshes, skins, joints, inverse bind matrices, samplers, animation targets,
+    /// scenes, materials, textures, images), every enum holds one of the spec's values, and every
+    /// required field is there.
+    Json {
+        /// Where, as a JSON path such as `animations[0].channels[3].target.node`.
+        path: String,
+        /// What is wrong there.
+        reason: &'static str,
+    },
+    /// Rule: the file stays inside the import limits ([`ImportLimits`](crate::gltf::ImportLimits)).
+    Limit {
+        /// The limit, as the field of [`ImportLimits`](crate::gltf::ImportLimits) that sets it.
+        limit: &'static str,
+        /// What the file asks for (counted up to the first value past the limit).
+        value: usize,
+        /// The limit's value.
+        max: usize,
     },
     /// Rule: a GLB header has the magic `glTF`, version 2 and a total length of at least 12 bytes and at
     /// most the data given.
@@ -146,11 +158,6 @@ pub enum GltfError<E> {
         /// The rule it broke.
         error: Box<E>,
     },
-    /// Rule: all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices.
-    TooManySkinnedVertices {
-        /// The total, counted up to the first instance that passes the limit.
-        vertices: usize,
-    },
     /// Rule: a skin's inverse bind matrices are MAT4 f32, at least one per joint, all finite.
     InverseBindMatrices {
         /// The skin index.
@@ -240,6 +247,11 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
         match self {
             GltfError::Io { path, message } => write!(f, "cannot read '{path}': {message}"),
             GltfError::Parse { message } => write!(f, "not a valid glTF 2.0 file: {message}"),
+            GltfError::Json { path, reason } => write!(f, "bad glTF JSON at {path}: {reason}"),
+            GltfError::Limit { limit, value, max } => write!(
+                f,
+                "over the import limit {limit}: the file needs {value}, the limit is {max} (raise ImportLimits::{limit} to load it)"
+            ),
             GltfError::Glb { reason } => write!(f, "bad GLB container: {reason}"),
             GltfError::UnsupportedExtension { name } => {
                 write!(f, "the file requires extension {name}, which this importer does not support")
@@ -277,10 +289,6 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
             GltfError::Primitive { mesh, primitive, skin, error } => {
                 write!(f, "mesh {mesh} primitive {primitive} (skin {skin}): {error}")
             }
-            GltfError::TooManySkinnedVertices { vertices } => write!(
-                f,
-                "the skinned primitive instances have {vertices} vertices or more; at most {MAX_SKINNED_VERTICES} are allowed"
-            ),
             GltfError::InverseBindMatrices { skin, reason } => {
                 write!(f, "skin {skin}: inverse bind matrices: {reason}")
             }

@@ -71,12 +71,14 @@
 //! # Rules
 //! A broken or hostile file is an [`Error::Gltf`] holding a [`GltfError`] that names the rule, never a
 //! panic; nothing allocates more than a small multiple of the file's own data:
-//! - the bytes are glTF JSON or a GLB container that passes the glTF schema checks
-//!   ([`GltfError::Parse`], [`GltfError::Glb`]); `extensionsRequired` lists only KHR_mesh_quantization
+//! - the bytes are glTF JSON or a GLB container ([`GltfError::Parse`], [`GltfError::Glb`]) whose JSON
+//!   names only objects that exist, uses the spec's enum values and has every required field, checked by
+//!   the importer itself before the gltf crate sees it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization
 //!   and extensions that do not change geometry (materials, textures, lights), so no compression and
 //!   nothing unknown ([`GltfError::UnsupportedExtension`]);
-//! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file next to the `.gltf`,
-//!   with at least `byteLength` bytes ([`GltfError::Buffer`]);
+//! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file inside the `.gltf`'s
+//!   directory (after percent-decoding: no `..`, no absolute path, drive letter or scheme, no symbolic
+//!   link out of the directory), with at least `byteLength` bytes ([`GltfError::Buffer`]);
 //! - buffer views lie inside their buffers ([`GltfError::BufferViewOutOfBounds`]) and accessors inside
 //!   their views ([`GltfError::AccessorOutOfBounds`]); the accessors read in one load together hold at
 //!   most [`READ_BUDGET_SLACK`] components plus four per byte of the file's buffers, so neither
@@ -88,8 +90,11 @@
 //!   its own ancestor ([`GltfError::NodeCycle`]); node transforms are finite ([`GltfError::NodeTransform`]);
 //!   there is at least one node ([`GltfError::NoNodes`]);
 //! - a skin has an inverse bind matrix per joint, all finite ([`GltfError::InverseBindMatrices`]);
-//! - all skinned primitive instances together have at most [`MAX_SKINNED_VERTICES`] vertices, since a
-//!   [`Frame`] holds an output per instance ([`GltfError::TooManySkinnedVertices`]);
+//! - the file stays inside the [`ImportLimits`] of its [`LoadOptions`] ([`GltfError::Limit`]): its
+//!   size (and each external buffer file's), its node count, the keys of each channel, and the skinned
+//!   vertices and output bytes over every primitive instance (a [`Frame`] holds an output per
+//!   instance, so a mesh instanced on many nodes counts many times). The file is read only when it is a
+//!   regular file;
 //! - a skinned primitive has POSITION and paired JOINTS_n/WEIGHTS_n ([`GltfError::MissingAttribute`]),
 //!   indices that name vertices ([`GltfError::IndexOutOfRange`]), and passes
 //!   [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) (equal counts, finite non-negative weights, joint indices inside the skin:
@@ -109,10 +114,11 @@ mod document;
 pub mod error;
 mod primitive;
 mod sampling;
+mod validate;
 
 pub use self::build::Skin;
-pub use self::error::{MAX_SKINNED_VERTICES, READ_BUDGET_SLACK};
-pub use self::primitive::{LoadOptions, SkinnedPrimitive};
+pub use self::error::READ_BUDGET_SLACK;
+pub use self::primitive::{ImportLimits, LoadOptions, SkinnedPrimitive};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 
@@ -157,10 +163,7 @@ impl GltfScene {
     /// [`Error::Gltf`] naming the broken rule (see the module docs).
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| GltfError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let bytes = buffers::read_capped(path, options.limits.file_bytes)?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         GltfScene::from_slice_with(&bytes, Some(&base), options)
     }
@@ -183,8 +186,10 @@ impl GltfScene {
         base_dir: Option<&Path>,
         options: &LoadOptions,
     ) -> Result<GltfScene, Error> {
+        ImportLimits::check("file_bytes", bytes.len(), options.limits.file_bytes)?;
         let document::Parsed { document, blob } = document::parse(bytes)?;
-        let buffers = buffers::load_buffers(&document, blob.as_deref(), base_dir)?;
+        let buffers =
+            buffers::load_buffers(&document, blob.as_deref(), base_dir, options.limits.file_bytes)?;
         let reader = Reader::new(&document, &buffers);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {

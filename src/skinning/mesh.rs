@@ -101,10 +101,9 @@ impl<'a> Sources<'a> {
                 });
             }
             if !(1..=MAX_INFLUENCES).contains(&flat.per_vertex) {
-                return Err(Error::CountMismatch {
-                    what: "influences per vertex (1 to 8)",
-                    expected: flat.per_vertex.clamp(1, MAX_INFLUENCES),
-                    got: flat.per_vertex,
+                return Err(Error::InfluenceCount {
+                    what: "influences per vertex",
+                    count: flat.per_vertex,
                 });
             }
             // n <= MAX_VERTICES and per_vertex <= 8: no overflow.
@@ -212,7 +211,14 @@ impl SkinnedMesh {
             a.check("tangents", &[Format::F32x4], n)?;
         }
         let sources = Sources::check(input, n)?;
-        let max_influences = options.max_influences.clamp(1, MAX_INFLUENCES);
+        // 0 would drop every influence and 9 or more cannot be stored: both are errors, not clamped.
+        if !(1..=MAX_INFLUENCES).contains(&options.max_influences) {
+            return Err(Error::InfluenceCount {
+                what: "max_influences",
+                count: options.max_influences,
+            });
+        }
+        let max_influences = options.max_influences;
         let positions_only = input.normals.is_none() && input.tangents.is_none();
 
         let mut groups: Vec<InfluenceGroup> = (0..=MAX_INFLUENCES)
@@ -274,7 +280,12 @@ impl SkinnedMesh {
                 influences.iter_mut().for_each(|i| i.1 /= sum);
             }
             let g = &mut groups[influences.len()];
-            g.vertices.push(v as u32);
+            // v < n <= MAX_VERTICES < u32::MAX, checked above; the conversion says so instead of
+            // truncating.
+            g.vertices.push(u32::try_from(v).map_err(|_| Error::TooManyVertices {
+                vertices: n,
+                max: MAX_VERTICES,
+            })?);
             let p = input.positions.floats(v);
             if positions_only {
                 g.blocks.extend_from_slice(&[p[0], p[1], p[2], 1.0]);

@@ -5,3 +5,30 @@ pub mod info;
 #[cfg(feature = "gltf")]
 pub mod render;
 pub mod skin;
+
+/// Why a command failed, and the exit status that says so: 2 for a request that cannot be carried out
+/// as asked (bad options, an ISA this CPU lacks, an unknown output type), 1 for an input file that is
+/// broken, hostile or over a limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The exit status.
+    pub code: u8,
+    /// The one-line message.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure caused by the input file (exit status 1).
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { code: 2, message }
+    }
+}

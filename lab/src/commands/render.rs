@@ -7,7 +7,8 @@
 //! (0.4, 0.6, 1.0) (upper right, towards the viewer) taken two-sided, plus 20% ambient, over a dark
 //! background; a z-buffer keeps the nearest surface (largest z).
 //!
-//! While it draws, a progress bar counts the primitives on a terminal ([`crate::progress`]).
+//! While it draws, a progress bar counts pixel tests on a terminal ([`crate::progress`]); [`work`] gives
+//! their number beforehand, which the skin command holds to a budget.
 
 use indicatif::ProgressBar;
 use ispc_skinning::gltf::{Frame, GltfScene};
@@ -18,53 +19,107 @@ pub const SIZE: usize = 512;
 pub const BACKGROUND: [u8; 3] = [24, 26, 32];
 const BASE: [f32; 3] = [222.0, 196.0, 160.0];
 
-/// RGB pixels, row after row from the top. `progress` advances by one per primitive drawn.
+/// The view fitted to the skinned bounding box (see the module docs), or `None` when no vertex is
+/// finite and there is nothing to draw.
+struct View {
+    centre: glam::Vec3,
+    scale: f32,
+}
+
+impl View {
+    fn fit(frame: &Frame) -> Option<View> {
+        let all = frame
+            .meshes()
+            .iter()
+            .flat_map(|m| &m.positions)
+            .filter(|p| p.is_finite());
+        let (lo, hi) = all.fold(
+            (
+                glam::Vec3::splat(f32::INFINITY),
+                glam::Vec3::splat(f32::NEG_INFINITY),
+            ),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        // No finite vertex at all leaves the bounds inverted.
+        if lo.x > hi.x {
+            return None;
+        }
+        let extent = (hi.x - lo.x).max(hi.y - lo.y);
+        let scale = if extent > 0.0 {
+            0.9 * SIZE as f32 / extent
+        } else {
+            1.0
+        };
+        Some(View {
+            centre: (lo + hi) * 0.5,
+            scale,
+        })
+    }
+
+    /// Screen position (x right, y down, in pixels) and world depth.
+    fn project(&self, v: glam::Vec3) -> glam::Vec3 {
+        let half = SIZE as f32 * 0.5;
+        glam::Vec3::new(
+            half + (v.x - self.centre.x) * self.scale,
+            half - (v.y - self.centre.y) * self.scale,
+            v.z,
+        )
+    }
+}
+
+/// The pixels a triangle's screen bounding box covers, clamped to the image: what `fill` tests.
+fn box_pixels(a: glam::Vec3, b: glam::Vec3, c: glam::Vec3) -> u64 {
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+        return 0;
+    }
+    let clampi = |v: f32| v.clamp(0.0, SIZE as f32 - 1.0) as u64;
+    let (x0, x1) = (clampi(a.x.min(b.x).min(c.x)), clampi(a.x.max(b.x).max(c.x)));
+    let (y0, y1) = (clampi(a.y.min(b.y).min(c.y)), clampi(a.y.max(b.y).max(c.y)));
+    (x1 - x0 + 1) * (y1 - y0 + 1)
+}
+
+/// The render's work: the pixel tests of every triangle of every primitive instance. A hostile file
+/// can instance huge triangles many times; the skin command refuses a picture over its budget before
+/// drawing anything.
+pub fn work(scene: &GltfScene, frame: &Frame) -> u64 {
+    let Some(view) = View::fit(frame) else {
+        return 0;
+    };
+    scene
+        .primitives()
+        .iter()
+        .zip(frame.meshes())
+        .map(|(p, out)| {
+            p.triangles()
+                .iter()
+                .map(|t| {
+                    let [a, b, c] = t.map(|i| view.project(out.positions[i as usize]));
+                    box_pixels(a, b, c)
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// RGB pixels, row after row from the top. `progress` advances by each triangle's pixel tests, so a
+/// long render shows how far it is.
 pub fn rgb(scene: &GltfScene, frame: &Frame, progress: &ProgressBar) -> Vec<u8> {
     let mut pixels: Vec<u8> = BACKGROUND.repeat(SIZE * SIZE);
     let mut depth = vec![f32::NEG_INFINITY; SIZE * SIZE];
-    let all = frame
-        .meshes()
-        .iter()
-        .flat_map(|m| &m.positions)
-        .filter(|p| p.is_finite());
-    let (lo, hi) = all.fold(
-        (
-            glam::Vec3::splat(f32::INFINITY),
-            glam::Vec3::splat(f32::NEG_INFINITY),
-        ),
-        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
-    );
-    // No finite vertex at all leaves the bounds inverted: nothing to draw.
-    if lo.x > hi.x {
+    let Some(view) = View::fit(frame) else {
         return pixels;
-    }
-    let extent = (hi.x - lo.x).max(hi.y - lo.y);
-    let scale = if extent > 0.0 {
-        0.9 * SIZE as f32 / extent
-    } else {
-        1.0
     };
-    let centre = (lo + hi) * 0.5;
-    let half = SIZE as f32 * 0.5;
     let light = glam::Vec3::new(0.4, 0.6, 1.0).normalize();
     for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
-        let project = |i: u32| {
-            let v = out.positions[i as usize];
-            glam::Vec3::new(
-                half + (v.x - centre.x) * scale,
-                half - (v.y - centre.y) * scale,
-                v.z,
-            )
-        };
         for t in p.triangles() {
             let world = t.map(|i| out.positions[i as usize]);
             let n = (world[1] - world[0]).cross(world[2] - world[0]);
             let shade = 0.2 + 0.8 * n.normalize_or_zero().dot(light).abs();
             let colour = BASE.map(|c| (c * shade).clamp(0.0, 255.0) as u8);
-            let [a, b, c] = t.map(project);
+            let [a, b, c] = world.map(|v| view.project(v));
             fill(&mut pixels, &mut depth, a, b, c, colour);
+            progress.inc(box_pixels(a, b, c));
         }
-        progress.inc(1);
     }
     pixels
 }
@@ -115,7 +170,7 @@ fn fill(
 
 /// The picture as PNG bytes.
 pub fn png(scene: &GltfScene, frame: &Frame) -> Result<Vec<u8>, String> {
-    let progress = crate::progress::bar(scene.primitives().len() as u64);
+    let progress = crate::progress::bar(work(scene, frame));
     progress.set_message("rendering");
     let pixels = rgb(scene, frame, &progress);
     progress.finish_and_clear();

@@ -8,6 +8,7 @@
 //!   the primitive's triangles;
 //! - `.png`: a shaded picture, drawn by `commands::render`.
 
+use super::Failure;
 use clap::Args;
 use ispc_skinning::{Backend, Isa};
 #[cfg(feature = "gltf")]
@@ -55,6 +56,59 @@ pub struct SkinArgs {
     /// Run the serial Rust reference instead of an ISA.
     #[arg(long)]
     pub reference: bool,
+    /// Import and output limits: a file over one fails with a message naming it.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The import limits of the library (`ImportLimits`, same defaults) and the CLI's own output limits.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Largest glTF file, and external buffer file, to read (bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = 512 << 20)]
+    pub max_file_bytes: usize,
+    /// Most nodes in the file.
+    #[arg(long, value_name = "N", default_value_t = 1 << 16)]
+    pub max_nodes: usize,
+    /// Most key times in one animation channel.
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    pub max_keys: usize,
+    /// Most skinned vertices over every primitive instance.
+    #[arg(long, value_name = "N", default_value_t = 1 << 22)]
+    pub max_vertices: usize,
+    /// Most bytes of skinned output, in memory and in the file --out writes.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    pub max_output_bytes: usize,
+    /// Most pixel tests the PNG render may make (each triangle's screen bounding box, summed).
+    #[arg(long, value_name = "N", default_value_t = 1 << 28)]
+    pub max_render_work: u64,
+}
+
+impl Default for LimitArgs {
+    fn default() -> LimitArgs {
+        LimitArgs {
+            max_file_bytes: 512 << 20,
+            max_nodes: 1 << 16,
+            max_keys: 1 << 20,
+            max_vertices: 1 << 22,
+            max_output_bytes: 256 << 20,
+            max_render_work: 1 << 28,
+        }
+    }
+}
+
+#[cfg(feature = "gltf")]
+impl LimitArgs {
+    /// The library's load options with these limits.
+    fn load_options(&self) -> ispc_skinning::gltf::LoadOptions {
+        let mut options = ispc_skinning::gltf::LoadOptions::default();
+        options.limits.file_bytes = self.max_file_bytes;
+        options.limits.nodes = self.max_nodes;
+        options.limits.keys_per_channel = self.max_keys;
+        options.limits.skinned_vertices = self.max_vertices;
+        options.limits.output_bytes = self.max_output_bytes;
+        options
+    }
 }
 
 fn parse_clip(v: &str) -> Result<ClipChoice, String> {
@@ -100,20 +154,23 @@ impl SkinArgs {
 /// A message for a file that cannot be loaded, a clip that is not there, an ISA that cannot run, an
 /// unknown output extension or an output that cannot be written; and, in a binary built without the
 /// `gltf` feature, always.
-pub fn run(args: &SkinArgs) -> Result<(), String> {
+pub fn run(args: &SkinArgs) -> Result<(), Failure> {
     #[cfg(feature = "gltf")]
     return skin(args);
     #[cfg(not(feature = "gltf"))]
     {
         let _ = args;
-        Err("this binary was built without the 'gltf' cargo feature, which 'skin' needs".into())
+        Err(Failure::from(
+            "this binary was built without the 'gltf' cargo feature, which 'skin' needs".to_string(),
+        ))
     }
 }
 
 #[cfg(feature = "gltf")]
-fn skin(args: &SkinArgs) -> Result<(), String> {
+fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let backend = args.backend()?;
-    let scene = GltfScene::load(&args.file).map_err(|e| format!("{}: {e}", args.file))?;
+    let scene = GltfScene::load_with(&args.file, &args.limits.load_options())
+        .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?;
     let clip = match (&args.clip_name, &args.clip) {
         (Some(name), _) => Some(scene.find_clip(name).ok_or_else(|| {
             let names: Vec<_> = scene
@@ -128,11 +185,18 @@ fn skin(args: &SkinArgs) -> Result<(), String> {
         (None, Some(ClipChoice::None)) => None,
         (None, None) => (!scene.clips().is_empty()).then_some(0),
     };
+    if let Some(c) = clip.filter(|&c| c >= scene.clips().len()) {
+        return Err(Failure::from(format!(
+            "--clip {c}: {} has {} clip(s)",
+            args.file,
+            scene.clips().len()
+        )));
+    }
     let mut frame = scene.frame_buffers().backend(backend);
     let start = Instant::now();
     scene
         .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?;
     let elapsed = start.elapsed();
     let asset = Path::new(&args.file)
         .file_name()
@@ -171,19 +235,58 @@ fn skin(args: &SkinArgs) -> Result<(), String> {
     let ext = Path::new(out)
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let over = |written: usize| {
+        Failure::input(format!(
+            "{}: the output passed --max-output-bytes {} ({written} bytes written when it stopped)",
+            args.file, args.limits.max_output_bytes
+        ))
+    };
+    let max = args.limits.max_output_bytes;
     let bytes = match ext.as_deref() {
-        Some("json") => json(&scene, &frame, &asset, clip, args.time).into_bytes(),
-        Some("obj") => obj(&scene, &frame, &asset, clip, args.time).into_bytes(),
-        Some("png") => super::render::png(&scene, &frame)?,
+        Some("json") => json(&scene, &frame, &asset, clip, args.time, max)
+            .map_err(over)?
+            .into_bytes(),
+        Some("obj") => obj(&scene, &frame, &asset, clip, args.time, max)
+            .map_err(over)?
+            .into_bytes(),
+        Some("png") => {
+            let work = super::render::work(&scene, &frame);
+            if work > args.limits.max_render_work {
+                return Err(Failure::input(format!(
+                    "{}: the picture needs {work} pixel tests, over --max-render-work {}",
+                    args.file, args.limits.max_render_work
+                )));
+            }
+            super::render::png(&scene, &frame)?
+        }
         _ => {
-            return Err(format!(
+            return Err(Failure::from(format!(
                 "--out must end in .json, .obj or .png (got '{out}')"
-            ))
+            )))
         }
     };
     std::fs::File::create(out)
         .and_then(|mut f| f.write_all(&bytes))
-        .map_err(|e| format!("cannot write '{out}': {e}"))
+        .map_err(|e| Failure::from(format!("cannot write '{out}': {e}")))
+}
+
+/// Text output that stops at a size limit: `check` fails once more than `max` bytes are written, so
+/// a file whose skinned output is huge ends in an error instead of filling memory.
+#[cfg(feature = "gltf")]
+struct Capped {
+    s: String,
+    max: usize,
+}
+
+#[cfg(feature = "gltf")]
+impl Capped {
+    fn check(&self) -> Result<(), usize> {
+        if self.s.len() > self.max {
+            Err(self.s.len())
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// A JSON number; JSON has no NaN or infinity, so those are written as null.
@@ -198,11 +301,15 @@ fn num(s: &mut String, v: f32) {
 }
 
 #[cfg(feature = "gltf")]
-fn vec3s(s: &mut String, v: &[glam::Vec3]) {
+fn vec3s(out: &mut Capped, v: &[glam::Vec3]) -> Result<(), usize> {
+    let s = &mut out.s;
     s.push('[');
     for (i, p) in v.iter().enumerate() {
         if i > 0 {
             s.push(',');
+        }
+        if i % 1024 == 0 && s.len() > out.max {
+            return Err(s.len());
         }
         s.push('[');
         num(s, p.x);
@@ -213,49 +320,72 @@ fn vec3s(s: &mut String, v: &[glam::Vec3]) {
         s.push(']');
     }
     s.push(']');
+    out.check()
 }
 
 #[cfg(feature = "gltf")]
-fn json(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time: f32) -> String {
-    let mut s = String::new();
+fn json(
+    scene: &GltfScene,
+    frame: &Frame,
+    asset: &str,
+    clip: Option<usize>,
+    time: f32,
+    max: usize,
+) -> Result<String, usize> {
+    let mut out = Capped {
+        s: String::new(),
+        max,
+    };
     let asset = serde_json::to_string(asset).unwrap_or_else(|_| "\"\"".into());
-    let _ = write!(s, "{{\"asset\": {asset}, \"clip\": ");
+    let _ = write!(out.s, "{{\"asset\": {asset}, \"clip\": ");
     match clip {
         Some(c) => {
-            let _ = write!(s, "{c}");
+            let _ = write!(out.s, "{c}");
         }
-        None => s.push_str("null"),
+        None => out.s.push_str("null"),
     }
-    s.push_str(", \"time\": ");
-    num(&mut s, time);
-    s.push_str(", \"meshes\": [");
+    out.s.push_str(", \"time\": ");
+    num(&mut out.s, time);
+    out.s.push_str(", \"meshes\": [");
     // The scene's primitives are already sorted by node index, then primitive index.
-    for (i, (p, out)) in scene.primitives().iter().zip(frame.meshes()).enumerate() {
+    for (i, (p, mesh)) in scene.primitives().iter().zip(frame.meshes()).enumerate() {
         if i > 0 {
-            s.push_str(", ");
+            out.s.push_str(", ");
         }
         let _ = write!(
-            s,
+            out.s,
             "{{\"node\": {}, \"mesh\": {}, \"primitive\": {}, \"positions\": ",
             p.node(),
             p.mesh(),
             p.primitive()
         );
-        vec3s(&mut s, &out.positions);
-        s.push_str(", \"normals\": ");
-        match &out.normals {
-            Some(n) => vec3s(&mut s, n),
-            None => s.push_str("null"),
+        vec3s(&mut out, &mesh.positions)?;
+        out.s.push_str(", \"normals\": ");
+        match &mesh.normals {
+            Some(n) => vec3s(&mut out, n)?,
+            None => out.s.push_str("null"),
         }
-        s.push('}');
+        out.s.push('}');
     }
-    s.push_str("]}\n");
-    s
+    out.s.push_str("]}\n");
+    out.check()?;
+    Ok(out.s)
 }
 
 #[cfg(feature = "gltf")]
-fn obj(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time: f32) -> String {
-    let mut s = String::new();
+fn obj(
+    scene: &GltfScene,
+    frame: &Frame,
+    asset: &str,
+    clip: Option<usize>,
+    time: f32,
+    max: usize,
+) -> Result<String, usize> {
+    let mut out = Capped {
+        s: String::new(),
+        max,
+    };
+    let s = &mut out.s;
     let clip = clip.map_or("none (rest pose)".to_string(), |c| c.to_string());
     let _ = writeln!(
         s,
@@ -263,31 +393,41 @@ fn obj(scene: &GltfScene, frame: &Frame, asset: &str, clip: Option<usize>, time:
     );
     // OBJ indices are 1-based and global across objects.
     let mut base = 1usize;
-    for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
+    for (p, mesh) in scene.primitives().iter().zip(frame.meshes()) {
         let _ = writeln!(
-            s,
+            out.s,
             "o node{}_mesh{}_primitive{}",
             p.node(),
             p.mesh(),
             p.primitive()
         );
-        for v in &out.positions {
-            let _ = writeln!(s, "v {} {} {}", v.x, v.y, v.z);
-        }
-        if let Some(normals) = &out.normals {
-            for n in normals {
-                let _ = writeln!(s, "vn {} {} {}", n.x, n.y, n.z);
+        for (i, v) in mesh.positions.iter().enumerate() {
+            let _ = writeln!(out.s, "v {} {} {}", v.x, v.y, v.z);
+            if i % 1024 == 0 {
+                out.check()?;
             }
         }
-        for t in p.triangles() {
+        if let Some(normals) = &mesh.normals {
+            for (i, n) in normals.iter().enumerate() {
+                let _ = writeln!(out.s, "vn {} {} {}", n.x, n.y, n.z);
+                if i % 1024 == 0 {
+                    out.check()?;
+                }
+            }
+        }
+        for (i, t) in p.triangles().iter().enumerate() {
             let [a, b, c] = t.map(|i| i as usize + base);
-            if out.normals.is_some() {
-                let _ = writeln!(s, "f {a}//{a} {b}//{b} {c}//{c}");
+            if mesh.normals.is_some() {
+                let _ = writeln!(out.s, "f {a}//{a} {b}//{b} {c}//{c}");
             } else {
-                let _ = writeln!(s, "f {a} {b} {c}");
+                let _ = writeln!(out.s, "f {a} {b} {c}");
+            }
+            if i % 1024 == 0 {
+                out.check()?;
             }
         }
-        base += out.positions.len();
+        base += mesh.positions.len();
     }
-    s
+    out.check()?;
+    Ok(out.s)
 }

@@ -1,0 +1,395 @@
+//! The importer's own check of the raw JSON, before the gltf crate sees it.
+//!
+//! The gltf crate (1.4.1, the latest release) panics on some documents instead of reporting them: an
+//! accessor index out of range in a primitive's attributes (inside its own validation), an animation
+//! target node out of range, an animation target `path` that is not one of the spec's strings. So every
+//! index the importer (or the gltf crate on its behalf) follows, every enum it matches on, and every
+//! required field is checked here first, and a document that breaks one is a
+//! [`GltfError::Json`](super::GltfError::Json) naming the JSON path, for example
+//! `animations[0].channels[3].target.node`.
+
+use super::error::GltfError;
+use crate::Error;
+use ::gltf::json::Value;
+
+/// A place in the document, written out only when it goes into an error.
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+struct Checker<'v> {
+    /// The document, known to be a JSON object.
+    root: &'v Value,
+}
+
+type Result<T> = std::result::Result<T, GltfError<Error>>;
+
+fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if s.is_empty() => s.push_str(k),
+            Seg::Key(k) => {
+                s.push('.');
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    GltfError::Json { path: s, reason }
+}
+
+/// Checks the raw JSON of a glTF document (see the module docs).
+pub(super) fn check_json(bytes: &[u8]) -> Result<()> {
+    let value: Value = ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
+        message: e.to_string(),
+    })?;
+    if !value.is_object() {
+        return Err(error(&[], "the document must be a JSON object"));
+    }
+    Checker { root: &value }.check()
+}
+
+impl<'v> Checker<'v> {
+    /// The length of a top-level array (0 when absent).
+    fn len(&self, name: &str) -> usize {
+        match self.root.get(name) {
+            Some(Value::Array(a)) => a.len(),
+            _ => 0,
+        }
+    }
+
+    /// The objects of a top-level array, each with its path; an error when it is not an array of
+    /// objects.
+    fn objects(&self, name: &'static str) -> Result<Vec<&'v Value>> {
+        objects(self.root.get(name), &[Seg::Key(name)])
+    }
+
+    fn check(&self) -> Result<()> {
+        match self.root.get("asset") {
+            Some(Value::Object(asset)) => {
+                if !matches!(asset.get("version"), Some(Value::String(_))) {
+                    return Err(error(&[Seg::Key("asset"), Seg::Key("version")], "a required string is missing"));
+                }
+            }
+            _ => return Err(error(&[Seg::Key("asset")], "a required object is missing")),
+        }
+        let count = |name| self.len(name);
+        let (accessors, views, buffers, nodes, meshes, skins) = (
+            count("accessors"),
+            count("bufferViews"),
+            count("buffers"),
+            count("nodes"),
+            count("meshes"),
+            count("skins"),
+        );
+        let (materials, textures, images, samplers, cameras, scenes) = (
+            count("materials"),
+            count("textures"),
+            count("images"),
+            count("samplers"),
+            count("cameras"),
+            count("scenes"),
+        );
+
+        for (i, b) in self.objects("buffers")?.into_iter().enumerate() {
+            let p = [Seg::Key("buffers"), Seg::Index(i)];
+            required_uint(b, &p, "byteLength")?;
+            optional_string(b, &p, "uri")?;
+        }
+        for (i, v) in self.objects("bufferViews")?.into_iter().enumerate() {
+            let p = [Seg::Key("bufferViews"), Seg::Index(i)];
+            index(v, &p, "buffer", buffers, true)?;
+            required_uint(v, &p, "byteLength")?;
+            optional_uint(v, &p, "byteOffset")?;
+            optional_uint(v, &p, "byteStride")?;
+        }
+        for (i, a) in self.objects("accessors")?.into_iter().enumerate() {
+            let p = [Seg::Key("accessors"), Seg::Index(i)];
+            index(a, &p, "bufferView", views, false)?;
+            optional_uint(a, &p, "byteOffset")?;
+            required_uint(a, &p, "count")?;
+            one_of_numbers(a, &p, "componentType", &[5120, 5121, 5122, 5123, 5125, 5126], true)?;
+            one_of_strings(
+                a,
+                &p,
+                "type",
+                &["SCALAR", "VEC2", "VEC3", "VEC4", "MAT2", "MAT3", "MAT4"],
+                true,
+            )?;
+            if let Some(sparse) = object(a, &p, "sparse", false)? {
+                let sp = [p[0], p[1], Seg::Key("sparse")];
+                required_uint(sparse, &sp, "count")?;
+                let indices = object(sparse, &sp, "indices", true)?.unwrap_or(sparse);
+                let ip = [sp[0], sp[1], sp[2], Seg::Key("indices")];
+                index(indices, &ip, "bufferView", views, true)?;
+                optional_uint(indices, &ip, "byteOffset")?;
+                one_of_numbers(indices, &ip, "componentType", &[5121, 5123, 5125], true)?;
+                let values = object(sparse, &sp, "values", true)?.unwrap_or(sparse);
+                let vp = [sp[0], sp[1], sp[2], Seg::Key("values")];
+                index(values, &vp, "bufferView", views, true)?;
+                optional_uint(values, &vp, "byteOffset")?;
+            }
+        }
+        for (i, image) in self.objects("images")?.into_iter().enumerate() {
+            index(image, &[Seg::Key("images"), Seg::Index(i)], "bufferView", views, false)?;
+        }
+        for (i, t) in self.objects("textures")?.into_iter().enumerate() {
+            let p = [Seg::Key("textures"), Seg::Index(i)];
+            index(t, &p, "sampler", samplers, false)?;
+            index(t, &p, "source", images, false)?;
+        }
+        for (i, m) in self.objects("materials")?.into_iter().enumerate() {
+            let p = [Seg::Key("materials"), Seg::Index(i)];
+            for name in ["normalTexture", "occlusionTexture", "emissiveTexture"] {
+                if let Some(t) = object(m, &p, name, false)? {
+                    index(t, &[p[0], p[1], Seg::Key(name)], "index", textures, true)?;
+                }
+            }
+            if let Some(pbr) = object(m, &p, "pbrMetallicRoughness", false)? {
+                let pp = [p[0], p[1], Seg::Key("pbrMetallicRoughness")];
+                for name in ["baseColorTexture", "metallicRoughnessTexture"] {
+                    if let Some(t) = object(pbr, &pp, name, false)? {
+                        index(t, &[pp[0], pp[1], pp[2], Seg::Key(name)], "index", textures, true)?;
+                    }
+                }
+            }
+        }
+        for (i, m) in self.objects("meshes")?.into_iter().enumerate() {
+            let p = [Seg::Key("meshes"), Seg::Index(i)];
+            let prims = objects(m.get("primitives"), &[p[0], p[1], Seg::Key("primitives")])?;
+            if prims.is_empty() {
+                return Err(error(&[p[0], p[1], Seg::Key("primitives")], "a mesh needs at least one primitive"));
+            }
+            for (k, prim) in prims.into_iter().enumerate() {
+                let pp = [p[0], p[1], Seg::Key("primitives"), Seg::Index(k)];
+                let Some(attributes) = object(prim, &pp, "attributes", true)? else {
+                    continue;
+                };
+                let ap = [pp[0], pp[1], pp[2], pp[3], Seg::Key("attributes")];
+                for name in attributes.as_object().into_iter().flat_map(|m| m.keys()) {
+                    index(attributes, &ap, name, accessors, true)?;
+                }
+                index(prim, &pp, "indices", accessors, false)?;
+                index(prim, &pp, "material", materials, false)?;
+                one_of_numbers(prim, &pp, "mode", &[0, 1, 2, 3, 4, 5, 6], false)?;
+                if let Some(targets) = prim.get("targets") {
+                    let tp = [pp[0], pp[1], pp[2], pp[3], Seg::Key("targets")];
+                    for (t, target) in objects(Some(targets), &tp)?.into_iter().enumerate() {
+                        let tpp = [tp[0], tp[1], tp[2], tp[3], tp[4], Seg::Index(t)];
+                        for name in target.as_object().into_iter().flat_map(|m| m.keys()) {
+                            index(target, &tpp, name, accessors, true)?;
+                        }
+                    }
+                }
+            }
+        }
+        for (i, s) in self.objects("skins")?.into_iter().enumerate() {
+            let p = [Seg::Key("skins"), Seg::Index(i)];
+            index(s, &p, "inverseBindMatrices", accessors, false)?;
+            index(s, &p, "skeleton", nodes, false)?;
+            indices(s, &p, "joints", nodes, true)?;
+        }
+        for (i, n) in self.objects("nodes")?.into_iter().enumerate() {
+            let p = [Seg::Key("nodes"), Seg::Index(i)];
+            indices(n, &p, "children", nodes, false)?;
+            index(n, &p, "mesh", meshes, false)?;
+            index(n, &p, "skin", skins, false)?;
+            index(n, &p, "camera", cameras, false)?;
+            for (name, len) in [("translation", 3), ("rotation", 4), ("scale", 3), ("matrix", 16)] {
+                numbers(n, &p, name, len)?;
+            }
+        }
+        for (i, s) in self.objects("scenes")?.into_iter().enumerate() {
+            indices(s, &[Seg::Key("scenes"), Seg::Index(i)], "nodes", nodes, false)?;
+        }
+        index(self.root, &[], "scene", scenes, false)?;
+        for (i, a) in self.objects("animations")?.into_iter().enumerate() {
+            let p = [Seg::Key("animations"), Seg::Index(i)];
+            let sp = [p[0], p[1], Seg::Key("samplers")];
+            let samplers_here = objects(a.get("samplers"), &sp)?;
+            for (k, s) in samplers_here.iter().enumerate() {
+                let spp = [sp[0], sp[1], sp[2], Seg::Index(k)];
+                index(s, &spp, "input", accessors, true)?;
+                index(s, &spp, "output", accessors, true)?;
+                one_of_strings(s, &spp, "interpolation", &["LINEAR", "STEP", "CUBICSPLINE"], false)?;
+            }
+            let cp = [p[0], p[1], Seg::Key("channels")];
+            for (k, c) in objects(a.get("channels"), &cp)?.into_iter().enumerate() {
+                let cpp = [cp[0], cp[1], cp[2], Seg::Index(k)];
+                index(c, &cpp, "sampler", samplers_here.len(), true)?;
+                let Some(target) = object(c, &cpp, "target", true)? else {
+                    continue;
+                };
+                let tp = [cpp[0], cpp[1], cpp[2], cpp[3], Seg::Key("target")];
+                index(target, &tp, "node", nodes, false)?;
+                one_of_strings(
+                    target,
+                    &tp,
+                    "path",
+                    &["translation", "rotation", "scale", "weights"],
+                    true,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn with<'a>(path: &[Seg<'a>], key: &'a str) -> Vec<Seg<'a>> {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(key));
+    p
+}
+
+/// The objects of an optional array.
+fn objects<'v>(
+    value: Option<&'v Value>,
+    path: &[Seg<'_>],
+) -> Result<Vec<&'v Value>> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                o @ Value::Object(_) => Ok(o),
+                _ => {
+                    let mut p = path.to_vec();
+                    p.push(Seg::Index(i));
+                    Err(error(&p, "an object is expected"))
+                }
+            })
+            .collect(),
+        Some(_) => Err(error(path, "an array is expected")),
+    }
+}
+
+/// An object-valued field; `None` when absent and not required.
+fn object<'v>(
+    o: &'v Value,
+    path: &[Seg<'_>],
+    key: &str,
+    required: bool,
+) -> Result<Option<&'v Value>> {
+    match o.get(key) {
+        Some(inner @ Value::Object(_)) => Ok(Some(inner)),
+        Some(_) => Err(error(&with(path, key), "an object is expected")),
+        None if required => Err(error(&with(path, key), "a required object is missing")),
+        None => Ok(None),
+    }
+}
+
+fn uint(value: &Value) -> Option<u64> {
+    value.as_u64()
+}
+
+/// An index field that must name one of `len` objects.
+fn index(
+    o: &Value,
+    path: &[Seg<'_>],
+    key: &str,
+    len: usize,
+    required: bool,
+) -> Result<()> {
+    match o.get(key) {
+        Some(v) => match uint(v) {
+            Some(i) if (i as u128) < len as u128 => Ok(()),
+            Some(_) => Err(error(&with(path, key), "the index names no object of its kind")),
+            None => Err(error(&with(path, key), "an index must be a non-negative integer")),
+        },
+        None if required => Err(error(&with(path, key), "a required index is missing")),
+        None => Ok(()),
+    }
+}
+
+/// An array of indices that must each name one of `len` objects.
+fn indices(
+    o: &Value,
+    path: &[Seg<'_>],
+    key: &str,
+    len: usize,
+    required: bool,
+) -> Result<()> {
+    match o.get(key) {
+        Some(Value::Array(items)) => {
+            let p = with(path, key);
+            for (i, v) in items.iter().enumerate() {
+                let mut q = p.clone();
+                q.push(Seg::Index(i));
+                match uint(v) {
+                    Some(x) if (x as u128) < len as u128 => {}
+                    Some(_) => return Err(error(&q, "the index names no object of its kind")),
+                    None => return Err(error(&q, "an index must be a non-negative integer")),
+                }
+            }
+            Ok(())
+        }
+        Some(_) => Err(error(&with(path, key), "an array of indices is expected")),
+        None if required => Err(error(&with(path, key), "a required array is missing")),
+        None => Ok(()),
+    }
+}
+
+fn required_uint(o: &Value, path: &[Seg<'_>], key: &str) -> Result<()> {
+    match o.get(key).map(uint) {
+        Some(Some(_)) => Ok(()),
+        Some(None) => Err(error(&with(path, key), "a non-negative integer is expected")),
+        None => Err(error(&with(path, key), "a required integer is missing")),
+    }
+}
+
+fn optional_uint(o: &Value, path: &[Seg<'_>], key: &str) -> Result<()> {
+    match o.get(key).map(uint) {
+        Some(None) => Err(error(&with(path, key), "a non-negative integer is expected")),
+        _ => Ok(()),
+    }
+}
+
+fn optional_string(o: &Value, path: &[Seg<'_>], key: &str) -> Result<()> {
+    match o.get(key) {
+        Some(Value::String(_)) | None => Ok(()),
+        Some(_) => Err(error(&with(path, key), "a string is expected")),
+    }
+}
+
+/// A numeric array of exactly `len` numbers, when present.
+fn numbers(o: &Value, path: &[Seg<'_>], key: &str, len: usize) -> Result<()> {
+    match o.get(key) {
+        None => Ok(()),
+        Some(Value::Array(a)) if a.len() == len && a.iter().all(Value::is_number) => Ok(()),
+        Some(_) => Err(error(&with(path, key), "an array of numbers of the spec's length is expected")),
+    }
+}
+
+fn one_of_numbers(
+    o: &Value,
+    path: &[Seg<'_>],
+    key: &str,
+    allowed: &[u64],
+    required: bool,
+) -> Result<()> {
+    match o.get(key) {
+        Some(v) if uint(v).is_some_and(|x| allowed.contains(&x)) => Ok(()),
+        Some(_) => Err(error(&with(path, key), "the value is not one the spec allows")),
+        None if required => Err(error(&with(path, key), "a required value is missing")),
+        None => Ok(()),
+    }
+}
+
+fn one_of_strings(
+    o: &Value,
+    path: &[Seg<'_>],
+    key: &str,
+    allowed: &[&str],
+    required: bool,
+) -> Result<()> {
+    match o.get(key) {
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+        Some(_) => Err(error(&with(path, key), "the value is not one the spec allows")),
+        None if required => Err(error(&with(path, key), "a required value is missing")),
+        None => Ok(()),
+    }
+}
