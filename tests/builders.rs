@@ -53,10 +53,64 @@ fn local_to_model_builder_matches_the_fields() {
 }
 
 #[test]
+fn every_form_of_locals_converts_to_the_same_job() {
+    let (skeleton, _) = rig();
+    let t = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::ONE];
+    let q = [
+        Quat::IDENTITY,
+        Quat::from_rotation_x(0.4),
+        Quat::from_rotation_y(-0.8),
+        Quat::from_rotation_z(1.1),
+    ];
+    let s = [
+        Vec3::ONE,
+        Vec3::splat(2.0),
+        Vec3::new(1.0, 0.5, 1.5),
+        Vec3::ONE,
+    ];
+    let matrices: Vec<Mat4> = (0..4)
+        .map(|j| Mat4::from_cols_array(&ispc_skinning::reference::trs_matrix(t[j], q[j], s[j])))
+        .collect();
+    for backend in backends() {
+        let run = |locals: Locals<'_>| {
+            let mut models = vec![Mat4::ZERO; 4];
+            LocalToModelJob::new(&skeleton, locals, &mut models)
+                .backend(backend)
+                .run()
+                .unwrap();
+            models
+        };
+        let by_trs = run(Locals::trs(&t, &q, &s));
+        let trs = Trs {
+            translations: &t,
+            rotations: &q,
+            scales: &s,
+        };
+        assert_eq!(by_trs, run(Locals::Trs(trs)), "{backend:?}");
+        assert_eq!(by_trs, run(trs.into()), "{backend:?}");
+        let by_matrices = run(Locals::Matrices(&matrices));
+        assert_eq!(by_matrices, run((&matrices).into()), "{backend:?}");
+        assert_eq!(by_matrices, run(matrices[..].into()), "{backend:?}");
+        // LocalToModelJob::new takes each form directly.
+        let mut direct = vec![Mat4::ZERO; 4];
+        LocalToModelJob::new(&skeleton, &matrices, &mut direct)
+            .backend(backend)
+            .run()
+            .unwrap();
+        assert_eq!(direct, by_matrices, "{backend:?}");
+        LocalToModelJob::new(&skeleton, trs, &mut direct)
+            .backend(backend)
+            .run()
+            .unwrap();
+        assert_eq!(direct, by_trs, "{backend:?}");
+    }
+}
+
+#[test]
 fn palette_builder_matches_the_fields() {
     let (_, models) = rig();
     let inverse_binds = vec![Mat4::IDENTITY; 2];
-    let remap = [3u32, 1];
+    let remap = [3usize, 1];
     for backend in backends() {
         let mut by_fields = vec![PaletteMatrix::IDENTITY; 2];
         let mut job = PaletteJob::new(&models, &inverse_binds, &mut by_fields);
@@ -78,7 +132,7 @@ fn palette_builder_matches_the_fields() {
 fn crowd_builder_matches_the_fields() {
     let (skeleton, _) = rig();
     let instances = 20;
-    let mut pose = CrowdPose::new(4, instances);
+    let mut pose = CrowdPose::new(&skeleton, instances).unwrap();
     let (t, q, s) = (
         vec![Vec3::Y; 4],
         vec![Quat::from_rotation_z(0.3); 4],
@@ -96,11 +150,11 @@ fn crowd_builder_matches_the_fields() {
         .map(|i| Mat4::from_translation(Vec3::X * i as f32))
         .collect();
     for backend in backends() {
-        let mut by_fields = CrowdModels::new(4, instances);
+        let mut by_fields = CrowdModels::new(&skeleton, instances).unwrap();
         let mut job = CrowdLocalToModelJob::new(&skeleton, &pose, &mut by_fields);
         (job.roots, job.backend, job.threads) = (Some(&roots[..]), backend, Threads::All);
         job.run().unwrap();
-        let mut by_builder = CrowdModels::new(4, instances);
+        let mut by_builder = CrowdModels::new(&skeleton, instances).unwrap();
         CrowdLocalToModelJob::new(&skeleton, &pose, &mut by_builder)
             .roots(&roots)
             .backend(backend)

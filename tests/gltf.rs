@@ -7,7 +7,7 @@ mod common;
 use base64::Engine as _;
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::gltf::{GltfError, GltfScene, Interpolation, LoadOptions, Property, Wrap};
-use ispc_skinning::{Backend, Error, Isa};
+use ispc_skinning::{Backend, Error, Frame, Isa};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -51,18 +51,20 @@ fn bind_pose_reproduces_the_input_positions() {
         let scene = GltfScene::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(!scene.primitives().is_empty(), "{}", path.display());
         for backend in common::backends() {
-            let mut frame = scene.frame_buffers();
-            scene
-                .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
-                .unwrap();
+            let mut frame = scene.frame_buffers().backend(backend);
+            scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+            // A skin's joints are node indices; the frame's model matrices are written in level order.
             for skin in scene.skins() {
-                for (&level, ibm) in skin.joint_levels().iter().zip(skin.inverse_binds()) {
-                    frame.models[level as usize] = ibm.inverse();
+                for (&node, ibm) in skin.joints().iter().zip(skin.inverse_binds()) {
+                    let level = scene.level_index(node).unwrap();
+                    frame.level_models_mut()[level] = ibm.inverse();
+                    assert_eq!(frame.model(node), Some(ibm.inverse()));
+                    assert_eq!(scene.world_matrix(&frame, node), Some(ibm.inverse()));
                 }
             }
-            scene.palettes(backend, &mut frame).unwrap();
-            scene.skin(backend, &mut frame).unwrap();
-            for (p, out) in scene.primitives().iter().zip(&frame.meshes) {
+            scene.palettes(&mut frame).unwrap();
+            scene.skin(&mut frame).unwrap();
+            for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
                 let (d, m) = max_diff(p.bind_positions(), &out.positions);
                 assert!(
                     d <= 1e-5 * m + 1e-5,
@@ -81,12 +83,10 @@ fn bind_pose_reproduces_the_input_positions() {
 fn rest_pose_is_not_the_bind_pose_for_rigged_simple() {
     let Some(paths) = assets() else { return };
     let scene = GltfScene::load(&paths[1]).unwrap();
-    let mut frame = scene.frame_buffers();
-    scene
-        .evaluate(None, 0.0, Wrap::Clamp, Backend::Reference, &mut frame)
-        .unwrap();
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
     let p = &scene.primitives()[0];
-    let (d, m) = max_diff(p.bind_positions(), &frame.meshes[0].positions);
+    let (d, m) = max_diff(p.bind_positions(), &frame.meshes()[0].positions);
     assert!(d > 1e-3 * m, "rest pose skinned like the bind pose ({d})");
 }
 
@@ -102,16 +102,14 @@ fn every_backend_agrees_on_animated_frames() {
         for (c, clip) in scene.clips().iter().enumerate() {
             for f in [0.0, 0.13, 0.5, 0.77, 1.0, 1.3] {
                 let t = clip.start() + f * clip.duration();
-                let mut reference = scene.frame_buffers();
+                let mut reference = scene.frame_buffers().backend(Backend::Reference);
                 scene
-                    .evaluate(Some(c), t, Wrap::Loop, Backend::Reference, &mut reference)
+                    .evaluate(Some(c), t, Wrap::Loop, &mut reference)
                     .unwrap();
                 for isa in Isa::available() {
-                    let mut frame = scene.frame_buffers();
-                    scene
-                        .evaluate(Some(c), t, Wrap::Loop, Backend::Isa(isa), &mut frame)
-                        .unwrap();
-                    for (r, o) in reference.meshes.iter().zip(&frame.meshes) {
+                    let mut frame = scene.frame_buffers().backend(isa);
+                    scene.evaluate(Some(c), t, Wrap::Loop, &mut frame).unwrap();
+                    for (r, o) in reference.meshes().iter().zip(frame.meshes()) {
                         let (d, m) = max_diff(&r.positions, &o.positions);
                         assert!(
                             d <= 2e-5 * m + 1e-5,
@@ -126,7 +124,7 @@ fn every_backend_agrees_on_animated_frames() {
                 }
                 // The animation moves something: a frame is not just the rest pose everywhere.
                 assert!(reference
-                    .meshes
+                    .meshes()
                     .iter()
                     .flat_map(|m| &m.positions)
                     .all(|p| p.is_finite()));
@@ -191,16 +189,17 @@ fn first_and_last_key_times_reproduce_the_keys_exactly() {
         for (c, channels) in raw.iter().enumerate() {
             assert_eq!(channels.len(), scene.clips()[c].channels().len());
             for (node, what, times, values) in channels {
-                let l = scene.level_index(*node).unwrap();
                 for k in [0, times.len() - 1] {
                     scene
                         .sample(Some(c), times[k], Wrap::Clamp, &mut frame)
                         .unwrap();
                     let v = values[k];
+                    // The frame reads back by node index.
+                    let (t, r, s) = frame.local(*node).unwrap();
                     match *what {
-                        "t" => assert_eq!(frame.translations[l], Vec3::new(v[0], v[1], v[2])),
-                        "s" => assert_eq!(frame.scales[l], Vec3::new(v[0], v[1], v[2])),
-                        _ => assert_eq!(frame.rotations[l], Quat::from_array(v).normalize()),
+                        "t" => assert_eq!(t, Vec3::new(v[0], v[1], v[2])),
+                        "s" => assert_eq!(s, Vec3::new(v[0], v[1], v[2])),
+                        _ => assert_eq!(r, Quat::from_array(v).normalize()),
                     }
                 }
             }
@@ -230,12 +229,11 @@ fn loading_from_bytes_equals_loading_from_the_path() {
     for path in paths {
         let a = GltfScene::load(&path).unwrap();
         let b = GltfScene::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let (mut fa, mut fb) = (a.frame_buffers(), b.frame_buffers());
-        a.evaluate(Some(0), 0.3, Wrap::Loop, Backend::Reference, &mut fa)
-            .unwrap();
-        b.evaluate(Some(0), 0.3, Wrap::Loop, Backend::Reference, &mut fb)
-            .unwrap();
-        assert_eq!(fa.meshes, fb.meshes);
+        let mut fa = a.frame_buffers().backend(Backend::Reference);
+        let mut fb = b.frame_buffers().backend(Backend::Reference);
+        a.evaluate(Some(0), 0.3, Wrap::Loop, &mut fa).unwrap();
+        b.evaluate(Some(0), 0.3, Wrap::Loop, &mut fb).unwrap();
+        assert_eq!(fa.meshes(), fb.meshes());
     }
 }
 
@@ -442,11 +440,10 @@ fn step_and_cubic_spline_samplers_match_hand_computed_values() {
         scene.clips()[1].channels()[1].property(),
         Property::Rotation
     );
-    let (l0, l1) = (scene.level_index(0).unwrap(), scene.level_index(1).unwrap());
     let mut frame = scene.frame_buffers();
     let mut at = |clip: usize, t: f32, wrap: Wrap| {
         scene.sample(Some(clip), t, wrap, &mut frame).unwrap();
-        (frame.translations[l1], frame.rotations[l0])
+        (frame.local(1).unwrap().0, frame.local(0).unwrap().1)
     };
     // STEP holds each key until the next.
     for (t, x) in [
@@ -490,12 +487,11 @@ fn skinned_output_is_world_space_without_the_mesh_node_transform() {
     let scene = load(&b.glb(doc));
     let mut frame = scene.frame_buffers();
     for backend in common::backends() {
-        scene
-            .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
-            .unwrap();
+        frame.backend = backend;
+        scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
         // Identity inverse binds: joint 1 sits at (0,1,0), so its vertices move up by one; the mesh
         // node's translation of 100 does not apply.
-        let p = &frame.meshes[0].positions;
+        let p = &frame.meshes()[0].positions;
         assert_eq!(p[0], Vec3::ZERO, "{backend:?}");
         assert_eq!(p[1], Vec3::new(0.0, 2.0, 0.0), "{backend:?}");
         assert_eq!(p[2], Vec3::new(1.0, 0.5, 0.0), "{backend:?}");
@@ -551,20 +547,18 @@ fn eight_influences_u8_joints_and_unorm_weights() {
         1
     );
     for backend in common::backends() {
-        let mut frame = scene.frame_buffers();
-        scene
-            .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
-            .unwrap();
-        for out in &frame.meshes {
+        let mut frame = scene.frame_buffers().backend(backend);
+        scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+        for out in frame.meshes() {
             let p = &out.positions;
             assert!((p[0].x - 3.5).abs() < 1e-5, "{backend:?}: {}", p[0]);
             assert!((p[1].x - 3.0).abs() < 1e-6, "{backend:?}: {}", p[1]);
         }
         // unorm8 128/255 and 127/255 normalized: 2*128/255 + 6*127/255; unorm16 likewise.
         let expected = (2.0 * 128.0 + 6.0 * 127.0) / 255.0;
-        assert!((frame.meshes[1].positions[2].x - expected).abs() < 1e-5);
+        assert!((frame.meshes()[1].positions[2].x - expected).abs() < 1e-5);
         let expected = (2.0 * 32768.0 + 6.0 * 32767.0) / 65535.0;
-        assert!((frame.meshes[0].positions[2].x - expected).abs() < 1e-5);
+        assert!((frame.meshes()[0].positions[2].x - expected).abs() < 1e-5);
     }
 }
 
@@ -609,11 +603,9 @@ fn non_uniform_scale_and_a_non_joint_ancestor() {
     let q = Vec3::new(-1.0, 0.5, 0.0);
     let p1 = 0.25 * m0.transform_point3(q) + 0.75 * m1.transform_point3(q);
     for backend in common::backends() {
-        let mut frame = scene.frame_buffers();
-        scene
-            .evaluate(None, 0.0, Wrap::Clamp, backend, &mut frame)
-            .unwrap();
-        let out = &frame.meshes[0];
+        let mut frame = scene.frame_buffers().backend(backend);
+        scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+        let out = &frame.meshes()[0];
         assert!(
             (out.positions[0] - p0).length() < 1e-5,
             "{backend:?}: {} vs {p0}",
@@ -624,7 +616,7 @@ fn non_uniform_scale_and_a_non_joint_ancestor() {
             "{backend:?}: {} vs {p1}",
             out.positions[1]
         );
-        // Normals go through the blended 3x3 part and are renormalized.
+        // Normals go through the blended 3x3 part and are renormalized (the frame's default).
         let n0 = m1.transform_vector3(Vec3::Y).normalize();
         let got = out.normals.as_ref().unwrap()[0];
         assert!((got - n0).length() < 1e-5, "{backend:?}: {got} vs {n0}");
@@ -670,9 +662,7 @@ fn several_skins_and_a_mesh_instanced_on_several_nodes() {
     );
     assert_eq!(scene.primitives()[2].triangles(), &[[0, 1, 2]]);
     let mut frame = scene.frame_buffers();
-    scene
-        .evaluate(None, 0.0, Wrap::Clamp, Backend::Auto, &mut frame)
-        .unwrap();
+    scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
     // Joint 0 is node 2 at (0,1,0); joint 1 is node 1 at (1,1,0). Skin 1 also shifts by -10 in z.
     let skin0 = [
         Vec3::new(0.0, 1.0, 0.0),
@@ -680,9 +670,9 @@ fn several_skins_and_a_mesh_instanced_on_several_nodes() {
         Vec3::new(1.0, 2.0, 0.0),
     ];
     let skin1 = skin0.map(|p| p - Vec3::new(0.0, 0.0, 10.0));
-    assert_eq!(frame.meshes[2].positions, skin0);
+    assert_eq!(frame.meshes()[2].positions, skin0);
     for i in [0, 1, 3] {
-        assert_eq!(frame.meshes[i].positions, skin1, "entry {i}");
+        assert_eq!(frame.meshes()[i].positions, skin1, "entry {i}");
     }
 }
 
@@ -737,23 +727,20 @@ fn sparse_accessors_and_more_than_eight_influences() {
     let p = &scene.primitives()[0];
     assert_eq!(p.bind_positions(), &[Vec3::ZERO, Vec3::new(5.0, 6.0, 7.0)]);
     assert_eq!(p.skinned_mesh().influence_histogram()[8], 2);
-    let mut frame = scene.frame_buffers();
-    scene
-        .evaluate(None, 0.0, Wrap::Clamp, Backend::Reference, &mut frame)
-        .unwrap();
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
     // Joints 4..12 with weights 5..=12 (sum 68): mean translation sum(j (j+1)) / 68.
     let expected: f32 = (4..12).map(|j| (j * (j + 1)) as f32).sum::<f32>() / 68.0;
-    assert!((frame.meshes[0].positions[0].x - expected).abs() < 1e-5);
+    assert!((frame.meshes()[0].positions[0].x - expected).abs() < 1e-5);
     // With influence LOD 1, only the heaviest, joint 11, is left.
     let options = LoadOptions {
         max_influences: 1,
         ..LoadOptions::default()
     };
     let lod = GltfScene::from_slice_with(&bytes, None, &options).unwrap();
-    let mut frame = lod.frame_buffers();
-    lod.evaluate(None, 0.0, Wrap::Clamp, Backend::Reference, &mut frame)
-        .unwrap();
-    assert_eq!(frame.meshes[0].positions[0], Vec3::new(11.0, 0.0, 0.0));
+    let mut frame = lod.frame_buffers().backend(Backend::Reference);
+    lod.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+    assert_eq!(frame.meshes()[0].positions[0], Vec3::new(11.0, 0.0, 0.0));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -972,31 +959,112 @@ fn broken_files_give_the_error_naming_their_rule() {
     expect_err!(doc, GltfError::UnsupportedExtension { name } if name == "KHR_draco_mesh_compression");
 }
 
+/// What a refused request must leave untouched: the pose, world matrices, palettes and vertices.
+fn snapshot(frame: &Frame) -> String {
+    format!(
+        "{:?} {:?} {:?} {:?}",
+        frame.level_pose(),
+        frame.level_models(),
+        frame.palettes(),
+        frame.meshes()
+    )
+}
+
 #[test]
 fn bad_requests_are_errors() {
     let mut b = Builder::default();
     let doc = two_joint_rig(&mut b);
     let scene = load(&b.gltf(doc));
     let mut frame = scene.frame_buffers();
+    let before = snapshot(&frame);
     let err = scene
-        .evaluate(Some(0), 0.0, Wrap::Clamp, Backend::Auto, &mut frame)
+        .evaluate(Some(0), 0.0, Wrap::Clamp, &mut frame)
         .unwrap_err();
     assert_eq!(
         err,
         Error::Gltf(GltfError::ClipOutOfRange { clip: 0, clips: 0 })
     );
-    let err = scene
-        .evaluate(None, f32::NAN, Wrap::Clamp, Backend::Auto, &mut frame)
-        .unwrap_err();
-    assert_eq!(err, Error::Gltf(GltfError::TimeNotFinite));
-    frame.meshes[0].positions.pop();
-    let err = scene
-        .evaluate(None, 0.0, Wrap::Clamp, Backend::Auto, &mut frame)
-        .unwrap_err();
-    assert!(matches!(err, Error::CountMismatch { .. }), "{err}");
-    frame.models.pop();
-    let err = scene.local_to_model(Backend::Auto, &mut frame).unwrap_err();
-    assert!(matches!(err, Error::CountMismatch { .. }), "{err}");
+    for time in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let err = scene
+            .evaluate(None, time, Wrap::Clamp, &mut frame)
+            .unwrap_err();
+        assert_eq!(err, Error::Gltf(GltfError::TimeNotFinite), "{time}");
+    }
+    assert_eq!(
+        snapshot(&frame),
+        before,
+        "a refused request wrote the frame"
+    );
+    // Its own frame still works.
+    scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+}
+
+/// A frame made for another scene is refused by every stage, in words, and nothing is written.
+#[test]
+fn a_frame_of_another_scene_is_the_wrong_frame() {
+    let mut b = Builder::default();
+    let doc = two_joint_rig(&mut b);
+    let scene = load(&b.gltf(doc.clone()));
+    // One node more.
+    let mut bigger = doc.clone();
+    bigger["nodes"].as_array_mut().unwrap().push(json!({}));
+    let bigger = load(&b.gltf(bigger));
+    // The same nodes, without the skin (and so without a skinned primitive).
+    let mut skinless = doc;
+    skinless["nodes"][2].as_object_mut().unwrap().remove("skin");
+    skinless.as_object_mut().unwrap().remove("skins");
+    let skinless = load(&b.gltf(skinless));
+    for (other, want, words) in [
+        (
+            &bigger,
+            Error::WrongFrame {
+                what: "Frame",
+                owner: "scene",
+                part: "node",
+                made_for: 4,
+                here: 3,
+            },
+            "wrong frame: this Frame was made for a scene with 4 nodes; this scene has 3",
+        ),
+        (
+            &skinless,
+            Error::WrongFrame {
+                what: "Frame",
+                owner: "scene",
+                part: "skin",
+                made_for: 0,
+                here: 1,
+            },
+            "wrong frame: this Frame was made for a scene with 0 skins; this scene has 1",
+        ),
+    ] {
+        let mut frame = other.frame_buffers();
+        let before = snapshot(&frame);
+        for (stage, err) in [
+            (
+                "evaluate",
+                scene
+                    .evaluate(None, 0.0, Wrap::Clamp, &mut frame)
+                    .unwrap_err(),
+            ),
+            (
+                "sample",
+                scene
+                    .sample(None, 0.0, Wrap::Clamp, &mut frame)
+                    .unwrap_err(),
+            ),
+            (
+                "local_to_model",
+                scene.local_to_model(&mut frame).unwrap_err(),
+            ),
+            ("palettes", scene.palettes(&mut frame).unwrap_err()),
+            ("skin", scene.skin(&mut frame).unwrap_err()),
+        ] {
+            assert_eq!(err, want, "{stage}");
+            assert_eq!(err.to_string(), words, "{stage}");
+        }
+        assert_eq!(snapshot(&frame), before, "a refused frame was written");
+    }
 }
 
 #[test]

@@ -212,8 +212,9 @@ fn reference_partial_updates_touch_only_the_subtree() {
     );
     for from in [0, 5, 30, 66] {
         let mut partial = vec![Mat4::from_cols_array(&[7.0; 16]); 67];
-        // The subtree root's parent must already be in the output.
-        if let Some(p) = s.parent(from) {
+        // The subtree root's parent must already be in the output. `from` and the job's arrays are
+        // in level order.
+        if let Some(p) = s.level_parent(from) {
             partial[p] = full[p];
         }
         run(
@@ -224,11 +225,11 @@ fn reference_partial_updates_touch_only_the_subtree() {
             Some(from),
             &mut partial,
         );
-        let sub: Vec<usize> = s.subtree_ranges(from).into_iter().flatten().collect();
+        let sub: Vec<usize> = s.level_subtree(from).into_iter().flatten().collect();
         for j in 0..67 {
             if sub.contains(&j) {
                 assert_eq!(partial[j], full[j], "from {from}: joint {j}");
-            } else if Some(j) != s.parent(from) {
+            } else if Some(j) != s.level_parent(from) {
                 assert_eq!(
                     partial[j],
                     Mat4::from_cols_array(&[7.0; 16]),
@@ -281,7 +282,8 @@ fn the_reference_matches_glam() {
     let mut glam_models = vec![Mat4::IDENTITY; 120];
     for j in 0..120 {
         let local = Mat4::from_scale_rotation_translation(sc[j], q[j].normalize(), t[j]);
-        glam_models[j] = match s.parent(j) {
+        // The job's arrays are in level order, so the recursion follows the level-order parents.
+        glam_models[j] = match s.level_parent(j) {
             Some(p) => glam_models[p] * local,
             None => local,
         };
@@ -362,31 +364,96 @@ fn every_method_treats_non_unit_quaternions_the_same() {
 mod crowd_rules {
     use super::humanoid;
     use glam::{Mat4, Quat, Vec3};
-    use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Error, Trs};
+    use ispc_skinning::{
+        CrowdLocalToModelJob, CrowdModels, CrowdPose, Error, Skeleton, Trs, MAX_CROWD_ELEMENTS,
+        MAX_CROWD_INSTANCES,
+    };
+    use scenes::humanoid_parents;
 
     #[test]
-    fn pose_joint_count_must_match_the_skeleton() {
+    fn a_pose_made_for_another_skeleton_is_the_wrong_frame() {
         let s = humanoid();
-        let pose = CrowdPose::new(66, 4);
-        let mut models = CrowdModels::new(67, 4);
+        let other = Skeleton::from_parents(&humanoid_parents(66)).unwrap();
+        let pose = CrowdPose::new(&other, 4).unwrap();
+        let mut models = CrowdModels::new(&s, 4).unwrap();
         let err = CrowdLocalToModelJob::new(&s, &pose, &mut models)
             .run()
             .unwrap_err();
         assert_eq!(
             err,
-            Error::CountMismatch {
-                what: "crowd pose joints",
-                expected: 67,
-                got: 66
+            Error::WrongFrame {
+                what: "CrowdPose",
+                owner: "skeleton",
+                part: "joint",
+                made_for: 66,
+                here: 67
             }
         );
+        assert_eq!(
+            err.to_string(),
+            "wrong frame: this CrowdPose was made for a skeleton with 66 joints; this skeleton has 67"
+        );
+    }
+
+    #[test]
+    fn models_made_for_another_skeleton_are_the_wrong_frame() {
+        let s = humanoid();
+        let other = Skeleton::from_parents(&humanoid_parents(68)).unwrap();
+        let pose = CrowdPose::new(&s, 4).unwrap();
+        let mut models = CrowdModels::new(&other, 4).unwrap();
+        let before = models.clone();
+        let err = CrowdLocalToModelJob::new(&s, &pose, &mut models)
+            .run()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::WrongFrame {
+                what: "CrowdModels",
+                owner: "skeleton",
+                part: "joint",
+                made_for: 68,
+                here: 67
+            }
+        );
+        assert!(err
+            .to_string()
+            .contains("CrowdModels was made for a skeleton with 68 joints"));
+        assert_eq!(models, before, "nothing may be written on error");
+    }
+
+    #[test]
+    fn a_skeleton_with_as_many_joints_in_another_order_is_another_skeleton() {
+        // Same joint count, different hierarchy: the pose would be read in the wrong order.
+        let chain = Skeleton::from_parents(&[None, Some(0), Some(1)]).unwrap();
+        let reversed = Skeleton::from_parents(&[Some(1), Some(2), None]).unwrap();
+        let pose = CrowdPose::new(&reversed, 2).unwrap();
+        let mut models = CrowdModels::new(&chain, 2).unwrap();
+        let err = CrowdLocalToModelJob::new(&chain, &pose, &mut models)
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::WrongFrame {
+                what: "CrowdPose",
+                owner: "skeleton",
+                part: "joint",
+                made_for: 3,
+                here: 3
+            }
+        );
+        // A clone of the same skeleton is the same skeleton.
+        let same = chain.clone();
+        let pose = CrowdPose::new(&same, 2).unwrap();
+        CrowdLocalToModelJob::new(&chain, &pose, &mut models)
+            .run()
+            .unwrap();
     }
 
     #[test]
     fn model_instance_count_must_match_the_pose() {
         let s = humanoid();
-        let pose = CrowdPose::new(67, 4);
-        let mut models = CrowdModels::new(67, 5);
+        let pose = CrowdPose::new(&s, 4).unwrap();
+        let mut models = CrowdModels::new(&s, 5).unwrap();
         let err = CrowdLocalToModelJob::new(&s, &pose, &mut models)
             .validate()
             .unwrap_err();
@@ -403,8 +470,8 @@ mod crowd_rules {
     #[test]
     fn one_root_per_instance() {
         let s = humanoid();
-        let pose = CrowdPose::new(67, 4);
-        let mut models = CrowdModels::new(67, 4);
+        let pose = CrowdPose::new(&s, 4).unwrap();
+        let mut models = CrowdModels::new(&s, 4).unwrap();
         let roots = [Mat4::IDENTITY; 3];
         let mut job = CrowdLocalToModelJob::new(&s, &pose, &mut models);
         job.roots = Some(&roots);
@@ -419,8 +486,36 @@ mod crowd_rules {
     }
 
     #[test]
+    fn too_many_instances_is_an_error_before_anything_is_allocated() {
+        let s = humanoid();
+        // Past the instance limit: an allocation of that many poses would be 40 GiB.
+        let err = CrowdPose::new(&s, MAX_CROWD_INSTANCES + 1).unwrap_err();
+        let max = MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / 67);
+        assert_eq!(
+            err,
+            Error::TooManyInstances {
+                instances: MAX_CROWD_INSTANCES + 1,
+                per_instance: 67,
+                unit: "joint",
+                max
+            }
+        );
+        assert!(err.to_string().starts_with("too many instances"), "{err}");
+        // Past the element limit with fewer instances than the instance limit.
+        let err = CrowdModels::new(&s, max + 1).unwrap_err();
+        assert!(
+            matches!(err, Error::TooManyInstances { instances, max: m, .. } if instances == max + 1 && m == max),
+            "{err:?}"
+        );
+        assert!(CrowdModels::new(&s, usize::MAX).is_err());
+    }
+
+    #[test]
     fn setters_check_instance_joint_and_stream_lengths() {
-        let mut pose = CrowdPose::new(3, 2);
+        let s = Skeleton::from_parents(&[Some(2), Some(0), None]).unwrap();
+        let mut pose = CrowdPose::new(&s, 2).unwrap();
+        assert_eq!(pose.joints(), 3);
+        assert_eq!(pose.instances(), 2);
         assert_eq!(
             pose.set_joint(2, 0, Vec3::ZERO, Quat::IDENTITY, Vec3::ONE)
                 .unwrap_err(),
@@ -470,13 +565,71 @@ mod crowd_rules {
             "new poses are the identity"
         );
         assert_eq!(pose.joint(2, 0), None);
+        assert_eq!(pose.joint(0, 3), None);
+    }
+
+    #[test]
+    fn joints_are_in_the_users_order() {
+        // Joint 2 is the root and joint 1 the leaf: level order is 2, 0, 1.
+        let s = Skeleton::from_parents(&[Some(2), Some(0), None]).unwrap();
+        let mut pose = CrowdPose::new(&s, 3).unwrap();
+        let t = [Vec3::X, Vec3::Y, Vec3::Z];
+        let q = [Quat::IDENTITY; 3];
+        let sc = [Vec3::ONE; 3];
+        pose.set_instance(
+            1,
+            Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &sc,
+            },
+        )
+        .unwrap();
+        for j in 0..3 {
+            assert_eq!(pose.joint(1, j), Some((t[j], q[j], sc[j])), "joint {j}");
+        }
+        let mut models = CrowdModels::new(&s, 3).unwrap();
+        CrowdLocalToModelJob::new(&s, &pose, &mut models)
+            .run()
+            .unwrap();
+        // Joint j's model translation is the sum of the translations from the root down to it.
+        let want = [Vec3::Z + Vec3::X, Vec3::Z + Vec3::X + Vec3::Y, Vec3::Z];
+        let mut all = [Mat4::ZERO; 3];
+        models.instance_models(1, &mut all).unwrap();
+        for j in 0..3 {
+            assert_eq!(
+                models.model(1, j),
+                Some(Mat4::from_translation(want[j])),
+                "joint {j}"
+            );
+            assert_eq!(all[j], Mat4::from_translation(want[j]), "joint {j}");
+        }
+        // The other instances are at the identity pose.
+        assert_eq!(models.model(0, 1), Some(Mat4::IDENTITY));
+        assert_eq!(models.model(3, 0), None);
+        assert_eq!(models.model(0, 3), None);
+        assert_eq!(
+            models.instance_models(3, &mut all).unwrap_err(),
+            Error::InstanceOutOfRange {
+                instance: 3,
+                instances: 3
+            }
+        );
+        assert_eq!(
+            models.instance_models(0, &mut all[..2]).unwrap_err(),
+            Error::CountMismatch {
+                what: "model matrices",
+                expected: 3,
+                got: 2
+            }
+        );
     }
 
     #[test]
     fn an_empty_crowd_is_fine() {
         let s = humanoid();
-        let pose = CrowdPose::new(67, 0);
-        let mut models = CrowdModels::new(67, 0);
+        let pose = CrowdPose::new(&s, 0).unwrap();
+        let mut models = CrowdModels::new(&s, 0).unwrap();
         CrowdLocalToModelJob::new(&s, &pose, &mut models)
             .run()
             .unwrap();
@@ -485,7 +638,7 @@ mod crowd_rules {
     #[test]
     fn the_reference_backend_equals_the_default() {
         let s = humanoid();
-        let mut pose = CrowdPose::new(67, 20);
+        let mut pose = CrowdPose::new(&s, 20).unwrap();
         for i in 0..20 {
             let (t, q, sc) = super::pose(67);
             let q: Vec<Quat> = q
@@ -502,8 +655,8 @@ mod crowd_rules {
             )
             .unwrap();
         }
-        let mut a = CrowdModels::new(67, 20);
-        let mut b = CrowdModels::new(67, 20);
+        let mut a = CrowdModels::new(&s, 20).unwrap();
+        let mut b = CrowdModels::new(&s, 20).unwrap();
         CrowdLocalToModelJob::new(&s, &pose, &mut a).run().unwrap();
         let mut job = CrowdLocalToModelJob::new(&s, &pose, &mut b);
         job.backend = ispc_skinning::Backend::Reference;
@@ -548,7 +701,7 @@ mod palette_rules {
         let models = [Mat4::IDENTITY; 4];
         let ib = [Mat4::IDENTITY; 3];
         let mut palette = [PaletteMatrix::IDENTITY; 3];
-        let joints = [0u32, 1];
+        let joints = [0usize, 1];
         let mut job = PaletteJob::new(&models, &ib, &mut palette);
         job.joints = Some(&joints);
         assert_eq!(
@@ -566,7 +719,7 @@ mod palette_rules {
         let models = [Mat4::IDENTITY; 4];
         let ib = [Mat4::IDENTITY; 3];
         let mut palette = [PaletteMatrix::IDENTITY; 3];
-        let joints = [0u32, 9, 1];
+        let joints = [0usize, 9, 1];
         let mut job = PaletteJob::new(&models, &ib, &mut palette);
         job.joints = Some(&joints);
         assert_eq!(

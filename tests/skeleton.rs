@@ -10,47 +10,69 @@ use ispc_skinning::{Error, Skeleton};
 fn check_invariants(original: &[Option<usize>], s: &Skeleton) {
     let n = original.len();
     assert_eq!(s.len(), n);
+    // The user-order methods give back the parent array as given.
+    assert_eq!(s.parents(), original);
+    for orig in 0..n {
+        assert_eq!(s.parent(orig), original[orig], "joint {orig}");
+    }
     // The permutations are inverse to each other and the parent relation is preserved.
     for orig in 0..n {
         let lvl = s.level_index(orig).unwrap();
         assert_eq!(s.original_index(lvl), Some(orig));
+        assert_eq!(s.level_order()[orig], lvl);
+        assert_eq!(s.original_order()[lvl], orig);
         let want = original[orig].map(|p| s.level_index(p).unwrap());
-        assert_eq!(s.parent(lvl), want, "joint {orig}");
+        assert_eq!(s.level_parent(lvl), want, "joint {orig}");
+        assert_eq!(s.level_parents()[lvl], want, "joint {orig}");
     }
     // Parents come before children; children are exactly the contiguous range.
     for j in 0..n {
-        if let Some(p) = s.parent(j) {
+        if let Some(p) = s.level_parent(j) {
             assert!(p < j);
             assert!(
-                s.children(p).contains(&j),
+                s.level_children(p).contains(&j),
                 "joint {j} not in its parent's children range"
             );
         }
-        for c in s.children(j) {
-            assert_eq!(s.parent(c), Some(j));
+        for c in s.level_children(j) {
+            assert_eq!(s.level_parent(c), Some(j));
         }
     }
-    let children_total: usize = (0..n).map(|j| s.children(j).len()).sum();
-    assert_eq!(children_total, n - s.roots().len());
+    let children_total: usize = (0..n).map(|j| s.level_children(j).len()).sum();
+    assert_eq!(children_total, n - s.level(0).len());
+    // In the user's order, the children of a joint are the joints whose parent it is, in the parent
+    // array's relative order.
+    let mut kids = vec![Vec::new(); n];
+    for (j, p) in original.iter().enumerate() {
+        if let Some(p) = *p {
+            kids[p].push(j);
+        }
+    }
+    for j in 0..n {
+        assert_eq!(s.children(j).collect::<Vec<_>>(), kids[j], "joint {j}");
+    }
     // Levels are contiguous, cover every joint, and a joint's level is its parent's plus one.
     let mut level_of = vec![usize::MAX; n];
     let mut next = 0;
     for (k, level) in s.levels().enumerate() {
         assert_eq!(level.start, next);
+        assert_eq!(s.level(k), level);
         next = level.end;
         for j in level {
             level_of[j] = k;
-            match s.parent(j) {
+            match s.level_parent(j) {
                 Some(p) => assert_eq!(level_of[p] + 1, k),
                 None => assert_eq!(k, 0),
             }
         }
     }
     assert_eq!(next, n);
-    // Roots keep their original relative order.
+    assert_eq!(s.level_count(), s.levels().count());
+    // Roots keep their original relative order, in both orders.
     let roots: Vec<usize> = (0..n).filter(|&j| original[j].is_none()).collect();
-    let level_roots: Vec<usize> = s.roots().map(|j| s.original_index(j).unwrap()).collect();
+    let level_roots: Vec<usize> = s.level(0).map(|j| s.original_index(j).unwrap()).collect();
     assert_eq!(roots, level_roots);
+    assert_eq!(s.roots().collect::<Vec<_>>(), roots);
 }
 
 #[test]
@@ -128,15 +150,24 @@ fn names_count_must_match() {
 }
 
 #[test]
-fn names_follow_the_permutation() {
-    // Original order: child first.
+fn names_are_in_the_users_order() {
+    // Original order: child first, so level order swaps the two joints; names stay with their joint.
     let s = Skeleton::from_parents(&[Some(1), None])
         .unwrap()
         .with_names(vec!["hand".into(), "hips".into()])
         .unwrap();
-    assert_eq!(s.name(0), Some("hips"));
-    assert_eq!(s.name(1), Some("hand"));
-    assert_eq!(s.find("hand"), Some(1));
+    assert_eq!(s.name(0), Some("hand"));
+    assert_eq!(s.name(1), Some("hips"));
+    assert_eq!(s.name(2), None);
+    assert_eq!(s.find("hand"), Some(0));
+    assert_eq!(s.find("hips"), Some(1));
+    assert_eq!(s.find("head"), None);
+    // The level-order root is the user's joint 1, "hips".
+    assert_eq!(s.name(s.original_index(0).unwrap()), Some("hips"));
+    // Without names, nothing is named.
+    let plain = Skeleton::from_parents(&[Some(1), None]).unwrap();
+    assert_eq!(plain.name(0), None);
+    assert_eq!(plain.find("hand"), None);
 }
 
 #[test]
@@ -144,7 +175,8 @@ fn single_joint() {
     let s = Skeleton::from_parents(&[None]).unwrap();
     check_invariants(&[None], &s);
     assert_eq!(s.level_count(), 1);
-    assert_eq!(s.children(0), 1..1);
+    assert_eq!(s.level_children(0), 1..1);
+    assert_eq!(s.children(0).count(), 0);
 }
 
 #[test]
@@ -162,7 +194,8 @@ fn wide_fan_of_1500_children() {
         .collect();
     let s = Skeleton::from_parents(&parents).unwrap();
     check_invariants(&parents, &s);
-    assert_eq!(s.children(0), 1..1501);
+    assert_eq!(s.level_children(0), 1..1501);
+    assert!(s.children(0).eq(1..1501));
 }
 
 #[test]
@@ -171,7 +204,8 @@ fn random_forests_in_shuffled_order() {
         let parents = shuffled_tree(n, roots, seed);
         let s = Skeleton::from_parents(&parents).unwrap();
         check_invariants(&parents, &s);
-        assert_eq!(s.roots().len(), roots);
+        assert_eq!(s.roots().count(), roots);
+        assert_eq!(s.level(0).len(), roots);
     }
 }
 
@@ -200,7 +234,7 @@ fn reordering_round_trips() {
 }
 
 #[test]
-fn subtree_ranges_cover_exactly_the_descendants() {
+fn level_subtree_covers_exactly_the_descendants() {
     let parents = shuffled_tree(300, 2, 11);
     let s = Skeleton::from_parents(&parents).unwrap();
     for j in 0..s.len() {
@@ -212,10 +246,10 @@ fn subtree_ranges_cover_exactly_the_descendants() {
                     in_subtree[k] = true;
                     break;
                 }
-                a = s.parent(x);
+                a = s.level_parent(x);
             }
         }
-        let ranges = s.subtree_ranges(j);
+        let ranges = s.level_subtree(j);
         let mut covered = vec![false; s.len()];
         for r in &ranges {
             for k in r.clone() {
@@ -224,7 +258,7 @@ fn subtree_ranges_cover_exactly_the_descendants() {
         }
         assert_eq!(covered, in_subtree, "subtree of {j}: {ranges:?}");
     }
-    assert!(s.subtree_ranges(s.len()).is_empty());
+    assert!(s.level_subtree(s.len()).is_empty());
 }
 
 #[test]
@@ -233,7 +267,7 @@ fn level_indices_map_the_users_joints_and_name_a_bad_one() {
     let s = Skeleton::from_parents(&[Some(2), Some(0), None]).unwrap();
     assert_eq!(s.level_indices(&[2, 0, 1]).unwrap(), vec![0, 1, 2]);
     assert_eq!(s.level_indices(&[1, 1]).unwrap(), vec![2, 2]);
-    assert_eq!(s.level_indices(&[]).unwrap(), Vec::<u32>::new());
+    assert_eq!(s.level_indices(&[]).unwrap(), Vec::<usize>::new());
     assert_eq!(
         s.level_indices(&[0, 3]).unwrap_err(),
         Error::JointOutOfRange {

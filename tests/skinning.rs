@@ -610,9 +610,12 @@ fn the_default_character_at_bind_pose_is_its_mesh() {
     let skeleton = Skeleton::from_parents(&c.parents).unwrap();
     let translations = skeleton.to_level_order(&c.bind_translations).unwrap();
     let (rotations, scales) = (vec![Quat::IDENTITY; n], vec![Vec3::ONE; n]);
-    let remap: Vec<u32> = (0..n)
-        .map(|i| skeleton.level_index(i).unwrap() as u32)
-        .collect();
+    // The palette job takes level-order joints; the skin is in the user's order.
+    let remap: Vec<usize> = (0..n).map(|i| skeleton.level_index(i).unwrap()).collect();
+    assert_eq!(
+        skeleton.level_indices(&(0..n).collect::<Vec<_>>()).unwrap(),
+        remap
+    );
     let input = MeshInput {
         normals: Some(Attribute::vec3(&c.normals)),
         tangents: Some(Attribute::vec4(&c.tangents)),

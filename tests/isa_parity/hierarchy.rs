@@ -80,14 +80,14 @@ fn root_matrix() -> Mat4 {
     )
 }
 
-/// The element bounds A_j and depths of every joint.
+/// The element bounds A_j and depths of every joint, in level order (the jobs' order) like `input`.
 fn bounds(skeleton: &Skeleton, input: &Input, root: &Mat4) -> (Vec<Matrix>, Vec<usize>) {
     let n = skeleton.len();
     let root_abs = root.to_cols_array().map(f32::abs);
     let mut a = vec![[0.0f32; 16]; n];
     let mut depth = vec![0usize; n];
     for j in 0..n {
-        let (parent, d) = match skeleton.parent(j) {
+        let (parent, d) = match skeleton.level_parent(j) {
             Some(p) => (a[p], depth[p] + 1),
             None => (root_abs, 0),
         };
@@ -220,16 +220,13 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
             None,
             &mut old,
         )?;
-        // Joints to update from: the first root, a middle joint and the last joint (a leaf).
+        // Joints to update from (level order, as the job's `from`): the first root, a middle joint
+        // and the last joint (a leaf).
         for from in [0, n / 2, n - 1] {
-            let subtree: Vec<usize> = skeleton
-                .subtree_ranges(from)
-                .into_iter()
-                .flatten()
-                .collect();
+            let subtree: Vec<usize> = skeleton.level_subtree(from).into_iter().flatten().collect();
             // The expected result: a full update with the new locals, on the subtree only.
             let mut full = old.clone();
-            for r in skeleton.subtree_ranges(from) {
+            for r in skeleton.level_subtree(from) {
                 ispc_skinning::reference::local_to_model(
                     skeleton.level_parents(),
                     &after.matrices,
@@ -272,7 +269,9 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
 }
 
 /// Crowds: every instance equals the per-instance reference (with its own root), for partial and
-/// whole blocks, and all threads give bit-identical results to one thread.
+/// whole blocks, and all threads give bit-identical results to one thread. The crowd pose and models
+/// speak the user's joint order; each instance's input is made in level order (as the reference and
+/// the bounds take it), given to the pose in the user's order, and read back into level order.
 pub fn check_crowd(isa: Isa) -> Result<String, String> {
     use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
     let mut cases = 0;
@@ -298,13 +297,26 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
             let roots: Vec<Mat4> = (0..instances)
                 .map(|i| Mat4::from_translation(Vec3::new(i as f32, 0.5, -2.0)) * root_matrix())
                 .collect();
-            let mut pose = CrowdPose::new(n, instances);
+            let err = |e: ispc_skinning::Error| e.to_string();
+            let mut pose = CrowdPose::new(&skeleton, instances).map_err(err)?;
             for (i, input) in inputs.iter().enumerate() {
-                pose.set_instance(i, input.trs())
-                    .map_err(|e| e.to_string())?;
+                let t = skeleton
+                    .to_original_order(&input.translations)
+                    .map_err(err)?;
+                let q = skeleton.to_original_order(&input.rotations).map_err(err)?;
+                let s = skeleton.to_original_order(&input.scales).map_err(err)?;
+                pose.set_instance(
+                    i,
+                    Trs {
+                        translations: &t,
+                        rotations: &q,
+                        scales: &s,
+                    },
+                )
+                .map_err(err)?;
             }
-            let mut one = CrowdModels::new(n, instances);
-            let mut all = CrowdModels::new(n, instances);
+            let mut one = CrowdModels::new(&skeleton, instances).map_err(err)?;
+            let mut all = CrowdModels::new(&skeleton, instances).map_err(err)?;
             for (threads, out) in [(Threads::One, &mut one), (Threads::All, &mut all)] {
                 let mut job = CrowdLocalToModelJob::new(&skeleton, &pose, out);
                 job.roots = Some(&roots);
@@ -324,9 +336,9 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
                     &mut want,
                     0..n,
                 );
-                let mut got = vec![Mat4::ZERO; n];
-                one.instance_models(i, &mut got)
-                    .map_err(|e| e.to_string())?;
+                let mut user = vec![Mat4::ZERO; n];
+                one.instance_models(i, &mut user).map_err(err)?;
+                let got = skeleton.to_level_order(&user).map_err(err)?;
                 let (bound, depth) = bounds(&skeleton, input, &roots[i]);
                 let all_joints: Vec<usize> = (0..n).collect();
                 compare(
@@ -360,7 +372,7 @@ pub fn check_palette(isa: Isa) -> Result<String, String> {
             .take(count)
             .map(|m| m.inverse())
             .collect();
-        let remap: Vec<u32> = (0..count).map(|_| rng.below(models_n) as u32).collect();
+        let remap: Vec<usize> = (0..count).map(|_| rng.below(models_n)).collect();
         for joints in [None, Some(&remap[..])] {
             let mut want = vec![PaletteMatrix::IDENTITY; count];
             ispc_skinning::reference::skin_palette(&models, &inverse_binds, joints, &mut want);
@@ -375,7 +387,7 @@ pub fn check_palette(isa: Isa) -> Result<String, String> {
             job.backend = isa.into();
             job.run().map_err(|e| e.to_string())?;
             for i in 0..count {
-                let m = models[joints.map_or(i, |j| j[i] as usize)]
+                let m = models[joints.map_or(i, |j| j[i])]
                     .to_cols_array()
                     .map(f32::abs);
                 let b = affine_mul(&m, &inverse_binds[i].to_cols_array().map(f32::abs));

@@ -11,8 +11,8 @@ use crate::common::{random_transform, random_vec3, Rng};
 use crate::harness::SIZES;
 use glam::{Vec3, Vec4};
 use ispc_skinning::{
-    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
-    SkinningJob, WeightPolicy,
+    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
+    SkinnedMesh, SkinningJob, WeightPolicy,
 };
 
 const JOINTS: usize = 40;
@@ -196,8 +196,10 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
                             normals: Some(16),
                             tangents: Some(32),
                         };
+                        // The blend itself: the tolerance above is for unrenormalized output, and the
+                        // default is Renormalize::Precise (check_skin_renormalize covers it).
                         let mut job = SkinningJob::new(&prepared, &pal, out);
-                        job.backend = backend;
+                        (job.backend, job.renormalize) = (backend, Renormalize::None);
                         job.run().map_err(|e| e.to_string())?;
                         for i in 0..n {
                             let f = &buf[13 * i..13 * i + 13];
@@ -216,8 +218,10 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
                             normals: Some(&mut nn),
                             tangents: Some(&mut t),
                         };
+                        // The blend itself: the tolerance above is for unrenormalized output, and the
+                        // default is Renormalize::Precise (check_skin_renormalize covers it).
                         let mut job = SkinningJob::new(&prepared, &pal, out);
-                        job.backend = backend;
+                        (job.backend, job.renormalize) = (backend, Renormalize::None);
                         job.run().map_err(|e| e.to_string())?;
                     }
                     Ok((p, nn, t))
@@ -272,12 +276,14 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
 
 /// Each subset of outputs (positions alone, with normals, with tangents) from a mesh that has normals and
 /// tangents: each kernel specialises its loop on the attributes it writes, so every subset must give
-/// exactly the floats of the full run on the same ISA (which `check_skin` compares with the reference).
+/// exactly the floats of the full run on the same ISA (which `check_skin` compares with the reference),
+/// without renormalization and with the default (precise) one.
 pub fn check_skin_outputs(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(57);
     let pal = palette(&mut rng);
     let mut cases = 0;
-    for k in 1..=9usize {
+    for (k, mode) in (1..=9usize).flat_map(|k| [(k, Renormalize::None), (k, Renormalize::Precise)])
+    {
         for n in [0usize, 1, 3, 4, 5, 15, 16, 17, 33, 1000] {
             let infl = |i: usize| if k == 9 { 1 + (i * 7 + i / 3) % 8 } else { k };
             let m = mesh(n, &mut rng, &infl, true);
@@ -292,15 +298,16 @@ pub fn check_skin_outputs(isa: Isa) -> Result<String, String> {
                     tangents: tangents.then_some(&mut t[..]),
                 };
                 let mut job = SkinningJob::new(&prepared, &pal, out);
-                job.backend = isa.into();
+                (job.backend, job.renormalize) = (isa.into(), mode);
                 job.run().map_err(|e| e.to_string())?;
                 Ok((p, nn, t))
             };
             let (fp, fn_, ft) = run(true, true)?;
             for (normals, tangents) in [(false, false), (true, false), (false, true)] {
                 let (p, nn, t) = run(normals, tangents)?;
-                let ctx =
-                    format!("skin outputs {isa} k={k} n={n} normals={normals} tangents={tangents}");
+                let ctx = format!(
+                    "skin outputs {isa} k={k} {mode:?} n={n} normals={normals} tangents={tangents}"
+                );
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 // One attribute of vertex i: asked for, the full run's exact bits; otherwise still the
                 // NaN it was filled with (some component NaN, as glam's is_nan tests).
@@ -334,7 +341,6 @@ pub fn check_skin_outputs(isa: Isa) -> Result<String, String> {
 /// the mode's own error: 4 eps for a square root and a division, 1e-6 for the fast reciprocal square
 /// root (the bound Renormalize::Fast documents).
 pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::Renormalize;
     let mut rng = Rng::new(33);
     let pal = palette(&mut rng);
     let mut cases = 0;
@@ -407,7 +413,7 @@ pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
 /// rayon over vertex chunks: bit-identical to one thread, on a mesh of several chunks and every
 /// influence count, into an interleaved buffer.
 pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{Renormalize, Threads};
+    use ispc_skinning::Threads;
     let mut rng = Rng::new(44);
     let pal = palette(&mut rng);
     let n = 100_000;
@@ -551,7 +557,7 @@ pub fn check_skin_p_base_threads(isa: Isa) -> Result<String, String> {
 /// stay untouched); on a one-count mesh, a mixed mesh reordered by its permutation (both stream), and a
 /// mixed mesh in its original order (falls back to ordinary stores).
 pub fn check_skin_streaming(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{Renormalize, Threads};
+    use ispc_skinning::Threads;
     let mut rng = Rng::new(77);
     let pal = palette(&mut rng);
     let mut cases = 0;

@@ -1,0 +1,1329 @@
+//! Crowds against the single-character path, and the rules of the crowd jobs.
+//!
+//! A crowd of N instances of a character (N = 0, 1, 15, 16, 17, 40: empty, one, around a block of 16
+//! lanes, and several blocks), each posed differently and placed by its own root, evaluated by
+//! `Character::evaluate_crowd` on every backend, must give what `Character::evaluate` gives for each
+//! instance alone: model matrices, palettes, positions, normals and tangents, with and without
+//! renormalization. `Threads::One` and `Threads::All` give the same bits.
+//!
+//! Tolerances are those of the ISA parity harness (tests/isa_parity): a model matrix may differ by
+//! 8 eps (d + 2) A_j per element (hierarchy.rs: A_j the product of absolute values along the path, d
+//! the depth); a palette entry by that bound carried through the inverse bind plus 8 eps |M| |IB| (the
+//! palette check); a skinned component by the palette difference carried through the blend plus
+//! (k + 4) eps S (skin.rs), and a renormalized one by that over the raw length plus 4 eps per side
+//! (the renormalize check).
+//!
+//! The crowd jobs' rules each give their own error, whose message names the rule, and nothing is
+//! written when a rule fails. Crowd buffers past the size limits fail before anything is allocated:
+//! this test binary counts the largest allocation its thread makes while a call runs.
+// Index loops read several parallel arrays (joints, palettes, vertices) at once.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::{backends, Rng};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use ispc_skinning::reference::trs_matrix;
+use ispc_skinning::{
+    Attribute, Backend, Character, CharacterSkin, CrowdFrame, CrowdLocalToModelJob, CrowdModels,
+    CrowdPaletteJob, CrowdPalettes, CrowdPose, CrowdSkinningJob, Error, Frame, Isa, MeshInput,
+    PaletteJob, PaletteMatrix, PrepareOptions, Renormalize, Skeleton, SkinOutput, SkinnedMesh,
+    Threads, Trs, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES, MAX_CROWD_JOINTS,
+};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::Write as _;
+
+// ---------------------------------------------------------------------------------------------------
+// The largest allocation one call makes on this thread.
+
+struct Tracking;
+
+thread_local! {
+    static TRACKING: Cell<bool> = const { Cell::new(false) };
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    let _ = TRACKING.try_with(|on| {
+        if on.get() {
+            let _ = LARGEST.try_with(|m| m.set(m.get().max(size)));
+        }
+    });
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; `note` only reads and writes
+// thread-local cells that need no allocation.
+unsafe impl GlobalAlloc for Tracking {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        System.realloc(ptr, layout, new_size)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Tracking = Tracking;
+
+/// Runs `f` and returns its result with the largest single allocation (bytes) it made on this thread.
+fn largest_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    LARGEST.with(|m| m.set(0));
+    TRACKING.with(|on| on.set(true));
+    let r = f();
+    TRACKING.with(|on| on.set(false));
+    (r, LARGEST.with(Cell::get))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The character.
+
+thread_local! {
+    static REPORTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The backends to compare; every ISA this CPU cannot run (or this build lacks) is named on the real
+/// stderr (past libtest's capture) as not run, once per test, so that a pass never hides it.
+fn backends_here() -> Vec<Backend> {
+    if !REPORTED.with(|r| r.replace(true)) {
+        for isa in Isa::ALL {
+            if let Err(e) = isa.runnable() {
+                let thread = std::thread::current();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "not run: {}: {isa}: {e}",
+                    thread.name().unwrap_or("a test")
+                );
+            }
+        }
+    }
+    backends()
+}
+
+/// One mesh's skin-joint indices and weights per vertex, as the tolerance needs them.
+struct Influences {
+    joints: Vec<[usize; 4]>,
+    weights: Vec<[f32; 4]>,
+}
+
+/// The scenes crate's character (20 joints, 228 vertices) in its own joint order, which is not its
+/// level order, with two skins and two meshes: skin 0 names every joint in order and skins mesh 0
+/// (positions, normals, tangents); skin 1 names them in reverse and skins mesh 1 (the same vertices,
+/// positions only, joint indices reversed to match).
+struct Rig {
+    character: Character,
+    influences: [Influences; 2],
+    n: usize,
+}
+
+fn rig() -> Rig {
+    let c = scenes::character(20, 3, 4);
+    let n = c.parents.len();
+    let skeleton = Skeleton::from_parents(&c.parents).unwrap();
+    assert_ne!(
+        skeleton.original_order(),
+        (0..n).collect::<Vec<_>>(),
+        "the rig's order should differ from its level order"
+    );
+    let full = MeshInput::new(
+        Attribute::vec3(&c.positions),
+        Attribute::joints_u16(&c.joints),
+        Attribute::weights_f32(&c.weights),
+    )
+    .normals(Attribute::vec3(&c.normals))
+    .tangents(Attribute::vec4(&c.tangents));
+    let mesh0 = SkinnedMesh::prepare(&full, &PrepareOptions::new(n)).unwrap();
+    let reversed: Vec<[u16; 4]> = c
+        .joints
+        .iter()
+        .map(|j| j.map(|j| (n - 1) as u16 - j))
+        .collect();
+    let bare = MeshInput::new(
+        Attribute::vec3(&c.positions),
+        Attribute::joints_u16(&reversed),
+        Attribute::weights_f32(&c.weights),
+    );
+    let mesh1 = SkinnedMesh::prepare(&bare, &PrepareOptions::new(n)).unwrap();
+    let skin0 = CharacterSkin {
+        joints: (0..n).collect(),
+        inverse_binds: c.inverse_binds.clone(),
+    };
+    let skin1 = CharacterSkin {
+        joints: (0..n).rev().collect(),
+        inverse_binds: c.inverse_binds.iter().rev().copied().collect(),
+    };
+    let character = Character::new(
+        skeleton,
+        c.bind_translations.clone(),
+        vec![Quat::IDENTITY; n],
+        vec![Vec3::ONE; n],
+        vec![skin0, skin1],
+        vec![(mesh0, 0), (mesh1, 1)],
+    )
+    .unwrap();
+    let influences = |joints: &[[u16; 4]]| Influences {
+        joints: joints.iter().map(|j| j.map(usize::from)).collect(),
+        weights: c.weights.clone(),
+    };
+    Rig {
+        character,
+        influences: [influences(&c.joints), influences(&reversed)],
+        n,
+    }
+}
+
+/// A local pose in the user's order: translations, rotations, scales.
+type Pose = (Vec<Vec3>, Vec<Quat>, Vec<Vec3>);
+
+/// Instance `i`'s pose (user order) and root.
+fn instance(n: usize, i: usize) -> (Pose, Mat4) {
+    let pose = scenes::animated_pose(n, 0.37 * i as f32, true, 100 + i as u64);
+    let root = Mat4::from_scale_rotation_translation(
+        Vec3::splat(1.0 + 0.01 * i as f32),
+        Quat::from_rotation_y(0.1 * i as f32),
+        Vec3::new(i as f32, 0.0, -((i % 5) as f32)),
+    );
+    (pose, root)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tolerances (see the file comment).
+
+const EPS: f32 = f32::EPSILON;
+
+fn abs(m: Mat4) -> Mat4 {
+    Mat4::from_cols_array(&m.to_cols_array().map(f32::abs))
+}
+
+/// The element bound of every joint's model matrix (user order): 8 eps (d + 2) A_j.
+fn model_tolerances(
+    skeleton: &Skeleton,
+    t: &[Vec3],
+    q: &[Quat],
+    s: &[Vec3],
+    root: Mat4,
+) -> Vec<Mat4> {
+    let n = skeleton.len();
+    let mut a = vec![Mat4::ZERO; n];
+    let mut depth = vec![0usize; n];
+    for l in 0..n {
+        let j = skeleton.original_index(l).unwrap();
+        let mut local = Mat4::from_cols_array(&trs_matrix(t[j], q[j], s[j])).to_cols_array();
+        local.iter_mut().for_each(|x| *x = x.abs());
+        for (c, sc) in s[j].abs().to_array().into_iter().enumerate() {
+            for r in 0..3 {
+                local[4 * c + r] += 8.0 * EPS * sc;
+            }
+        }
+        let (parent, d) = match skeleton.parent(j) {
+            Some(p) => (a[p], depth[p] + 1),
+            None => (abs(root), 0),
+        };
+        a[j] = parent * Mat4::from_cols_array(&local);
+        depth[j] = d;
+    }
+    (0..n)
+        .map(|j| a[j] * (8.0 * EPS * (depth[j] as f32 + 2.0)))
+        .collect()
+}
+
+/// Ok when every element of `got` is within `tol` of `want`, the bottom row exactly.
+fn check_matrix(ctx: &dyn Fn() -> String, got: Mat4, want: Mat4, tol: Mat4) {
+    let (g, w, t) = (
+        got.to_cols_array(),
+        want.to_cols_array(),
+        tol.to_cols_array(),
+    );
+    for e in 0..16 {
+        let ok = if e % 4 == 3 {
+            g[e] == w[e]
+        } else {
+            (g[e] - w[e]).abs() <= t[e]
+        };
+        assert!(
+            ok,
+            "{}: element {e} (row {}, col {}): crowd {} single {}, |diff| {} > {}",
+            ctx(),
+            e % 4,
+            e / 4,
+            g[e],
+            w[e],
+            (g[e] - w[e]).abs(),
+            t[e]
+        );
+    }
+}
+
+/// The bound of one skinned component (row `r`, input `v`) of a vertex, from the single path's palette
+/// and the observed palette difference.
+fn blend_tolerance(
+    infl: &Influences,
+    vertex: usize,
+    single: &[PaletteMatrix],
+    crowd: &[PaletteMatrix],
+    r: usize,
+    v: [f32; 4],
+) -> f32 {
+    let k = infl.weights[vertex].iter().filter(|&&w| w > 0.0).count() as f32;
+    let mut tol = 0.0;
+    for (&j, &w) in infl.joints[vertex].iter().zip(&infl.weights[vertex]) {
+        if w > 0.0 {
+            for c in 0..4 {
+                let (p, dp) = (
+                    single[j].rows[r][c],
+                    (crowd[j].rows[r][c] - single[j].rows[r][c]).abs(),
+                );
+                tol += w * (dp + (k + 4.0) * EPS * p.abs()) * v[c].abs();
+            }
+        }
+    }
+    tol
+}
+
+/// Compares one mesh of one instance: positions always, normals and tangents where the mesh has them.
+/// `raw` is the single path's unrenormalized output of the same instance, for renormalized bounds.
+#[allow(clippy::too_many_arguments)]
+fn check_vertices(
+    ctx: &str,
+    infl: &Influences,
+    input: &scenes::Character,
+    single: &[PaletteMatrix],
+    crowd_palette: &[PaletteMatrix],
+    got: (&[Vec3], Option<&[Vec3]>, Option<&[Vec4]>),
+    want: (&[Vec3], Option<&[Vec3]>, Option<&[Vec4]>),
+    raw: Option<(&[Vec3], &[Vec4])>,
+) {
+    let tol = |v: usize, x: [f32; 4]| -> [f32; 3] {
+        std::array::from_fn(|r| blend_tolerance(infl, v, single, crowd_palette, r, x))
+    };
+    assert_eq!(got.0.len(), want.0.len(), "{ctx}");
+    for v in 0..want.0.len() {
+        let bound = tol(v, input.positions[v].extend(1.0).to_array());
+        let (g, w) = (got.0[v].to_array(), want.0[v].to_array());
+        for r in 0..3 {
+            assert!(
+                (g[r] - w[r]).abs() <= bound[r],
+                "{ctx}: vertex {v} position[{r}]: crowd {} single {}, bound {}",
+                g[r],
+                w[r],
+                bound[r]
+            );
+        }
+        let mut directions = Vec::new();
+        if let (Some(g), Some(w)) = (got.1, want.1) {
+            let raw_len = raw.map(|(n, _)| n[v].length());
+            directions.push(("normal", g[v], w[v], input.normals[v], raw_len));
+        } else {
+            assert_eq!(got.1.is_some(), want.1.is_some(), "{ctx}: normals");
+        }
+        if let (Some(g), Some(w)) = (got.2, want.2) {
+            assert_eq!(g[v].w, w[v].w, "{ctx}: vertex {v} tangent w");
+            let raw_len = raw.map(|(_, t)| t[v].truncate().length());
+            let input_t = input.tangents[v].truncate();
+            directions.push((
+                "tangent",
+                g[v].truncate(),
+                w[v].truncate(),
+                input_t,
+                raw_len,
+            ));
+        } else {
+            assert_eq!(got.2.is_some(), want.2.is_some(), "{ctx}: tangents");
+        }
+        for (what, g, w, x, raw_len) in directions {
+            let bound = tol(v, x.extend(0.0).to_array());
+            let bound = match raw_len {
+                // Renormalized: |d(x / |x|)| <= (|dx_r| + |dx|) / |x|, plus the rounding of each side.
+                Some(len) => bound.map(|b| (b + bound.iter().sum::<f32>()) / len + 8.0 * EPS),
+                None => bound,
+            };
+            let (g, w) = (g.to_array(), w.to_array());
+            for r in 0..3 {
+                assert!(
+                    (g[r] - w[r]).abs() <= bound[r],
+                    "{ctx}: vertex {v} {what}[{r}]: crowd {} single {}, bound {}",
+                    g[r],
+                    w[r],
+                    bound[r]
+                );
+            }
+        }
+    }
+}
+
+/// Everything a crowd frame holds after a frame, as bits, to compare two runs exactly.
+fn crowd_bits(rig: &Rig, frame: &CrowdFrame) -> Vec<u32> {
+    let mut bits = Vec::new();
+    let mut models = vec![Mat4::ZERO; rig.n];
+    for i in 0..frame.instances() {
+        frame.models().instance_models(i, &mut models).unwrap();
+        bits.extend(
+            models
+                .iter()
+                .flat_map(|m| m.to_cols_array().map(f32::to_bits)),
+        );
+    }
+    for skin in 0..2 {
+        let palettes = frame.palettes(skin).unwrap().as_slice();
+        bits.extend(
+            palettes
+                .iter()
+                .flat_map(|p| p.rows.concat().into_iter().map(f32::to_bits)),
+        );
+    }
+    for mesh in 0..2 {
+        let out = frame.mesh(mesh).unwrap();
+        bits.extend(
+            out.positions
+                .iter()
+                .flat_map(|p| p.to_array().map(f32::to_bits)),
+        );
+        for n in out.normals.iter().flatten() {
+            bits.extend(n.to_array().map(f32::to_bits));
+        }
+        for t in out.tangents.iter().flatten() {
+            bits.extend(t.to_array().map(f32::to_bits));
+        }
+    }
+    bits
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The crowd path against the single-character path.
+
+#[test]
+fn evaluate_crowd_matches_evaluate_per_instance_on_every_backend() {
+    let rig = rig();
+    let input = scenes::character(20, 3, 4);
+    let c = &rig.character;
+    let n = rig.n;
+    for instances in [0usize, 1, 15, 16, 17, 40] {
+        let poses: Vec<_> = (0..instances).map(|i| instance(n, i)).collect();
+        for backend in backends_here() {
+            for mode in [Renormalize::None, Renormalize::Precise] {
+                // One instance at a time, with the same pose and root.
+                let singles: Vec<Frame> = poses
+                    .iter()
+                    .map(|((t, q, s), root)| {
+                        let mut frame = c
+                            .frame_buffers()
+                            .backend(backend)
+                            .renormalize(mode)
+                            .root(*root);
+                        frame.set_pose(t, q, s).unwrap();
+                        c.evaluate(&mut frame).unwrap();
+                        frame
+                    })
+                    .collect();
+                let raws: Vec<Frame> = poses
+                    .iter()
+                    .map(|((t, q, s), root)| {
+                        let mut frame = c
+                            .frame_buffers()
+                            .backend(backend)
+                            .renormalize(Renormalize::None)
+                            .root(*root);
+                        frame.set_pose(t, q, s).unwrap();
+                        c.evaluate(&mut frame).unwrap();
+                        frame
+                    })
+                    .collect();
+                let mut runs = Vec::new();
+                for threads in [Threads::One, Threads::All] {
+                    let mut crowd = c
+                        .crowd_buffers(instances)
+                        .unwrap()
+                        .backend(backend)
+                        .threads(threads)
+                        .renormalize(mode);
+                    assert_eq!(crowd.instances(), instances);
+                    for (i, ((t, q, s), root)) in poses.iter().enumerate() {
+                        let trs = Trs {
+                            translations: t,
+                            rotations: q,
+                            scales: s,
+                        };
+                        crowd.pose_mut().set_instance(i, trs).unwrap();
+                        crowd.roots_mut()[i] = *root;
+                    }
+                    c.evaluate_crowd(&mut crowd).unwrap();
+                    runs.push(crowd_bits(&rig, &crowd));
+                    if threads == Threads::All {
+                        break;
+                    }
+                    let skeleton = c.skeleton();
+                    for (i, (((t, q, s), root), single)) in poses.iter().zip(&singles).enumerate() {
+                        let ctx = |what: &str| {
+                            format!(
+                                "{backend:?} {mode:?} instances={instances} instance={i} {what}"
+                            )
+                        };
+                        let tols = model_tolerances(skeleton, t, q, s, *root);
+                        for j in 0..n {
+                            check_matrix(
+                                &|| ctx(&format!("model of joint {j}")),
+                                crowd.models().model(i, j).unwrap(),
+                                single.model(j).unwrap(),
+                                tols[j],
+                            );
+                        }
+                        for skin in 0..2 {
+                            let got = crowd.palettes(skin).unwrap().instance(i).unwrap();
+                            let want = &single.palettes()[skin];
+                            assert_eq!(got.len(), want.len());
+                            let joints = &c.skins()[skin].joints;
+                            let ibs = &c.skins()[skin].inverse_binds;
+                            for e in 0..want.len() {
+                                let m = single.model(joints[e]).unwrap();
+                                let ib = abs(ibs[e]);
+                                let tol = tols[joints[e]] * ib + abs(m) * ib * (8.0 * EPS);
+                                check_matrix(
+                                    &|| ctx(&format!("skin {skin} palette entry {e}")),
+                                    got[e].to_mat4(),
+                                    want[e].to_mat4(),
+                                    tol,
+                                );
+                            }
+                        }
+                        for mesh in 0..2 {
+                            let skin = c.mesh_skin(mesh).unwrap();
+                            let raw = &raws[i].meshes()[mesh];
+                            let raw = match (mode, &raw.normals, &raw.tangents) {
+                                (Renormalize::None, ..) => None,
+                                (_, Some(n), Some(t)) => Some((&n[..], &t[..])),
+                                _ => None,
+                            };
+                            let want = &single.meshes()[mesh];
+                            check_vertices(
+                                &ctx(&format!("mesh {mesh}")),
+                                &rig.influences[mesh],
+                                &input,
+                                &single.palettes()[skin],
+                                crowd.palettes(skin).unwrap().instance(i).unwrap(),
+                                (
+                                    crowd.positions(mesh, i).unwrap(),
+                                    crowd.normals(mesh, i),
+                                    crowd.tangents(mesh, i),
+                                ),
+                                (
+                                    &want.positions,
+                                    want.normals.as_deref(),
+                                    want.tangents.as_deref(),
+                                ),
+                                raw,
+                            );
+                        }
+                        let (lo, hi) = crowd.bounds(i).unwrap();
+                        let (want_lo, want_hi) = single.bounds().unwrap();
+                        assert!(
+                            lo.abs_diff_eq(want_lo, 1e-4) && hi.abs_diff_eq(want_hi, 1e-4),
+                            "{}",
+                            ctx("bounds")
+                        );
+                    }
+                    // Nothing past the last instance.
+                    assert!(crowd.positions(0, instances).is_none());
+                    assert!(crowd.palettes(0).unwrap().instance(instances).is_none());
+                    assert!(crowd.models().model(instances, 0).is_none());
+                    assert!(crowd.bounds(instances).is_none());
+                    // Mesh 1 has no normals or tangents.
+                    assert!(crowd.normals(1, 0).is_none() && crowd.tangents(1, 0).is_none());
+                    assert_eq!(crowd.mesh(0).unwrap().positions.len(), instances * 228);
+                    assert!(crowd.palettes(2).is_none() && crowd.mesh(2).is_none());
+                }
+                assert!(
+                    runs[0] == runs[1],
+                    "{backend:?} {mode:?} instances={instances}: Threads::All changed the bits"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn crowd_buffers_start_at_the_rest_pose_with_the_frame_defaults() {
+    let rig = rig();
+    let c = &rig.character;
+    let crowd = c.crowd_buffers(17).unwrap();
+    assert_eq!(crowd.backend, Backend::Auto);
+    assert_eq!(crowd.threads, Threads::All);
+    assert_eq!(crowd.renormalize, Renormalize::Precise);
+    assert_eq!(crowd.roots(), &[Mat4::IDENTITY; 17]);
+    assert_eq!(crowd.pose().instances(), 17);
+    assert_eq!(crowd.pose().joints(), rig.n);
+    for i in 0..17 {
+        for j in 0..rig.n {
+            assert_eq!(
+                crowd.pose().joint(i, j),
+                c.rest_pose(j),
+                "instance {i} joint {j}"
+            );
+        }
+    }
+    assert_eq!(crowd.palettes(0).unwrap().entries(), rig.n);
+    assert_eq!(
+        crowd.palettes(1).unwrap().as_slice(),
+        &vec![PaletteMatrix::IDENTITY; rig.n * 17][..]
+    );
+    // The rest pose evaluated as a crowd is the rest pose evaluated alone.
+    let mut crowd = crowd.backend(Backend::Reference);
+    c.evaluate_crowd(&mut crowd).unwrap();
+    let mut frame = c.frame_buffers().backend(Backend::Reference);
+    c.evaluate(&mut frame).unwrap();
+    for i in 0..17 {
+        assert_eq!(
+            crowd.positions(1, i).unwrap(),
+            &frame.meshes()[1].positions[..]
+        );
+    }
+}
+
+#[test]
+fn the_crowd_stages_one_at_a_time_equal_evaluate_crowd() {
+    let rig = rig();
+    let c = &rig.character;
+    let mut whole = c.crowd_buffers(20).unwrap();
+    for i in 0..20 {
+        let ((t, q, s), root) = instance(rig.n, i);
+        for j in 0..rig.n {
+            whole.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
+        }
+        whole.roots_mut()[i] = root;
+    }
+    let mut staged = whole.clone();
+    c.evaluate_crowd(&mut whole).unwrap();
+    c.crowd_local_to_model(&mut staged).unwrap();
+    c.crowd_palettes(&mut staged).unwrap();
+    c.crowd_skin(&mut staged).unwrap();
+    assert!(crowd_bits(&rig, &whole) == crowd_bits(&rig, &staged));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CrowdPaletteJob
+
+fn skeleton() -> Skeleton {
+    Skeleton::from_parents(&scenes::humanoid_parents(20)).unwrap()
+}
+
+/// Crowd models of `instances` random poses of the humanoid skeleton.
+fn posed_models(skeleton: &Skeleton, instances: usize) -> CrowdModels {
+    let n = skeleton.len();
+    let mut pose = CrowdPose::new(skeleton, instances).unwrap();
+    for i in 0..instances {
+        let (t, q, s) = scenes::animated_pose(n, 0.2 * i as f32, true, i as u64);
+        pose.set_instance(
+            i,
+            Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &s,
+            },
+        )
+        .unwrap();
+    }
+    let mut models = CrowdModels::new(skeleton, instances).unwrap();
+    CrowdLocalToModelJob::new(skeleton, &pose, &mut models)
+        .run()
+        .unwrap();
+    models
+}
+
+#[test]
+fn the_crowd_palette_job_equals_the_palette_job_per_instance() {
+    let skeleton = skeleton();
+    let n = skeleton.len();
+    // A skin over some joints (user order), one of them twice, as the palette job's level-order remap.
+    let skin = [5usize, 0, 5, 19, 7, 12];
+    let joints = skeleton.level_indices(&skin).unwrap();
+    let mut rng = Rng::new(3);
+    let inverse_binds: Vec<Mat4> = skin
+        .iter()
+        .map(|_| common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
+        .collect();
+    for instances in [0usize, 1, 16, 17, 40] {
+        let models = posed_models(&skeleton, instances);
+        for backend in backends_here() {
+            let mut one = CrowdPalettes::new(skin.len(), instances).unwrap();
+            let mut all = one.clone();
+            CrowdPaletteJob::new(&skeleton, &models, &joints, &inverse_binds, &mut one)
+                .backend(backend)
+                .run()
+                .unwrap();
+            CrowdPaletteJob::new(&skeleton, &models, &joints, &inverse_binds, &mut all)
+                .backend(backend)
+                .threads(Threads::All)
+                .run()
+                .unwrap();
+            assert_eq!(
+                one, all,
+                "{backend:?} instances={instances}: threads changed the result"
+            );
+            let mut user = vec![Mat4::ZERO; n];
+            for i in 0..instances {
+                models.instance_models(i, &mut user).unwrap();
+                let level = skeleton.to_level_order(&user).unwrap();
+                let mut want = vec![PaletteMatrix::IDENTITY; skin.len()];
+                PaletteJob::new(&level, &inverse_binds, &mut want)
+                    .joints(&joints)
+                    .backend(backend)
+                    .run()
+                    .unwrap();
+                let got = one.instance(i).unwrap();
+                for e in 0..skin.len() {
+                    // Both within gamma_4 of the product of absolute values (the palette parity bound).
+                    let tol = abs(user[skin[e]]) * abs(inverse_binds[e]) * (8.0 * EPS);
+                    check_matrix(
+                        &|| format!("{backend:?} instances={instances} instance {i} entry {e}"),
+                        got[e].to_mat4(),
+                        want[e].to_mat4(),
+                        tol,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Asserts the error, that its message names the rule, and that the palettes were not written.
+fn palette_job_refuses(
+    skeleton: &Skeleton,
+    models: &CrowdModels,
+    joints: &[usize],
+    inverse_binds: &[Mat4],
+    palettes: CrowdPalettes,
+    want: Error,
+    words: &str,
+) {
+    let mut palettes = palettes;
+    let before = palettes.clone();
+    let mut job = CrowdPaletteJob::new(skeleton, models, joints, inverse_binds, &mut palettes);
+    assert_eq!(job.validate().unwrap_err(), want);
+    let err = job.run().unwrap_err();
+    assert_eq!(err, want);
+    assert!(err.to_string().contains(words), "{err}");
+    assert_eq!(palettes, before, "nothing may be written on error");
+}
+
+#[test]
+fn crowd_palette_job_rules() {
+    let skeleton = skeleton();
+    let models = posed_models(&skeleton, 5);
+    let ib = vec![Mat4::IDENTITY; 4];
+    let joints = [0usize, 1, 2, 3];
+    // Palette entries: one per inverse bind matrix.
+    palette_job_refuses(
+        &skeleton,
+        &models,
+        &joints,
+        &ib,
+        CrowdPalettes::new(3, 5).unwrap(),
+        Error::CountMismatch {
+            what: "crowd palette entries (one per inverse bind matrix)",
+            expected: 4,
+            got: 3,
+        },
+        "count mismatch: crowd palette entries (one per inverse bind matrix): 4 expected, but 3 given",
+    );
+    // Skin joints: one per inverse bind matrix.
+    palette_job_refuses(
+        &skeleton,
+        &models,
+        &joints[..3],
+        &ib,
+        CrowdPalettes::new(4, 5).unwrap(),
+        Error::CountMismatch {
+            what: "skin joints (one per inverse bind matrix)",
+            expected: 4,
+            got: 3,
+        },
+        "skin joints (one per inverse bind matrix): 4 expected, but 3 given",
+    );
+    // Every skin joint names a joint of the skeleton.
+    palette_job_refuses(
+        &skeleton,
+        &models,
+        &[0, 1, 20, 3],
+        &ib,
+        CrowdPalettes::new(4, 5).unwrap(),
+        Error::SkinJointOutOfRange {
+            skin_joint: 2,
+            joint: 20,
+            joints: 20,
+        },
+        "skin joint out of range: skin joint 2 maps to joint 20, but there are only 20 joints",
+    );
+    // One palette per model instance.
+    palette_job_refuses(
+        &skeleton,
+        &models,
+        &joints,
+        &ib,
+        CrowdPalettes::new(4, 6).unwrap(),
+        Error::CountMismatch {
+            what: "crowd palette instances (one per model instance)",
+            expected: 5,
+            got: 6,
+        },
+        "crowd palette instances (one per model instance): 5 expected, but 6 given",
+    );
+    // Models made for another skeleton.
+    let other = Skeleton::from_parents(&scenes::humanoid_parents(21)).unwrap();
+    palette_job_refuses(
+        &skeleton,
+        &CrowdModels::new(&other, 5).unwrap(),
+        &joints,
+        &ib,
+        CrowdPalettes::new(4, 5).unwrap(),
+        Error::WrongFrame {
+            what: "CrowdModels",
+            owner: "skeleton",
+            part: "joint",
+            made_for: 21,
+            here: 20,
+        },
+        "wrong frame: this CrowdModels was made for a skeleton with 21 joints; this skeleton has 20",
+    );
+    // An ISA that cannot run here.
+    let foreign = if cfg!(target_arch = "aarch64") {
+        Isa::Avx2
+    } else {
+        Isa::Neon
+    };
+    let mut palettes = CrowdPalettes::new(4, 5).unwrap();
+    let err = CrowdPaletteJob::new(&skeleton, &models, &joints, &ib, &mut palettes)
+        .backend(foreign)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::IsaUnavailable { isa, .. } if isa == foreign),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CrowdSkinningJob
+
+/// Three vertices with normals, two joints; vertex i on joint i % 2.
+fn small_mesh() -> (Vec<Vec3>, SkinnedMesh) {
+    let positions = vec![Vec3::X, Vec3::Y, Vec3::Z];
+    let normals = [Vec3::Y, Vec3::Z, Vec3::X];
+    let joints = [[0u16, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]];
+    let weights = [[1.0f32, 0.0, 0.0, 0.0]; 3];
+    let input = MeshInput::new(
+        Attribute::vec3(&positions),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    )
+    .normals(Attribute::vec3(&normals));
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(2)).unwrap();
+    (positions, mesh)
+}
+
+#[test]
+fn the_crowd_skinning_job_skins_each_instance_with_its_palette() {
+    // Palettes from a real crowd: the humanoid's first two joints' models, per instance.
+    let skeleton = skeleton();
+    let (positions, mesh) = small_mesh();
+    let joints = skeleton.level_indices(&[3, 9]).unwrap();
+    let ib = [Mat4::IDENTITY; 2];
+    for instances in [0usize, 1, 17] {
+        let models = posed_models(&skeleton, instances);
+        let mut palettes = CrowdPalettes::new(2, instances).unwrap();
+        CrowdPaletteJob::new(&skeleton, &models, &joints, &ib, &mut palettes)
+            .run()
+            .unwrap();
+        for backend in backends_here() {
+            let v = 3 * instances;
+            let (mut p, mut nrm) = (vec![Vec3::NAN; v], vec![Vec3::NAN; v]);
+            CrowdSkinningJob::new(
+                &mesh,
+                &palettes,
+                SkinOutput::positions_normals(&mut p, &mut nrm),
+            )
+            .backend(backend)
+            .run()
+            .unwrap();
+            // Each instance's run equals the single job with that instance's palette.
+            for i in 0..instances {
+                let palette = palettes.instance(i).unwrap();
+                let (mut sp, mut sn) = ([Vec3::ZERO; 3], [Vec3::ZERO; 3]);
+                ispc_skinning::SkinningJob::new(
+                    &mesh,
+                    palette,
+                    SkinOutput::positions_normals(&mut sp, &mut sn),
+                )
+                .backend(backend)
+                .run()
+                .unwrap();
+                assert_eq!(&p[3 * i..3 * i + 3], &sp, "{backend:?} instance {i}");
+                assert_eq!(&nrm[3 * i..3 * i + 3], &sn, "{backend:?} instance {i}");
+                let m = palette[1].to_mat4();
+                assert!(p[3 * i + 1].abs_diff_eq(m.transform_point3(positions[1]), 1e-5));
+            }
+            // Threads and an interleaved output give the same bits.
+            let (mut pa, mut na) = (vec![Vec3::NAN; v], vec![Vec3::NAN; v]);
+            CrowdSkinningJob::new(
+                &mesh,
+                &palettes,
+                SkinOutput::positions_normals(&mut pa, &mut na),
+            )
+            .backend(backend)
+            .threads(Threads::All)
+            .run()
+            .unwrap();
+            let bits = |x: &[Vec3]| -> Vec<u32> {
+                x.iter()
+                    .flat_map(|v| v.to_array().map(f32::to_bits))
+                    .collect()
+            };
+            assert_eq!(
+                (bits(&pa), bits(&na)),
+                (bits(&p), bits(&nrm)),
+                "{backend:?}"
+            );
+            let mut buf = vec![0f32; v * 6];
+            let out = SkinOutput::Interleaved {
+                bytes: bytemuck::cast_slice_mut(&mut buf),
+                stride: 24,
+                positions: 0,
+                normals: Some(12),
+                tangents: None,
+            };
+            CrowdSkinningJob::new(&mesh, &palettes, out)
+                .backend(backend)
+                .run()
+                .unwrap();
+            for k in 0..v {
+                assert_eq!(
+                    &buf[6 * k..6 * k + 3],
+                    &p[k].to_array(),
+                    "{backend:?} vertex {k}"
+                );
+                assert_eq!(
+                    &buf[6 * k + 3..6 * k + 6],
+                    &nrm[k].to_array(),
+                    "{backend:?} vertex {k}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn crowd_skinning_job_rules() {
+    let (_, mesh) = small_mesh();
+    let palettes = CrowdPalettes::new(2, 4).unwrap();
+    // Each case: the error, words of its message, and that the outputs stay as they were.
+    let check = |err: Error, want: Error, words: &str| {
+        assert_eq!(err, want);
+        assert!(err.to_string().contains(words), "{err}");
+    };
+    // Palette entries: at least the mesh's joint count.
+    let short = CrowdPalettes::new(1, 4).unwrap();
+    let mut p = vec![Vec3::NAN; 12];
+    let err = CrowdSkinningJob::new(&mesh, &short, SkinOutput::positions(&mut p))
+        .run()
+        .unwrap_err();
+    check(
+        err,
+        Error::CountMismatch {
+            what: "crowd palette entries (at least the mesh's joint count)",
+            expected: 2,
+            got: 1,
+        },
+        "crowd palette entries (at least the mesh's joint count): 2 expected, but 1 given",
+    );
+    assert!(p.iter().all(|v| v.is_nan()), "nothing may be written");
+    // Outputs: instances times vertices, for every stream.
+    let mut p = vec![Vec3::NAN; 11];
+    let err = CrowdSkinningJob::new(&mesh, &palettes, SkinOutput::positions(&mut p))
+        .run()
+        .unwrap_err();
+    check(
+        err,
+        Error::CountMismatch {
+            what: "skinned positions",
+            expected: 12,
+            got: 11,
+        },
+        "count mismatch: skinned positions: 12 expected, but 11 given",
+    );
+    assert!(p.iter().all(|v| v.is_nan()), "nothing may be written");
+    let (mut p, mut nrm) = (vec![Vec3::NAN; 12], vec![Vec3::NAN; 13]);
+    let err = CrowdSkinningJob::new(
+        &mesh,
+        &palettes,
+        SkinOutput::positions_normals(&mut p, &mut nrm),
+    )
+    .run()
+    .unwrap_err();
+    check(
+        err,
+        Error::CountMismatch {
+            what: "skinned normals",
+            expected: 12,
+            got: 13,
+        },
+        "skinned normals: 12 expected, but 13 given",
+    );
+    assert!(
+        p.iter().chain(&nrm).all(|v| v.is_nan()),
+        "nothing may be written"
+    );
+    // An output the mesh has no input for.
+    let (mut p, mut nrm, mut tan) = (
+        vec![Vec3::NAN; 12],
+        vec![Vec3::NAN; 12],
+        vec![Vec4::NAN; 12],
+    );
+    let err = CrowdSkinningJob::new(
+        &mesh,
+        &palettes,
+        SkinOutput::positions_normals_tangents(&mut p, &mut nrm, &mut tan),
+    )
+    .run()
+    .unwrap_err();
+    check(
+        err,
+        Error::AttributeMissing {
+            attribute: "tangents",
+        },
+        "attribute missing: tangents",
+    );
+    assert!(p.iter().all(|v| v.is_nan()), "nothing may be written");
+    // An interleaved buffer shorter than instances times vertices times the stride.
+    let mut buf = vec![0f32; 12 * 3 - 1];
+    let out = SkinOutput::Interleaved {
+        bytes: bytemuck::cast_slice_mut(&mut buf),
+        stride: 12,
+        positions: 0,
+        normals: None,
+        tangents: None,
+    };
+    let err = CrowdSkinningJob::new(&mesh, &palettes, out)
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::OutputLayout { reason } if reason.contains("shorter")),
+        "{err}"
+    );
+    assert!(buf.iter().all(|&x| x == 0.0), "nothing may be written");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Size limits and frames of another character.
+
+#[test]
+fn too_many_instances_fail_before_anything_is_allocated() {
+    let rig = rig();
+    let skeleton = rig.character.skeleton();
+    let n = rig.n;
+    let over = MAX_CROWD_INSTANCES + 1;
+    let (err, bytes) = largest_allocation(|| CrowdPose::new(skeleton, over).unwrap_err());
+    assert_eq!(
+        err,
+        Error::TooManyInstances {
+            instances: over,
+            per_instance: n,
+            unit: "joint",
+            max: MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / n),
+        }
+    );
+    assert!(err.to_string().starts_with("too many instances"), "{err}");
+    assert!(
+        bytes < 1024,
+        "CrowdPose::new allocated {bytes} bytes before failing"
+    );
+    let (err, bytes) = largest_allocation(|| CrowdModels::new(skeleton, over).unwrap_err());
+    assert!(
+        matches!(err, Error::TooManyInstances { instances, unit: "joint", .. } if instances == over),
+        "{err}"
+    );
+    assert!(
+        bytes < 1024,
+        "CrowdModels::new allocated {bytes} bytes before failing"
+    );
+    let (err, bytes) = largest_allocation(|| CrowdPalettes::new(n, over).unwrap_err());
+    assert_eq!(
+        err,
+        Error::TooManyInstances {
+            instances: over,
+            per_instance: n,
+            unit: "palette entry",
+            max: MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / n),
+        }
+    );
+    assert!(err.to_string().starts_with("too many instances"), "{err}");
+    assert!(
+        bytes < 1024,
+        "CrowdPalettes::new allocated {bytes} bytes before failing"
+    );
+    // The character's buffers: 456 skinned vertices per instance bound the count below the instance
+    // limit, so a count between the two is refused too.
+    let per_instance = 2 * 228;
+    let max = MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / per_instance);
+    assert!(max < MAX_CROWD_INSTANCES);
+    for instances in [max + 1, over, usize::MAX] {
+        let (err, bytes) =
+            largest_allocation(|| rig.character.crowd_buffers(instances).unwrap_err());
+        assert_eq!(
+            err,
+            Error::TooManyInstances {
+                instances,
+                per_instance,
+                unit: "skinned vertex",
+                max,
+            }
+        );
+        assert!(
+            err.to_string().contains(&format!(
+                "of 456 skinned vertices each asked for, but at most {max} fit"
+            )),
+            "{err}"
+        );
+        assert!(
+            bytes < 1024,
+            "crowd_buffers allocated {bytes} bytes before failing"
+        );
+    }
+    // At the limit itself a buffer is made: a one-joint skeleton's pose at the instance limit is
+    // 40 MiB.
+    let single = Skeleton::from_parents(&[None]).unwrap();
+    let pose = CrowdPose::new(&single, MAX_CROWD_INSTANCES).unwrap();
+    assert_eq!(pose.instances(), MAX_CROWD_INSTANCES);
+    assert!(matches!(
+        CrowdPose::new(&single, MAX_CROWD_INSTANCES + 1).unwrap_err(),
+        Error::TooManyInstances {
+            max: MAX_CROWD_INSTANCES,
+            ..
+        }
+    ));
+    // The counter sees the allocations of a crowd that is made.
+    let (_, bytes) = largest_allocation(|| CrowdPose::new(skeleton, 16).unwrap());
+    assert!(
+        bytes >= 16 * n * 10 * 4,
+        "the allocation counter saw only {bytes} bytes"
+    );
+    // Too many joints or palette entries for a crowd.
+    let err = CrowdPalettes::new(MAX_CROWD_JOINTS + 1, 1).unwrap_err();
+    assert_eq!(
+        err,
+        Error::TooManyJoints {
+            joints: MAX_CROWD_JOINTS + 1,
+            max: MAX_CROWD_JOINTS
+        }
+    );
+}
+
+#[test]
+fn a_crowd_frame_of_another_character_is_the_wrong_frame() {
+    let rig = rig();
+    let c = &rig.character;
+    // Another skeleton.
+    let other = Character::new(
+        Skeleton::from_parents(&[None, Some(0), Some(1)]).unwrap(),
+        vec![Vec3::ZERO; 3],
+        vec![Quat::IDENTITY; 3],
+        vec![Vec3::ONE; 3],
+        vec![],
+        vec![],
+    )
+    .unwrap();
+    let mut crowd = other.crowd_buffers(4).unwrap();
+    for err in [
+        c.evaluate_crowd(&mut crowd).unwrap_err(),
+        c.crowd_local_to_model(&mut crowd).unwrap_err(),
+        c.crowd_palettes(&mut crowd).unwrap_err(),
+        c.crowd_skin(&mut crowd).unwrap_err(),
+    ] {
+        assert_eq!(
+            err,
+            Error::WrongFrame {
+                what: "CrowdPose",
+                owner: "skeleton",
+                part: "joint",
+                made_for: 3,
+                here: 20
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "wrong frame: this CrowdPose was made for a skeleton with 3 joints; this skeleton has 20"
+        );
+    }
+    // The same skeleton with one skin and no mesh.
+    let skeleton = c.skeleton().clone();
+    let n = rig.n;
+    let one_skin = Character::new(
+        skeleton.clone(),
+        vec![Vec3::ZERO; n],
+        vec![Quat::IDENTITY; n],
+        vec![Vec3::ONE; n],
+        vec![c.skins()[0].clone()],
+        vec![],
+    )
+    .unwrap();
+    let mut crowd = one_skin.crowd_buffers(4).unwrap();
+    let before = crowd.models().clone();
+    let err = c.evaluate_crowd(&mut crowd).unwrap_err();
+    assert_eq!(
+        err,
+        Error::WrongFrame {
+            what: "CrowdFrame",
+            owner: "character",
+            part: "skin",
+            made_for: 1,
+            here: 2
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "wrong frame: this CrowdFrame was made for a character with 1 skin; this character has 2"
+    );
+    assert_eq!(crowd.models(), &before, "nothing may be written");
+    // The same skeleton and skins, one mesh.
+    let one_mesh = Character::new(
+        skeleton,
+        vec![Vec3::ZERO; n],
+        vec![Quat::IDENTITY; n],
+        vec![Vec3::ONE; n],
+        c.skins().to_vec(),
+        vec![(c.mesh(0).unwrap().clone(), 0)],
+    )
+    .unwrap();
+    let mut crowd = one_mesh.crowd_buffers(4).unwrap();
+    let err = c.evaluate_crowd(&mut crowd).unwrap_err();
+    assert_eq!(
+        err,
+        Error::WrongFrame {
+            what: "CrowdFrame",
+            owner: "character",
+            part: "mesh",
+            made_for: 1,
+            here: 2
+        }
+    );
+    assert!(
+        err.to_string().contains("1 mesh; this character has 2"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Library gaps found while writing these tests. Each test states the rule as the crate documents it
+// and is ignored until the library follows it (`cargo test -- --ignored` shows the failure).
+
+/// `Error::TooManyInstances` counts palette entries with `Count(n, "palette entry")`, whose plural
+/// rule (src/text.rs) only knows -s, -es and -ex: the message says "20 palette entrys".
+#[test]
+#[ignore = "library bug: src/text.rs Count pluralizes \"palette entry\" as \"palette entrys\""]
+fn the_too_many_instances_message_spells_palette_entries() {
+    let err = CrowdPalettes::new(20, MAX_CROWD_INSTANCES + 1).unwrap_err();
+    assert!(
+        err.to_string().contains("of 20 palette entries each"),
+        "{err}"
+    );
+}
+
+/// Error::WrongFrame's rule covers crowd frames ("a frame (or crowd frame, crowd pose, ...) is used
+/// with the character ... it was made for"), and a `Frame` of another character is refused before
+/// anything is written when its skin joints, vertices or normal streams differ. `Character::check_crowd`
+/// (src/character/crowd.rs) compares only the skeleton and the skin and mesh counts, so a crowd frame of
+/// another character with the same skeleton gets a `CountMismatch` from a later stage after the earlier
+/// stages wrote its models (and palettes), or is evaluated without the normals this character's mesh has.
+#[test]
+#[ignore = "library gap: Character::check_crowd does not compare skin joint counts, vertex counts or normal/tangent streams"]
+fn a_crowd_frame_of_a_character_with_other_meshes_is_the_wrong_frame() {
+    let skeleton = Skeleton::from_parents(&[None, Some(0)]).unwrap();
+    let positions = [Vec3::X, Vec3::Y];
+    let joints = [[0u16, 1, 0, 0]; 2];
+    let weights = [[0.5f32, 0.5, 0.0, 0.0]; 2];
+    let normals = [Vec3::Z; 2];
+    let prepare = |v: usize, with_normals: bool| {
+        let input = MeshInput::new(
+            Attribute::vec3(&positions[..v]),
+            Attribute::joints_u16(&joints[..v]),
+            Attribute::weights_f32(&weights[..v]),
+        );
+        let input = if with_normals {
+            input.normals(Attribute::vec3(&normals[..v]))
+        } else {
+            input
+        };
+        SkinnedMesh::prepare(&input, &PrepareOptions::new(2)).unwrap()
+    };
+    let skin = |joints: Vec<usize>| CharacterSkin {
+        inverse_binds: vec![Mat4::IDENTITY; joints.len()],
+        joints,
+    };
+    let character = |skin: CharacterSkin, mesh: SkinnedMesh| {
+        Character::new(
+            skeleton.clone(),
+            vec![Vec3::ZERO; 2],
+            vec![Quat::IDENTITY; 2],
+            vec![Vec3::ONE; 2],
+            vec![skin],
+            vec![(mesh, 0)],
+        )
+        .unwrap()
+    };
+    let this = character(skin(vec![0, 1]), prepare(2, false));
+    for (other, part, made_for, here) in [
+        (
+            character(skin(vec![0, 1, 1]), prepare(2, false)),
+            "skin joint",
+            3,
+            2,
+        ),
+        (
+            character(skin(vec![0, 1]), prepare(1, false)),
+            "vertex",
+            1,
+            2,
+        ),
+        (
+            character(skin(vec![0, 1]), prepare(2, true)),
+            "vertex",
+            2,
+            2,
+        ),
+    ] {
+        let mut crowd = other.crowd_buffers(3).unwrap();
+        crowd
+            .pose_mut()
+            .set_joint(1, 0, Vec3::X, Quat::IDENTITY, Vec3::ONE)
+            .unwrap();
+        let before = crowd.models().clone();
+        let err = this.evaluate_crowd(&mut crowd).unwrap_err();
+        assert_eq!(
+            err,
+            Error::WrongFrame {
+                what: "CrowdFrame",
+                owner: "character",
+                part,
+                made_for,
+                here
+            }
+        );
+        assert_eq!(crowd.models(), &before, "nothing may be written");
+    }
+    // And the other way round: a frame without normals for a mesh with normals.
+    let lit = character(skin(vec![0, 1]), prepare(2, true));
+    let mut crowd = this.crowd_buffers(3).unwrap();
+    assert!(matches!(
+        lit.evaluate_crowd(&mut crowd).unwrap_err(),
+        Error::WrongFrame { part: "vertex", .. }
+    ));
+}
