@@ -109,7 +109,7 @@ fn bench_crowd(c: &mut Criterion) {
         let poses: Vec<_> = (0..instances)
             .map(|i| animated_pose(joints, i as f32 * 0.01, true, i as u64))
             .collect();
-        let mut pose = CrowdPose::new(joints, instances);
+        let mut pose = CrowdPose::new(&s, instances).unwrap();
         for (i, (t, q, sc)) in poses.iter().enumerate() {
             pose.set_instance(
                 i,
@@ -142,7 +142,7 @@ fn bench_crowd(c: &mut Criterion) {
                 }
             })
         });
-        let mut models = CrowdModels::new(joints, instances);
+        let mut models = CrowdModels::new(&s, instances).unwrap();
         for isa in Isa::available() {
             for (threads, name) in [(Threads::One, "1"), (Threads::All, "all")] {
                 g.bench_function(

@@ -535,11 +535,11 @@ fn a_frame_of_another_character_is_refused_in_words() {
         &Error::WrongFrame {
             what: "Frame",
             owner: "character",
-            part: "vertex",
+            part: "mesh normal stream",
             made_for: 1,
-            here: 1,
+            here: 0,
         },
-        "wrong frame: this Frame was made for a character with 1 vertex; this character has 1",
+        "wrong frame: this Frame was made for a character with 1 mesh normal stream; this character has 0",
     );
     // Its own frame still works after the refusals, and so does a clone of the character.
     let mut frame = c.frame_buffers();

@@ -1222,13 +1222,11 @@ fn a_crowd_frame_of_another_character_is_the_wrong_frame() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Library gaps found while writing these tests. Each test states the rule as the crate documents it
-// and is ignored until the library follows it (`cargo test -- --ignored` shows the failure).
+// Two library gaps these tests found, now fixed: the plural of "palette entry", and crowd frames of
+// another character with the same skeleton.
 
-/// `Error::TooManyInstances` counts palette entries with `Count(n, "palette entry")`, whose plural
-/// rule (src/text.rs) only knows -s, -es and -ex: the message says "20 palette entrys".
+/// `Error::TooManyInstances` counts palette entries with the right plural.
 #[test]
-#[ignore = "library bug: src/text.rs Count pluralizes \"palette entry\" as \"palette entrys\""]
 fn the_too_many_instances_message_spells_palette_entries() {
     let err = CrowdPalettes::new(20, MAX_CROWD_INSTANCES + 1).unwrap_err();
     assert!(
@@ -1238,13 +1236,9 @@ fn the_too_many_instances_message_spells_palette_entries() {
 }
 
 /// Error::WrongFrame's rule covers crowd frames ("a frame (or crowd frame, crowd pose, ...) is used
-/// with the character ... it was made for"), and a `Frame` of another character is refused before
-/// anything is written when its skin joints, vertices or normal streams differ. `Character::check_crowd`
-/// (src/character/crowd.rs) compares only the skeleton and the skin and mesh counts, so a crowd frame of
-/// another character with the same skeleton gets a `CountMismatch` from a later stage after the earlier
-/// stages wrote its models (and palettes), or is evaluated without the normals this character's mesh has.
+/// with the character ... it was made for"): a crowd frame of another character with the same skeleton
+/// is refused before anything is written when its skin joints, vertices or normal streams differ.
 #[test]
-#[ignore = "library gap: Character::check_crowd does not compare skin joint counts, vertex counts or normal/tangent streams"]
 fn a_crowd_frame_of_a_character_with_other_meshes_is_the_wrong_frame() {
     let skeleton = Skeleton::from_parents(&[None, Some(0)]).unwrap();
     let positions = [Vec3::X, Vec3::Y];
@@ -1295,9 +1289,9 @@ fn a_crowd_frame_of_a_character_with_other_meshes_is_the_wrong_frame() {
         ),
         (
             character(skin(vec![0, 1]), prepare(2, true)),
-            "vertex",
-            2,
-            2,
+            "mesh normal stream",
+            1,
+            0,
         ),
     ] {
         let mut crowd = other.crowd_buffers(3).unwrap();
@@ -1322,8 +1316,14 @@ fn a_crowd_frame_of_a_character_with_other_meshes_is_the_wrong_frame() {
     // And the other way round: a frame without normals for a mesh with normals.
     let lit = character(skin(vec![0, 1]), prepare(2, true));
     let mut crowd = this.crowd_buffers(3).unwrap();
-    assert!(matches!(
+    assert_eq!(
         lit.evaluate_crowd(&mut crowd).unwrap_err(),
-        Error::WrongFrame { part: "vertex", .. }
-    ));
+        Error::WrongFrame {
+            what: "CrowdFrame",
+            owner: "character",
+            part: "mesh normal stream",
+            made_for: 0,
+            here: 1
+        }
+    );
 }

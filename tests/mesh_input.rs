@@ -491,34 +491,54 @@ fn a_palette_shorter_than_the_inferred_joint_count_is_refused_by_the_job() {
 #[test]
 fn influences_per_vertex_are_one_to_eight() {
     let positions = [Vec3::ZERO; 2];
-    let rule = "influences per vertex (1 to 8)";
     let none = MeshInput::from_influences::<0>(&positions, &[[]; 2], &[[]; 2]);
     let zero = MeshInput::from_flat_influences(&positions, &[], &[], 0);
     for input in [none, zero] {
+        let err = SkinnedMesh::prepare(&input, &PrepareOptions::default()).unwrap_err();
         assert_eq!(
-            SkinnedMesh::prepare(&input, &PrepareOptions::default()).unwrap_err(),
-            Error::CountMismatch {
-                what: rule,
-                expected: 1,
-                got: 0
+            err,
+            Error::InfluenceCount {
+                what: "influences per vertex",
+                count: 0
             }
+        );
+        assert_eq!(
+            err.to_string(),
+            "influence count out of range: influences per vertex is 0, but must be 1 to 8"
         );
     }
     let nine = MeshInput::from_influences(&positions, &[[0u16; 9]; 2], &[[0.1f32; 9]; 2]);
     let err = SkinnedMesh::prepare(&nine, &PrepareOptions::default()).unwrap_err();
     assert_eq!(
         err,
-        Error::CountMismatch {
-            what: rule,
-            expected: MAX_INFLUENCES,
-            got: 9
+        Error::InfluenceCount {
+            what: "influences per vertex",
+            count: 9
         }
     );
-    assert!(err.to_string().contains(rule), "{err}");
-    // Eight is the limit, and allowed.
-    let eight = MeshInput::from_influences(&positions, &[[1u16; 8]; 2], &[[0.1f32; 8]; 2]);
-    let mesh = SkinnedMesh::prepare(&eight, &PrepareOptions::default()).unwrap();
-    assert_eq!(mesh.influence_histogram()[8], 2);
+    assert!(MAX_INFLUENCES == 8);
+}
+
+/// `max_influences` 0 would drop every influence, and 9 cannot be stored: both are refused, not
+/// clamped to 1 or 8.
+#[test]
+fn max_influences_is_one_to_eight() {
+    let positions = [Vec3::ZERO; 2];
+    let input = MeshInput::from_influences(&positions, &[[0u16, 1]; 2], &[[0.5f32, 0.5]; 2]);
+    for k in [0, 9, usize::MAX] {
+        let err =
+            SkinnedMesh::prepare(&input, &PrepareOptions::default().max_influences(k)).unwrap_err();
+        assert_eq!(
+            err,
+            Error::InfluenceCount {
+                what: "max_influences",
+                count: k
+            }
+        );
+    }
+    for k in 1..=8 {
+        assert!(SkinnedMesh::prepare(&input, &PrepareOptions::default().max_influences(k)).is_ok());
+    }
 }
 
 #[test]

@@ -98,12 +98,24 @@ fn parent_out_of_range_names_the_joint() {
 }
 
 #[test]
-fn negative_parent_index_other_than_minus_one_is_out_of_range() {
+fn negative_parent_index_other_than_minus_one_is_refused_as_given() {
     let err = Skeleton::from_parent_indices(&[-1, 0, -5]).unwrap_err();
-    assert!(
-        matches!(err, Error::ParentOutOfRange { joint: 2, .. }),
-        "{err:?}"
+    assert_eq!(
+        err,
+        Error::NegativeParent {
+            joint: 2,
+            parent: -5
+        }
     );
+    // The message shows the value given, not its wrap-around as an unsigned index.
+    assert_eq!(
+        err.to_string(),
+        "negative parent: joint 2 names parent -5; only -1 (a root) may be negative"
+    );
+    assert!(matches!(
+        Skeleton::from_parent_indices(&[i32::MIN]).unwrap_err(),
+        Error::NegativeParent { joint: 0, parent: i32::MIN }
+    ));
 }
 
 #[test]

@@ -267,7 +267,10 @@ fn bad_requests_fail_with_a_message() {
     let out = skin(&[s(&missing)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "skin missing.glb: {stderr}");
-    assert!(stderr.contains("error:") && stderr.lines().count() == 1, "{stderr}");
+    assert!(
+        stderr.contains("error:") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
     let mut cases: Vec<Vec<String>> = vec![
         vec![],
         vec!["a.glb".into(), "b.glb".into()],

@@ -39,7 +39,7 @@
 //! ```
 
 use super::frame::{bounds, SkinnedVertices};
-use super::Character;
+use super::{check_output, Character};
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
@@ -240,8 +240,17 @@ impl Character {
         if frame.palettes.len() != self.skins.len() {
             return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
         }
+        for (palettes, skin) in frame.palettes.iter().zip(&self.skins) {
+            if palettes.entries() != skin.joints.len() || palettes.instances() != frame.instances {
+                return Err(wrong("skin joint", palettes.entries(), skin.joints.len()));
+            }
+        }
         if frame.meshes.len() != self.meshes.len() {
             return Err(wrong("mesh", frame.meshes.len(), self.meshes.len()));
+        }
+        for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
+            check_output(out, mesh, frame.instances)
+                .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
         }
         Ok(())
     }

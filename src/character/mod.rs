@@ -338,16 +338,8 @@ impl Character {
             return Err(wrong("mesh", frame.meshes.len(), self.meshes.len()));
         }
         for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
-            let v = mesh.vertex_count();
-            let fits = |len: Option<usize>, present: bool| {
-                len.is_some() == present && len.is_none_or(|l| l == v)
-            };
-            if out.positions.len() != v
-                || !fits(out.normals.as_ref().map(Vec::len), mesh.has_normals())
-                || !fits(out.tangents.as_ref().map(Vec::len), mesh.has_tangents())
-            {
-                return Err(wrong("vertex", out.positions.len(), v));
-            }
+            check_output(out, mesh, 1)
+                .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
         }
         Ok(())
     }
@@ -441,6 +433,45 @@ impl Character {
         self.palettes(frame)?;
         self.skin(frame)
     }
+}
+
+/// Whether a frame's output of one mesh (for `instances` instances) fits the mesh: as many vertices,
+/// and normal and tangent streams exactly where the mesh has them. The mismatch, as
+/// [`Error::WrongFrame`]'s part and counts (per instance), otherwise.
+pub(crate) fn check_output(
+    out: &SkinnedVertices,
+    mesh: &SkinnedMesh,
+    instances: usize,
+) -> Result<(), (&'static str, usize, usize)> {
+    let v = mesh.vertex_count().saturating_mul(instances);
+    let per_instance = |len: usize| len.checked_div(instances).unwrap_or(len);
+    if out.positions.len() != v {
+        return Err((
+            "vertex",
+            per_instance(out.positions.len()),
+            mesh.vertex_count(),
+        ));
+    }
+    for (part, stream, present) in [
+        (
+            "mesh normal stream",
+            out.normals.as_ref().map(Vec::len),
+            mesh.has_normals(),
+        ),
+        (
+            "mesh tangent stream",
+            out.tangents.as_ref().map(Vec::len),
+            mesh.has_tangents(),
+        ),
+    ] {
+        if stream.is_some() != present {
+            return Err((part, usize::from(stream.is_some()), usize::from(present)));
+        }
+        if let Some(len) = stream.filter(|&len| len != v) {
+            return Err(("vertex", per_instance(len), mesh.vertex_count()));
+        }
+    }
+    Ok(())
 }
 
 /// [`Error::CountMismatch`] unless `got == expected`.

@@ -188,8 +188,12 @@ impl GltfScene {
     ) -> Result<GltfScene, Error> {
         ImportLimits::check("file_bytes", bytes.len(), options.limits.file_bytes)?;
         let document::Parsed { document, blob } = document::parse(bytes)?;
-        let buffers =
-            buffers::load_buffers(&document, blob.as_deref(), base_dir, options.limits.file_bytes)?;
+        let buffers = buffers::load_buffers(
+            &document,
+            blob.as_deref(),
+            base_dir,
+            options.limits.file_bytes,
+        )?;
         let reader = Reader::new(&document, &buffers);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {

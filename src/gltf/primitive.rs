@@ -72,7 +72,11 @@ impl Default for ImportLimits {
 
 impl ImportLimits {
     /// [`GltfError::Limit`](crate::gltf::GltfError::Limit) when `value > max`.
-    pub(super) fn check(limit: &'static str, value: usize, max: usize) -> Result<(), GltfError<Error>> {
+    pub(super) fn check(
+        limit: &'static str,
+        value: usize,
+        max: usize,
+    ) -> Result<(), GltfError<Error>> {
         if value > max {
             return Err(GltfError::Limit { limit, value, max });
         }

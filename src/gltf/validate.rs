@@ -43,9 +43,10 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
 
 /// Checks the raw JSON of a glTF document (see the module docs).
 pub(super) fn check_json(bytes: &[u8]) -> Result<()> {
-    let value: Value = ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
-        message: e.to_string(),
-    })?;
+    let value: Value =
+        ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
+            message: e.to_string(),
+        })?;
     if !value.is_object() {
         return Err(error(&[], "the document must be a JSON object"));
     }
@@ -71,7 +72,10 @@ impl<'v> Checker<'v> {
         match self.root.get("asset") {
             Some(Value::Object(asset)) => {
                 if !matches!(asset.get("version"), Some(Value::String(_))) {
-                    return Err(error(&[Seg::Key("asset"), Seg::Key("version")], "a required string is missing"));
+                    return Err(error(
+                        &[Seg::Key("asset"), Seg::Key("version")],
+                        "a required string is missing",
+                    ));
                 }
             }
             _ => return Err(error(&[Seg::Key("asset")], "a required object is missing")),
@@ -111,7 +115,13 @@ impl<'v> Checker<'v> {
             index(a, &p, "bufferView", views, false)?;
             optional_uint(a, &p, "byteOffset")?;
             required_uint(a, &p, "count")?;
-            one_of_numbers(a, &p, "componentType", &[5120, 5121, 5122, 5123, 5125, 5126], true)?;
+            one_of_numbers(
+                a,
+                &p,
+                "componentType",
+                &[5120, 5121, 5122, 5123, 5125, 5126],
+                true,
+            )?;
             one_of_strings(
                 a,
                 &p,
@@ -134,7 +144,13 @@ impl<'v> Checker<'v> {
             }
         }
         for (i, image) in self.objects("images")?.into_iter().enumerate() {
-            index(image, &[Seg::Key("images"), Seg::Index(i)], "bufferView", views, false)?;
+            index(
+                image,
+                &[Seg::Key("images"), Seg::Index(i)],
+                "bufferView",
+                views,
+                false,
+            )?;
         }
         for (i, t) in self.objects("textures")?.into_iter().enumerate() {
             let p = [Seg::Key("textures"), Seg::Index(i)];
@@ -152,7 +168,13 @@ impl<'v> Checker<'v> {
                 let pp = [p[0], p[1], Seg::Key("pbrMetallicRoughness")];
                 for name in ["baseColorTexture", "metallicRoughnessTexture"] {
                     if let Some(t) = object(pbr, &pp, name, false)? {
-                        index(t, &[pp[0], pp[1], pp[2], Seg::Key(name)], "index", textures, true)?;
+                        index(
+                            t,
+                            &[pp[0], pp[1], pp[2], Seg::Key(name)],
+                            "index",
+                            textures,
+                            true,
+                        )?;
                     }
                 }
             }
@@ -161,7 +183,10 @@ impl<'v> Checker<'v> {
             let p = [Seg::Key("meshes"), Seg::Index(i)];
             let prims = objects(m.get("primitives"), &[p[0], p[1], Seg::Key("primitives")])?;
             if prims.is_empty() {
-                return Err(error(&[p[0], p[1], Seg::Key("primitives")], "a mesh needs at least one primitive"));
+                return Err(error(
+                    &[p[0], p[1], Seg::Key("primitives")],
+                    "a mesh needs at least one primitive",
+                ));
             }
             for (k, prim) in prims.into_iter().enumerate() {
                 let pp = [p[0], p[1], Seg::Key("primitives"), Seg::Index(k)];
@@ -198,12 +223,23 @@ impl<'v> Checker<'v> {
             index(n, &p, "mesh", meshes, false)?;
             index(n, &p, "skin", skins, false)?;
             index(n, &p, "camera", cameras, false)?;
-            for (name, len) in [("translation", 3), ("rotation", 4), ("scale", 3), ("matrix", 16)] {
+            for (name, len) in [
+                ("translation", 3),
+                ("rotation", 4),
+                ("scale", 3),
+                ("matrix", 16),
+            ] {
                 numbers(n, &p, name, len)?;
             }
         }
         for (i, s) in self.objects("scenes")?.into_iter().enumerate() {
-            indices(s, &[Seg::Key("scenes"), Seg::Index(i)], "nodes", nodes, false)?;
+            indices(
+                s,
+                &[Seg::Key("scenes"), Seg::Index(i)],
+                "nodes",
+                nodes,
+                false,
+            )?;
         }
         index(self.root, &[], "scene", scenes, false)?;
         for (i, a) in self.objects("animations")?.into_iter().enumerate() {
@@ -214,7 +250,13 @@ impl<'v> Checker<'v> {
                 let spp = [sp[0], sp[1], sp[2], Seg::Index(k)];
                 index(s, &spp, "input", accessors, true)?;
                 index(s, &spp, "output", accessors, true)?;
-                one_of_strings(s, &spp, "interpolation", &["LINEAR", "STEP", "CUBICSPLINE"], false)?;
+                one_of_strings(
+                    s,
+                    &spp,
+                    "interpolation",
+                    &["LINEAR", "STEP", "CUBICSPLINE"],
+                    false,
+                )?;
             }
             let cp = [p[0], p[1], Seg::Key("channels")];
             for (k, c) in objects(a.get("channels"), &cp)?.into_iter().enumerate() {
@@ -245,10 +287,7 @@ fn with<'a>(path: &[Seg<'a>], key: &'a str) -> Vec<Seg<'a>> {
 }
 
 /// The objects of an optional array.
-fn objects<'v>(
-    value: Option<&'v Value>,
-    path: &[Seg<'_>],
-) -> Result<Vec<&'v Value>> {
+fn objects<'v>(value: Option<&'v Value>, path: &[Seg<'_>]) -> Result<Vec<&'v Value>> {
     match value {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -287,18 +326,18 @@ fn uint(value: &Value) -> Option<u64> {
 }
 
 /// An index field that must name one of `len` objects.
-fn index(
-    o: &Value,
-    path: &[Seg<'_>],
-    key: &str,
-    len: usize,
-    required: bool,
-) -> Result<()> {
+fn index(o: &Value, path: &[Seg<'_>], key: &str, len: usize, required: bool) -> Result<()> {
     match o.get(key) {
         Some(v) => match uint(v) {
             Some(i) if (i as u128) < len as u128 => Ok(()),
-            Some(_) => Err(error(&with(path, key), "the index names no object of its kind")),
-            None => Err(error(&with(path, key), "an index must be a non-negative integer")),
+            Some(_) => Err(error(
+                &with(path, key),
+                "the index names no object of its kind",
+            )),
+            None => Err(error(
+                &with(path, key),
+                "an index must be a non-negative integer",
+            )),
         },
         None if required => Err(error(&with(path, key), "a required index is missing")),
         None => Ok(()),
@@ -306,13 +345,7 @@ fn index(
 }
 
 /// An array of indices that must each name one of `len` objects.
-fn indices(
-    o: &Value,
-    path: &[Seg<'_>],
-    key: &str,
-    len: usize,
-    required: bool,
-) -> Result<()> {
+fn indices(o: &Value, path: &[Seg<'_>], key: &str, len: usize, required: bool) -> Result<()> {
     match o.get(key) {
         Some(Value::Array(items)) => {
             let p = with(path, key);
@@ -336,14 +369,20 @@ fn indices(
 fn required_uint(o: &Value, path: &[Seg<'_>], key: &str) -> Result<()> {
     match o.get(key).map(uint) {
         Some(Some(_)) => Ok(()),
-        Some(None) => Err(error(&with(path, key), "a non-negative integer is expected")),
+        Some(None) => Err(error(
+            &with(path, key),
+            "a non-negative integer is expected",
+        )),
         None => Err(error(&with(path, key), "a required integer is missing")),
     }
 }
 
 fn optional_uint(o: &Value, path: &[Seg<'_>], key: &str) -> Result<()> {
     match o.get(key).map(uint) {
-        Some(None) => Err(error(&with(path, key), "a non-negative integer is expected")),
+        Some(None) => Err(error(
+            &with(path, key),
+            "a non-negative integer is expected",
+        )),
         _ => Ok(()),
     }
 }
@@ -360,7 +399,10 @@ fn numbers(o: &Value, path: &[Seg<'_>], key: &str, len: usize) -> Result<()> {
     match o.get(key) {
         None => Ok(()),
         Some(Value::Array(a)) if a.len() == len && a.iter().all(Value::is_number) => Ok(()),
-        Some(_) => Err(error(&with(path, key), "an array of numbers of the spec's length is expected")),
+        Some(_) => Err(error(
+            &with(path, key),
+            "an array of numbers of the spec's length is expected",
+        )),
     }
 }
 
@@ -373,7 +415,10 @@ fn one_of_numbers(
 ) -> Result<()> {
     match o.get(key) {
         Some(v) if uint(v).is_some_and(|x| allowed.contains(&x)) => Ok(()),
-        Some(_) => Err(error(&with(path, key), "the value is not one the spec allows")),
+        Some(_) => Err(error(
+            &with(path, key),
+            "the value is not one the spec allows",
+        )),
         None if required => Err(error(&with(path, key), "a required value is missing")),
         None => Ok(()),
     }
@@ -388,7 +433,10 @@ fn one_of_strings(
 ) -> Result<()> {
     match o.get(key) {
         Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
-        Some(_) => Err(error(&with(path, key), "the value is not one the spec allows")),
+        Some(_) => Err(error(
+            &with(path, key),
+            "the value is not one the spec allows",
+        )),
         None if required => Err(error(&with(path, key), "a required value is missing")),
         None => Ok(()),
     }

@@ -282,10 +282,11 @@ impl SkinnedMesh {
             let g = &mut groups[influences.len()];
             // v < n <= MAX_VERTICES < u32::MAX, checked above; the conversion says so instead of
             // truncating.
-            g.vertices.push(u32::try_from(v).map_err(|_| Error::TooManyVertices {
-                vertices: n,
-                max: MAX_VERTICES,
-            })?);
+            g.vertices
+                .push(u32::try_from(v).map_err(|_| Error::TooManyVertices {
+                    vertices: n,
+                    max: MAX_VERTICES,
+                })?);
             let p = input.positions.floats(v);
             if positions_only {
                 g.blocks.extend_from_slice(&[p[0], p[1], p[2], 1.0]);

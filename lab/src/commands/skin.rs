@@ -161,7 +161,8 @@ pub fn run(args: &SkinArgs) -> Result<(), Failure> {
     {
         let _ = args;
         Err(Failure::from(
-            "this binary was built without the 'gltf' cargo feature, which 'skin' needs".to_string(),
+            "this binary was built without the 'gltf' cargo feature, which 'skin' needs"
+                .to_string(),
         ))
     }
 }
