@@ -516,7 +516,7 @@ fn influences_per_vertex_are_one_to_eight() {
             count: 9
         }
     );
-    assert!(MAX_INFLUENCES == 8);
+    const { assert!(MAX_INFLUENCES == 8) };
 }
 
 /// `max_influences` 0 would drop every influence, and 9 cannot be stored: both are refused, not
