@@ -17,7 +17,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod amplify;
 mod json;
+mod keys;
 mod limits;
 mod paths;
 
