@@ -18,9 +18,11 @@
 mod common;
 
 mod amplify;
+mod api;
 mod json;
 mod keys;
 mod limits;
+mod mutate;
 mod paths;
 
 use base64::Engine as _;
