@@ -235,8 +235,17 @@ struct Run {
 
 /// Runs `skin ARGS`, killing it past `limit`: `None` when it had to be killed.
 fn skin_within(args: &[&str], limit: Duration) -> Option<Run> {
+    skin_in(None, args, limit)
+}
+
+/// [`skin_within`] in the directory `cwd`, when given.
+fn skin_in(cwd: Option<&Path>, args: &[&str], limit: Duration) -> Option<Run> {
     let start = Instant::now();
-    let mut child: Child = binary()
+    let mut command = binary();
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child: Child = command
         .arg("skin")
         .args(args)
         .stdin(Stdio::null())
@@ -279,7 +288,12 @@ fn skin_within(args: &[&str], limit: Duration) -> Option<Run> {
 /// The command refuses the file: status 1 within [`QUICK`], one stderr line starting with
 /// `ispc-skinning: error:` that holds `words`, no panic, and no `out` written.
 fn refused(args: &[&str], words: &str, out: Option<&Path>) {
-    let run = skin_within(args, QUICK)
+    refused_in(None, args, words, out)
+}
+
+/// [`refused`] in the directory `cwd`, when given.
+fn refused_in(cwd: Option<&Path>, args: &[&str], words: &str, out: Option<&Path>) {
+    let run = skin_in(cwd, args, QUICK)
         .unwrap_or_else(|| panic!("skin {args:?} was still running after {QUICK:?}"));
     let stderr = &run.stderr;
     assert_eq!(run.code, Some(1), "skin {args:?}: {stderr}");
@@ -497,6 +511,43 @@ fn many_triangles_on_many_instances_are_refused_quickly_as_a_picture() {
     refused(
         &[s(&file), "--out", s(&out)],
         "over --max-render-work 268435456",
+        Some(&out),
+    );
+}
+
+/// A buffer that is a symbolic link out of the directory is refused whether FILE is given with its
+/// directory or, from inside that directory, by its bare name.
+#[cfg(unix)]
+#[test]
+#[ignore = "library bug: ispc_skinning gltf/buffers.rs external_path skips its symbolic-link check when the base directory cannot be canonicalized, which is always the case for the empty parent of a bare file name: `cd asset && ispc-skinning skin model.gltf` reads asset/link.bin -> ../secret.bin and exits 0"]
+fn a_symlink_out_is_refused_for_a_bare_file_name() {
+    let dir = Scratch::new("symlink");
+    let mut b = Builder::default();
+    let doc = rig(&mut b);
+    let asset = dir.join("asset");
+    std::fs::create_dir_all(&asset).unwrap();
+    std::fs::write(dir.join("secret.bin"), &b.bin).unwrap();
+    std::os::unix::fs::symlink("../secret.bin", asset.join("link.bin")).unwrap();
+    let text = serde_json::to_vec(&b.document(doc, Some("link.bin"))).unwrap();
+    std::fs::write(asset.join("model.gltf"), text).unwrap();
+    let out = dir.join("x.json");
+    let words =
+        "buffer 0: an external buffer path must stay inside the directory of the .gltf file";
+    refused(
+        &[s(&asset.join("model.gltf")), "--out", s(&out)],
+        words,
+        Some(&out),
+    );
+    refused_in(
+        Some(&asset),
+        &["./model.gltf", "--out", s(&out)],
+        words,
+        Some(&out),
+    );
+    refused_in(
+        Some(&asset),
+        &["model.gltf", "--out", s(&out)],
+        words,
         Some(&out),
     );
 }
