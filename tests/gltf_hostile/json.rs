@@ -435,3 +435,25 @@ fn negative_and_non_integer_indices() {
     }
     refused(cases);
 }
+
+/// JSON nested 100,000 deep is a parse error (the parser's recursion limit), not a stack overflow,
+/// as .gltf and inside a GLB.
+#[test]
+fn deeply_nested_json_is_a_parse_error() {
+    let deep = format!(
+        "{{\"asset\": {{\"version\": \"2.0\"}}, \"nodes\": [{{}}], \"extras\": {}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    for bytes in [deep.clone().into_bytes(), glb(deep.as_bytes(), None)] {
+        let e = gltf_err(GltfScene::from_slice(&bytes));
+        let GltfError::Parse { message } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(message.starts_with("recursion limit exceeded"), "{message}");
+        assert_eq!(
+            Error::Gltf(e.clone()).to_string(),
+            format!("glTF: not a valid glTF 2.0 file: {message}")
+        );
+    }
+}

@@ -265,3 +265,45 @@ fn a_fifo_is_not_a_regular_file_and_does_not_block() {
         }))
     );
 }
+
+/// A chain of 65,536 nodes, the default `nodes` limit, each a child of the one before: it loads and
+/// evaluates at once on the reference and on the automatic backend (no recursion over the depth).
+#[test]
+fn a_chain_as_deep_as_the_node_limit_loads_and_evaluates_quickly() {
+    let mut b = Builder::default();
+    let mut doc = rig(&mut b);
+    let n = ImportLimits::default().nodes;
+    let mut nodes = doc["nodes"].as_array().unwrap().clone();
+    for i in 3..n {
+        let mut node = json!({"translation": [0.0, 1.0, 0.0]});
+        if i + 1 < n {
+            node["children"] = json!([i + 1]);
+        }
+        nodes.push(node);
+    }
+    nodes[1]["children"] = json!([3]);
+    doc["nodes"] = json!(nodes);
+    // Joint 1 is the deepest node: 65,534 levels down, 65,534 up.
+    doc["skins"][0]["joints"] = json!([0, n - 1]);
+    let glb = b.glb(doc);
+    let start = Instant::now();
+    let scene = GltfScene::from_slice(&glb).unwrap();
+    assert_eq!(scene.node_count(), n);
+    for backend in [
+        ispc_skinning::Backend::Reference,
+        ispc_skinning::Backend::Auto,
+    ] {
+        let mut frame = scene.frame_buffers().backend(backend);
+        scene
+            .evaluate(Some(0), 0.5, ispc_skinning::gltf::Wrap::Clamp, &mut frame)
+            .unwrap();
+        // Vertex 1 is on the deepest joint: node 1 at 1.5 (animated), then 65,533 steps of 1.
+        let y = frame.meshes()[0].positions[1].y;
+        assert_eq!(y, 1.0 + 1.5 + 65_533.0, "{backend:?}");
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
