@@ -6,6 +6,8 @@
 //! - `paths`: external buffer URIs that lead out of the asset's directory;
 //! - `limits`: every [`ImportLimits`](ispc_skinning::gltf::ImportLimits) field at and one past its
 //!   value, the instancing amplification, and files that are not regular files;
+//! - `amplify`: small files that still ask for far more memory or time than they hold, held to the
+//!   read budget the module docs state;
 //! - `keys`: finite key times whose spans overflow;
 //! - `api`: the typed errors at the crate's API edges (crowds, palettes, meshes, skeletons);
 //! - `mutate`: seeded mutations of the real assets, none of which may panic.
