@@ -114,7 +114,10 @@ fn negative_parent_index_other_than_minus_one_is_refused_as_given() {
     );
     assert!(matches!(
         Skeleton::from_parent_indices(&[i32::MIN]).unwrap_err(),
-        Error::NegativeParent { joint: 0, parent: i32::MIN }
+        Error::NegativeParent {
+            joint: 0,
+            parent: i32::MIN
+        }
     ));
 }
 

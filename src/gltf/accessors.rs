@@ -2,6 +2,7 @@
 //! against the load's memory budget, converts the spec's component types (with normalization) and
 //! applies sparse substitutions.
 
+use super::buffers::LoadedBuffer;
 use super::error::{GltfError, READ_BUDGET_SLACK};
 use crate::Error;
 use ::gltf as gltf_crate;
@@ -13,7 +14,7 @@ pub(super) struct Reader<'a> {
     /// The validated document.
     pub(super) doc: &'a gltf_crate::Document,
     /// Every buffer's bytes, cut to its `byteLength`.
-    buffers: &'a [Vec<u8>],
+    buffers: &'a [LoadedBuffer],
     /// Components the accessors of this load may still hold (see [`READ_BUDGET_SLACK`]).
     budget: std::cell::Cell<usize>,
     /// Accessors already counted against the budget.
@@ -73,8 +74,13 @@ pub(super) fn component_u32(t: DataType, b: &[u8]) -> u32 {
 impl<'a> Reader<'a> {
     /// A reader over the loaded buffers. The load's budget is four components per buffer byte plus
     /// [`READ_BUDGET_SLACK`].
-    pub(super) fn new(doc: &'a gltf_crate::Document, buffers: &'a [Vec<u8>]) -> Reader<'a> {
-        let bytes: usize = buffers.iter().map(Vec::len).sum();
+    /// `held` is the bytes the buffers hold, each shared source counted once.
+    pub(super) fn new(
+        doc: &'a gltf_crate::Document,
+        buffers: &'a [LoadedBuffer],
+        held: usize,
+    ) -> Reader<'a> {
+        let bytes = held;
         Reader {
             doc,
             buffers,
@@ -88,7 +94,7 @@ impl<'a> Reader<'a> {
         let buffer = self
             .buffers
             .get(view.buffer().index())
-            .map_or(&[][..], Vec::as_slice);
+            .map_or(&[][..], LoadedBuffer::bytes);
         let (offset, length) = (view.offset(), view.length());
         offset
             .checked_add(length)

@@ -6,17 +6,38 @@ use super::primitive::ImportLimits;
 use crate::Error;
 use ::gltf as gltf_crate;
 use base64::Engine as _;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Loads every buffer's bytes, cut to its declared `byteLength`.
+/// One buffer's bytes: the first `len` bytes of data that several buffers may share (the GLB `BIN`
+/// chunk, or one external file named by several buffers), so that a file cannot multiply its own size
+/// by naming the same data many times.
+pub(super) struct LoadedBuffer {
+    data: Arc<[u8]>,
+    len: usize,
+}
+
+impl LoadedBuffer {
+    /// The buffer's bytes (`byteLength` of them; checked when loaded).
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.data[..self.len.min(self.data.len())]
+    }
+}
+
+/// Every buffer's bytes, cut to its declared `byteLength`, and the bytes actually held (each shared
+/// source counted once), which sets the read budget.
 pub(super) fn load_buffers(
     doc: &gltf_crate::Document,
     blob: Option<&[u8]>,
     base_dir: Option<&Path>,
     max_file_bytes: usize,
-) -> Result<Vec<Vec<u8>>, GltfError<Error>> {
+) -> Result<(Vec<LoadedBuffer>, usize), GltfError<Error>> {
     let mut out = Vec::new();
+    let mut held = 0usize;
+    let mut bin: Option<Arc<[u8]>> = None;
+    let mut files: HashMap<PathBuf, Arc<[u8]>> = HashMap::new();
     for buffer in doc.buffers() {
         let index = buffer.index();
         let err = |reason: String| GltfError::Buffer {
@@ -24,24 +45,56 @@ pub(super) fn load_buffers(
             reason,
         };
         let length = buffer.length();
-        let mut data = match buffer.source() {
-            gltf_crate::buffer::Source::Bin => blob
-                .ok_or_else(|| err("it refers to the GLB BIN chunk, which is missing".into()))?
-                .get(..length)
-                .ok_or_else(|| err(format!("the BIN chunk is shorter than byteLength {length}")))?
-                .to_vec(),
+        let data: Arc<[u8]> = match buffer.source() {
+            gltf_crate::buffer::Source::Bin => {
+                // The spec lets only the first buffer be the BIN chunk.
+                if index != 0 {
+                    return Err(err(
+                        "only the first buffer may leave out its uri (the GLB BIN chunk)".into(),
+                    ));
+                }
+                let chunk = blob.ok_or_else(|| {
+                    err("it refers to the GLB BIN chunk, which is missing".into())
+                })?;
+                bin.get_or_insert_with(|| {
+                    held = held.saturating_add(chunk.len());
+                    Arc::from(chunk)
+                })
+                .clone()
+            }
             gltf_crate::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
                 let (_, payload) = uri
                     .split_once(";base64,")
                     .ok_or_else(|| err("only base64 data URIs are supported".into()))?;
-                base64::engine::general_purpose::STANDARD
+                let decoded = base64::engine::general_purpose::STANDARD
                     .decode(payload)
-                    .map_err(|e| err(format!("bad base64 data URI: {e}")))?
+                    .map_err(|e| err(format!("bad base64 data URI: {e}")))?;
+                held = held.saturating_add(decoded.len());
+                Arc::from(decoded)
             }
             gltf_crate::buffer::Source::Uri(uri) => {
                 let path = external_path(uri, base_dir).map_err(|r| err(r.to_string()))?;
                 ImportLimits::check("file_bytes", length, max_file_bytes)?;
-                read_external(&path, length).map_err(err)?
+                // A file named by several buffers is read once, whole (up to the limit).
+                let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+                match files.get(&key) {
+                    Some(data) => data.clone(),
+                    None => {
+                        let bytes = read_capped(&path, max_file_bytes).map_err(|e| match e {
+                            GltfError::Io { path, message } if message == NOT_REGULAR => {
+                                err(format!("'{path}' is {message}"))
+                            }
+                            GltfError::Io { path, message } => {
+                                err(format!("cannot open '{path}': {message}"))
+                            }
+                            other => other,
+                        })?;
+                        let data: Arc<[u8]> = Arc::from(bytes);
+                        held = held.saturating_add(data.len());
+                        files.insert(key, data.clone());
+                        data
+                    }
+                }
             }
         };
         if data.len() < length {
@@ -50,10 +103,9 @@ pub(super) fn load_buffers(
                 data.len()
             )));
         }
-        data.truncate(length);
-        out.push(data);
+        out.push(LoadedBuffer { data, len: length });
     }
-    Ok(out)
+    Ok((out, held))
 }
 
 /// The file an external buffer URI names: relative, no scheme, percent-decoded, and inside `base_dir`
@@ -90,10 +142,20 @@ fn external_path(uri: &str, base_dir: Option<&Path>) -> Result<PathBuf, &'static
             p => relative.push(p),
         }
     }
+    // A bare file name ("model.gltf") has the empty path as its directory: the current one.
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
     let path = base.join(relative);
     // A symbolic link inside the directory may still lead out of it: compare the resolved paths. A
-    // file that does not exist fails later, when it is opened.
-    if let (Ok(real_base), Ok(real)) = (base.canonicalize(), path.canonicalize()) {
+    // directory that cannot be resolved is refused rather than trusted; a file that does not exist
+    // (or a link to nothing) cannot be resolved either, and fails when it is opened.
+    let real_base = base
+        .canonicalize()
+        .map_err(|_| "the directory of the .gltf file cannot be resolved")?;
+    if let Ok(real) = path.canonicalize() {
         if !real.starts_with(&real_base) {
             return Err(outside);
         }
@@ -118,6 +180,9 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The message of a path that names something other than a regular file.
+const NOT_REGULAR: &str = "not a regular file";
+
 /// Reads a whole file of at most `max` bytes that is a regular file: a FIFO, a device such as
 /// `/dev/zero` or a file past the limit is an error before (or instead of) reading without end.
 pub(super) fn read_capped(path: &Path, max: usize) -> Result<Vec<u8>, GltfError<Error>> {
@@ -125,10 +190,15 @@ pub(super) fn read_capped(path: &Path, max: usize) -> Result<Vec<u8>, GltfError<
         path: path.display().to_string(),
         message,
     };
-    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| io(e.to_string()))?;
+    // The type is checked before the file is opened: opening a FIFO would wait for a writer.
+    let meta = std::fs::metadata(path).map_err(|e| io(e.to_string()))?;
     if !meta.is_file() {
-        return Err(io("not a regular file".into()));
+        return Err(io(NOT_REGULAR.into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+    // Checked again on the open file, in case the path was replaced in between.
+    if !file.metadata().map_err(|e| io(e.to_string()))?.is_file() {
+        return Err(io(NOT_REGULAR.into()));
     }
     let declared = usize::try_from(meta.len()).unwrap_or(usize::MAX);
     ImportLimits::check("file_bytes", declared, max)?;
@@ -138,23 +208,5 @@ pub(super) fn read_capped(path: &Path, max: usize) -> Result<Vec<u8>, GltfError<
         .read_to_end(&mut data)
         .map_err(|e| io(e.to_string()))?;
     ImportLimits::check("file_bytes", data.len(), max)?;
-    Ok(data)
-}
-
-/// Reads at most `length` bytes of a regular file: a URI naming a device such as `/dev/zero` or a file
-/// far longer than declared cannot make the loader read without end.
-fn read_external(path: &Path, length: usize) -> Result<Vec<u8>, String> {
-    let shown = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open '{shown}': {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("'{shown}' is not a regular file"));
-    }
-    let mut data = Vec::new();
-    file.take(length as u64)
-        .read_to_end(&mut data)
-        .map_err(|e| format!("cannot read '{shown}': {e}"))?;
     Ok(data)
 }

@@ -130,6 +130,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     let level = |node: usize| skeleton.level_index(node).unwrap_or(0);
 
     let mut skins = Vec::new();
+    let mut ibm_cache: HashMap<usize, std::sync::Arc<[f32]>> = HashMap::new();
     for skin in doc.skins() {
         let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
         let inverse_binds = match skin.inverse_bind_matrices() {
@@ -144,7 +145,6 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                     &[Dimensions::Mat4],
                     &[DataType::F32],
                 )?;
-                let f = r.floats(&acc)?;
                 if acc.count() < joints.len() {
                     return Err(bad(format!(
                         "{} matrices for {} joints",
@@ -153,6 +153,16 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                     ))
                     .into());
                 }
+                // Skins that share an accessor read it once: many skins naming one large accessor
+                // would otherwise read (and check) it again for each.
+                let f = match ibm_cache.get(&acc.index()) {
+                    Some(f) => f.clone(),
+                    None => {
+                        let f: std::sync::Arc<[f32]> = r.floats(&acc)?.into();
+                        ibm_cache.insert(acc.index(), f.clone());
+                        f
+                    }
+                };
                 let m: Vec<Mat4> = f
                     .chunks_exact(16)
                     .take(joints.len())

@@ -10,6 +10,8 @@ use ::gltf as gltf_crate;
 use glam::Quat;
 use gltf_crate::accessor::{DataType, Dimensions};
 use gltf_crate::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Reads one animation; `level` maps a glTF node index to its level-order index.
 pub(super) fn read_clip(
@@ -22,7 +24,11 @@ pub(super) fn read_clip(
     let mut channels = Vec::new();
     // Channels whose samplers read the same key-time accessor share a track: the batch sampler looks
     // their keys up once per instance.
-    let mut tracks: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let mut tracks: HashMap<usize, usize> = HashMap::new();
+    // Channels that share a sampler's accessors share the keys read from them (read, checked and
+    // normalized once), so that many channels on one sampler cannot multiply the file's data.
+    let mut time_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
+    let mut value_cache: HashMap<(usize, bool, usize), Arc<[f32]>> = HashMap::new();
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
     for ch in anim.channels() {
         let property = match ch.target().property() {
@@ -46,25 +52,33 @@ pub(super) fn read_clip(
             &[DataType::F32],
         )?;
         ImportLimits::check("keys_per_channel", input.count(), max_keys)?;
-        let times = r.floats(&input)?;
-        // Finite first, so that the ordering test below never compares a NaN. Then every key interval,
-        // and the span from the first key, must be finite too: finite keys of huge magnitude
-        // (-3e38, 3e38) overflow `t1 - t0` to infinity, and the interpolation weight to NaN.
-        let bad_time = times
-            .iter()
-            .position(|t| !t.is_finite())
-            .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1))
-            .or_else(|| {
-                let first = times.first().copied().unwrap_or(0.0);
-                times.iter().position(|&t| !(t - first).is_finite())
-            });
-        if let Some(key) = bad_time {
-            return Err(GltfError::KeyTimes {
-                animation: a,
-                sampler: s,
-                key,
-            });
-        }
+        let cached_times = time_cache.get(&input.index()).cloned();
+        let times: Arc<[f32]> = if let Some(t) = cached_times {
+            t
+        } else {
+            let times = r.floats(&input)?;
+            // Finite first, so that the ordering test below never compares a NaN. Then every key interval,
+            // and the span from the first key, must be finite too: finite keys of huge magnitude
+            // (-3e38, 3e38) overflow `t1 - t0` to infinity, and the interpolation weight to NaN.
+            let bad_time = times
+                .iter()
+                .position(|t| !t.is_finite())
+                .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1))
+                .or_else(|| {
+                    let first = times.first().copied().unwrap_or(0.0);
+                    times.iter().position(|&t| !(t - first).is_finite())
+                });
+            if let Some(key) = bad_time {
+                return Err(GltfError::KeyTimes {
+                    animation: a,
+                    sampler: s,
+                    key,
+                });
+            }
+            let times: Arc<[f32]> = times.into();
+            time_cache.insert(input.index(), times.clone());
+            times
+        };
         let output = sampler.output();
         let c = if property == Property::Rotation {
             r.check_format(
@@ -96,22 +110,40 @@ pub(super) fn read_clip(
                 values: output.count(),
             });
         }
-        let mut values = r.floats(&output)?;
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(GltfError::KeyValue {
-                animation: a,
-                sampler: s,
-                key: i / (c * per_key),
-            });
-        }
-        if property == Property::Rotation && per_key == 1 {
-            for q in values.chunks_exact_mut(4) {
-                let u = unit(Quat::from_slice(q));
-                q.copy_from_slice(&u.to_array());
+        let value_key = (output.index(), property == Property::Rotation, per_key);
+        let cached_values = value_cache.get(&value_key).cloned();
+        let values: Arc<[f32]> = if let Some(v) = cached_values {
+            v
+        } else {
+            let mut values = r.floats(&output)?;
+            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                return Err(GltfError::KeyValue {
+                    animation: a,
+                    sampler: s,
+                    key: i / (c * per_key),
+                });
             }
-        }
+            if property == Property::Rotation && per_key == 1 {
+                for q in values.chunks_exact_mut(4) {
+                    let u = unit(Quat::from_slice(q));
+                    q.copy_from_slice(&u.to_array());
+                }
+            }
+            let values: Arc<[f32]> = values.into();
+            value_cache.insert(value_key, values.clone());
+            values
+        };
         start = start.min(times[0]);
         end = end.max(times[times.len() - 1]);
+        // Channels of one clip may start and end far apart; the clip's span must be finite as well,
+        // or wrapping a time into it gives NaN. This channel is the one that made it overflow.
+        if !(end - start).is_finite() {
+            return Err(GltfError::KeyTimes {
+                animation: a,
+                sampler: s,
+                key: 0,
+            });
+        }
         let node = ch.target().node().index();
         let next = tracks.len();
         let track = *tracks.entry(input.index()).or_insert(next);
@@ -127,15 +159,6 @@ pub(super) fn read_clip(
     }
     if channels.is_empty() {
         (start, end) = (0.0, 0.0);
-    }
-    // Channels of one clip may start and end far apart; the clip's span must be finite as well, or
-    // wrapping a time into it gives NaN.
-    if !(end - start).is_finite() {
-        return Err(GltfError::KeyTimes {
-            animation: a,
-            sampler: channels.len().saturating_sub(1),
-            key: 0,
-        });
     }
     Ok(Clip {
         name: anim.name().map(str::to_string),

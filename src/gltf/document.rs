@@ -19,7 +19,10 @@ pub(super) struct Parsed<'a> {
 /// The gltf crate's validation rejects every required extension it does not itself implement,
 /// including ones that change nothing here, so this importer decides on `extensionsRequired` first
 /// ([`extension_is_harmless`]), then lets the crate validate the rest.
-pub(super) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, GltfError<Error>> {
+pub(super) fn parse<'a>(
+    bytes: &'a [u8],
+    limits: &super::ImportLimits,
+) -> Result<Parsed<'a>, GltfError<Error>> {
     check_glb_header(bytes)?;
     let parse = |message: String| GltfError::Parse { message };
     let (json, blob) = if bytes.starts_with(b"glTF") {
@@ -28,7 +31,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Parsed<'_>, GltfError<Error>> {
     } else {
         (bytes.into(), None)
     };
-    super::validate::check_json(&json)?;
+    super::validate::check_json(&json, limits)?;
     let mut root = gltf_crate::json::Root::from_slice(&json).map_err(|e| parse(e.to_string()))?;
     if let Some(name) = root
         .extensions_required

@@ -70,7 +70,9 @@
 //!
 //! # Rules
 //! A broken or hostile file is an [`Error::Gltf`] holding a [`GltfError`] that names the rule, never a
-//! panic; nothing allocates more than a small multiple of the file's own data:
+//! panic; nothing allocates more than a small multiple of the file's own data (the JSON tree of the
+//! first check below takes up to about 48 bytes per byte of JSON, for arrays of one-digit numbers;
+//! what is read from the buffers is held to the read budget below):
 //! - the bytes are glTF JSON or a GLB container ([`GltfError::Parse`], [`GltfError::Glb`]) whose JSON
 //!   names only objects that exist, uses the spec's enum values and has every required field, checked by
 //!   the importer itself before the gltf crate sees it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization
@@ -164,7 +166,11 @@ impl GltfScene {
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene, Error> {
         let path = path.as_ref();
         let bytes = buffers::read_capped(path, options.limits.file_bytes)?;
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        // A bare file name has the empty path as its parent; external buffers resolve against ".".
+        let base = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
         GltfScene::from_slice_with(&bytes, Some(&base), options)
     }
 
@@ -187,14 +193,14 @@ impl GltfScene {
         options: &LoadOptions,
     ) -> Result<GltfScene, Error> {
         ImportLimits::check("file_bytes", bytes.len(), options.limits.file_bytes)?;
-        let document::Parsed { document, blob } = document::parse(bytes)?;
-        let buffers = buffers::load_buffers(
+        let document::Parsed { document, blob } = document::parse(bytes, &options.limits)?;
+        let (buffers, held) = buffers::load_buffers(
             &document,
             blob.as_deref(),
             base_dir,
             options.limits.file_bytes,
         )?;
-        let reader = Reader::new(&document, &buffers);
+        let reader = Reader::new(&document, &buffers, held);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {
             character: parts.character,

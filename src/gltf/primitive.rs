@@ -202,8 +202,10 @@ pub(super) fn read_primitive(
         })
         .max()
         .unwrap_or(0);
-    let mut joints: Vec<Vec<[u16; 4]>> = Vec::with_capacity(sets);
-    let mut weights: Vec<Vec<[f32; 4]>> = Vec::with_capacity(sets);
+    // Grown set by set, not reserved from the largest set number: a file may name JOINTS_4294967295,
+    // and the loop stops at the first missing set.
+    let mut joints: Vec<Vec<[u16; 4]>> = Vec::new();
+    let mut weights: Vec<Vec<[f32; 4]>> = Vec::new();
     for set in 0..sets {
         let j = prim
             .get(&Semantic::Joints(set as u32))

@@ -45,10 +45,10 @@ pub struct Channel {
     pub(super) level: usize,
     pub(super) property: Property,
     pub(super) interpolation: Interpolation,
-    pub(super) times: Vec<f32>,
+    pub(super) times: std::sync::Arc<[f32]>,
     /// Components per key, flattened: 3 (translation, scale) or 4 (rotation) per value, and for
     /// `CUBICSPLINE` three values per key (in-tangent, value, out-tangent).
-    pub(super) values: Vec<f32>,
+    pub(super) values: std::sync::Arc<[f32]>,
 }
 
 impl Channel {
@@ -271,7 +271,15 @@ impl Clip {
         match wrap {
             Wrap::Clamp => t.clamp(self.start, self.end),
             Wrap::Loop if span > 0.0 => {
-                let w = self.start + (t - self.start).rem_euclid(span);
+                let d = t - self.start;
+                let w = if d.is_finite() {
+                    self.start + d.rem_euclid(span)
+                } else {
+                    // A finite time far from a clip of huge keys overflows `t - start` in f32; f64
+                    // holds the difference of any two finite f32 exactly enough to wrap it.
+                    let (t, start, span) = (f64::from(t), f64::from(self.start), f64::from(span));
+                    (start + (t - start).rem_euclid(span)) as f32
+                };
                 // Rounding can land exactly on `end` for times just below a multiple of the span.
                 if w >= self.end {
                     self.start

@@ -9,6 +9,7 @@
 //! `animations[0].channels[3].target.node`.
 
 use super::error::GltfError;
+use super::primitive::ImportLimits;
 use crate::Error;
 use ::gltf::json::Value;
 
@@ -41,8 +42,9 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
     GltfError::Json { path: s, reason }
 }
 
-/// Checks the raw JSON of a glTF document (see the module docs).
-pub(super) fn check_json(bytes: &[u8]) -> Result<()> {
+/// Checks the raw JSON of a glTF document (see the module docs), and the node limit, before the gltf
+/// crate builds a structure per node.
+pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<()> {
     let value: Value =
         ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
             message: e.to_string(),
@@ -50,7 +52,9 @@ pub(super) fn check_json(bytes: &[u8]) -> Result<()> {
     if !value.is_object() {
         return Err(error(&[], "the document must be a JSON object"));
     }
-    Checker { root: &value }.check()
+    let checker = Checker { root: &value };
+    ImportLimits::check("nodes", checker.len("nodes"), limits.nodes)?;
+    checker.check()
 }
 
 impl<'v> Checker<'v> {
@@ -216,6 +220,18 @@ impl<'v> Checker<'v> {
             index(s, &p, "inverseBindMatrices", accessors, false)?;
             index(s, &p, "skeleton", nodes, false)?;
             indices(s, &p, "joints", nodes, true)?;
+            // The spec asks for unique joints; it also bounds a skin by the node count.
+            let joints = s
+                .get("joints")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            let mut seen = std::collections::HashSet::with_capacity(joints.len());
+            if let Some(k) = joints.iter().position(|j| !seen.insert(j.as_u64())) {
+                return Err(error(
+                    &[p[0], p[1], Seg::Key("joints"), Seg::Index(k)],
+                    "a skin names each joint once",
+                ));
+            }
         }
         for (i, n) in self.objects("nodes")?.into_iter().enumerate() {
             let p = [Seg::Key("nodes"), Seg::Index(i)];

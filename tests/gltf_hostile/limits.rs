@@ -238,7 +238,6 @@ fn dev_zero_is_not_a_regular_file() {
 /// open must not block). Run on its own thread with a time limit.
 #[cfg(unix)]
 #[test]
-#[ignore = "library bug: gltf/buffers.rs read_capped opens the file before checking that it is a regular file, and open() of a FIFO blocks until a writer appears (GltfScene::load hangs)"]
 fn a_fifo_is_not_a_regular_file_and_does_not_block() {
     let scratch = Scratch::new("fifo");
     let fifo = scratch.path().join("pipe.glb");

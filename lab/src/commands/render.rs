@@ -78,27 +78,33 @@ fn box_pixels(a: glam::Vec3, b: glam::Vec3, c: glam::Vec3) -> u64 {
     (x1 - x0 + 1) * (y1 - y0 + 1)
 }
 
-/// The render's work: the pixel tests of every triangle of every primitive instance. A hostile file
-/// can instance huge triangles many times; the skin command refuses a picture over its budget before
-/// drawing anything.
-pub fn work(scene: &GltfScene, frame: &Frame) -> u64 {
-    let Some(view) = View::fit(frame) else {
-        return 0;
-    };
-    scene
+/// The render's work: one unit per triangle of every primitive instance, plus its pixel tests. A
+/// hostile file can instance huge (or very many) triangles many times; the skin command refuses a
+/// picture over its budget before drawing anything. Counting stops as soon as the total passes
+/// `budget`, and the triangle count alone is compared first, so refusing costs no more than the budget.
+pub fn work(scene: &GltfScene, frame: &Frame, budget: u64) -> u64 {
+    let triangles: u64 = scene
         .primitives()
         .iter()
-        .zip(frame.meshes())
-        .map(|(p, out)| {
-            p.triangles()
-                .iter()
-                .map(|t| {
-                    let [a, b, c] = t.map(|i| view.project(out.positions[i as usize]));
-                    box_pixels(a, b, c)
-                })
-                .sum::<u64>()
-        })
-        .sum()
+        .map(|p| p.triangles().len() as u64)
+        .fold(0, u64::saturating_add);
+    let Some(view) = View::fit(frame) else {
+        return triangles;
+    };
+    if triangles > budget {
+        return triangles;
+    }
+    let mut total = triangles;
+    for (p, out) in scene.primitives().iter().zip(frame.meshes()) {
+        for t in p.triangles() {
+            let [a, b, c] = t.map(|i| view.project(out.positions[i as usize]));
+            total = total.saturating_add(box_pixels(a, b, c));
+            if total > budget {
+                return total;
+            }
+        }
+    }
+    total
 }
 
 /// RGB pixels, row after row from the top. `progress` advances by each triangle's pixel tests, so a
@@ -118,7 +124,7 @@ pub fn rgb(scene: &GltfScene, frame: &Frame, progress: &ProgressBar) -> Vec<u8> 
             let colour = BASE.map(|c| (c * shade).clamp(0.0, 255.0) as u8);
             let [a, b, c] = world.map(|v| view.project(v));
             fill(&mut pixels, &mut depth, a, b, c, colour);
-            progress.inc(box_pixels(a, b, c));
+            progress.inc(1 + box_pixels(a, b, c));
         }
     }
     pixels
@@ -170,7 +176,7 @@ fn fill(
 
 /// The picture as PNG bytes.
 pub fn png(scene: &GltfScene, frame: &Frame) -> Result<Vec<u8>, String> {
-    let progress = crate::progress::bar(work(scene, frame));
+    let progress = crate::progress::bar(work(scene, frame, u64::MAX));
     progress.set_message("rendering");
     let pixels = rgb(scene, frame, &progress);
     progress.finish_and_clear();

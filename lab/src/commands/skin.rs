@@ -13,7 +13,7 @@ use clap::Args;
 use ispc_skinning::{Backend, Isa};
 #[cfg(feature = "gltf")]
 use {
-    ispc_skinning::gltf::{Frame, GltfScene, Wrap},
+    ispc_skinning::gltf::{Frame, GltfError, GltfScene, Wrap},
     std::fmt::Write as _,
     std::io::Write as _,
     std::path::Path,
@@ -170,8 +170,21 @@ pub fn run(args: &SkinArgs) -> Result<(), Failure> {
 #[cfg(feature = "gltf")]
 fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let backend = args.backend()?;
-    let scene = GltfScene::load_with(&args.file, &args.limits.load_options())
-        .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?;
+    let scene = GltfScene::load_with(&args.file, &args.limits.load_options()).map_err(|e| {
+        // A limit's message names the library's field; a CLI user needs the flag.
+        let flag = match &e {
+            ispc_skinning::Error::Gltf(GltfError::Limit { limit, .. }) => match *limit {
+                "file_bytes" => " (pass --max-file-bytes to raise it)",
+                "nodes" => " (pass --max-nodes to raise it)",
+                "keys_per_channel" => " (pass --max-keys to raise it)",
+                "skinned_vertices" => " (pass --max-vertices to raise it)",
+                "output_bytes" => " (pass --max-output-bytes to raise it)",
+                _ => "",
+            },
+            _ => "",
+        };
+        Failure::input(format!("{}: {e}{flag}", args.file))
+    })?;
     let clip = match (&args.clip_name, &args.clip) {
         (Some(name), _) => Some(scene.find_clip(name).ok_or_else(|| {
             let names: Vec<_> = scene
@@ -251,10 +264,10 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             .map_err(over)?
             .into_bytes(),
         Some("png") => {
-            let work = super::render::work(&scene, &frame);
+            let work = super::render::work(&scene, &frame, args.limits.max_render_work);
             if work > args.limits.max_render_work {
                 return Err(Failure::input(format!(
-                    "{}: the picture needs {work} pixel tests, over --max-render-work {}",
+                    "{}: the picture needs over {work} units of work (triangles and their pixel tests), over --max-render-work {}",
                     args.file, args.limits.max_render_work
                 )));
             }
