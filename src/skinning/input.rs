@@ -320,7 +320,7 @@ pub struct PrepareOptions {
     /// Weights that do not sum to 1.
     pub weights: WeightPolicy,
     /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
-    /// renormalize. 8 keeps everything; a value outside 1 to 8 is taken as the nearest of them.
+    /// renormalize. 8 keeps everything; a value outside 1 to 8 is [`Error::InfluenceCount`].
     pub max_influences: usize,
     /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
     /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the
