@@ -154,6 +154,7 @@ pub struct MeshSpec {
     pub tangents: bool,
     pub compact: bool,
     pub keep_weights: bool,
+    /// Influence LOD: 1 to 8 (the value modulo 8, plus 1).
     pub max_influences: u8,
     /// Reorder the vertices by [`SkinnedMesh::permutation`], so the influence groups are contiguous and
     /// streaming stores can apply.
@@ -202,7 +203,7 @@ impl MeshSpec {
                 input = input.tangents(ispc_skinning::Attribute::vec4(&t));
             }
             let options = PrepareOptions::default()
-                .max_influences(self.max_influences as usize)
+                .max_influences(1 + self.max_influences as usize % 8)
                 .compact_influences(self.compact)
                 .weights(if self.keep_weights && !self.compact {
                     ispc_skinning::WeightPolicy::Keep
