@@ -1,0 +1,68 @@
+//! `skinning_job`: a small prepared mesh skinned into arbitrary outputs.
+//!
+//! The mesh is valid (up to 255 vertices, 1 to 8 influences, optional normals and tangents, f32 or
+//! compact influences, optionally reordered so that streaming stores apply). The palette has an
+//! arbitrary length and matrices; the output is separate streams of arbitrary lengths, or an
+//! interleaved byte buffer with an arbitrary length, stride and attribute offsets that starts at any
+//! byte of a larger buffer (so often unaligned). Every renormalization mode, one thread or all,
+//! streaming or not, and every backend including ISAs this CPU lacks. The job returns `Ok` or a typed
+//! `Err`, and writes nothing it may not (checked with guard bytes, see `ispc_skinning_fuzz::guard`):
+//! this is the check that covers the ISPC kernels, which AddressSanitizer does not instrument.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use ispc_skinning::glam::{Mat4, Quat, Vec3};
+use ispc_skinning::{PaletteMatrix, SkinningJob};
+use ispc_skinning_fuzz::{
+    threads, FuzzBackend, FuzzRenormalize, GuardedOutput, Len, MeshSpec, OutputSpec, Rng,
+};
+use libfuzzer_sys::fuzz_target;
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    mesh: MeshSpec,
+    palette_len: Len,
+    /// Raw palette matrices (NaN and infinities included), repeated; none: random rigid transforms.
+    palette: Vec<[f32; 16]>,
+    output: OutputSpec,
+    renormalize: FuzzRenormalize,
+    all_threads: bool,
+    streaming: bool,
+    backend: FuzzBackend,
+}
+
+fuzz_target!(|input: Input| {
+    let mesh = input.mesh.build();
+    let n = mesh.vertex_count();
+    let mut rng = Rng::new(input.mesh.seed ^ 0x5eed);
+    let palette: Vec<PaletteMatrix> = (0..input
+        .palette_len
+        .resolve_capped(mesh.joint_count(), 1 << 12))
+        .map(
+            |i| match input.palette.get(i % input.palette.len().max(1)) {
+                Some(m) => PaletteMatrix::from_mat4(Mat4::from_cols_array(m)),
+                None => {
+                    let axis = Vec3::new(rng.unit(), rng.unit(), rng.unit()).normalize_or(Vec3::X);
+                    let q = Quat::from_axis_angle(axis, rng.unit() * 3.0);
+                    let t = Vec3::new(rng.unit(), rng.unit(), rng.unit());
+                    PaletteMatrix::from_mat4(Mat4::from_rotation_translation(q, t))
+                }
+            },
+        )
+        .collect();
+    let mut out = GuardedOutput::new(&input.output, n);
+    let result = SkinningJob::new(&mesh, &palette, out.output())
+        .renormalize(input.renormalize.get())
+        .threads(threads(input.all_threads))
+        .streaming(input.streaming)
+        .backend(input.backend.get())
+        .run();
+    out.check(result.is_ok(), n);
+    if result.is_ok() {
+        assert!(input.backend.can_run(), "an ISA that cannot run here ran");
+        assert!(
+            palette.len() >= mesh.joint_count(),
+            "a short palette was accepted"
+        );
+    }
+});
