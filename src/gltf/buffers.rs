@@ -2,7 +2,7 @@
 //! percent-decoded, read no further than their declared length).
 
 use super::error::GltfError;
-use super::primitive::ImportLimits;
+use super::limits::ImportLimits;
 use crate::Error;
 use ::gltf as gltf_crate;
 use base64::Engine as _;

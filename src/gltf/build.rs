@@ -5,9 +5,8 @@
 use super::accessors::Reader;
 use super::clips::read_clip;
 use super::error::GltfError;
-use super::primitive::{
-    read_primitive, ImportLimits, LoadOptions, PrimitiveData, SkinnedPrimitive,
-};
+use super::limits::ImportLimits;
+use super::primitive::{read_primitive, LoadOptions, PrimitiveData, SkinnedPrimitive};
 use super::sampling::Clip;
 use crate::{Character, CharacterSkin, Error, Skeleton};
 use ::gltf as gltf_crate;

@@ -3,7 +3,7 @@
 
 use super::accessors::{Reader, FLOATS_AND_NORMALIZED};
 use super::error::GltfError;
-use super::primitive::ImportLimits;
+use super::limits::ImportLimits;
 use super::sampling::{unit, Channel, Clip, Interpolation, Property};
 use crate::Error;
 use ::gltf as gltf_crate;

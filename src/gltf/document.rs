@@ -21,7 +21,7 @@ pub(super) struct Parsed<'a> {
 /// ([`extension_is_harmless`]), then lets the crate validate the rest.
 pub(super) fn parse<'a>(
     bytes: &'a [u8],
-    limits: &super::ImportLimits,
+    limits: &super::limits::ImportLimits,
 ) -> Result<Parsed<'a>, GltfError<Error>> {
     check_glb_header(bytes)?;
     let parse = |message: String| GltfError::Parse { message };

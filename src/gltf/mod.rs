@@ -114,13 +114,15 @@ mod clips;
 mod crowd;
 mod document;
 pub mod error;
+mod limits;
 mod primitive;
 mod sampling;
 mod validate;
 
 pub use self::build::Skin;
 pub use self::error::READ_BUDGET_SLACK;
-pub use self::primitive::{ImportLimits, LoadOptions, SkinnedPrimitive};
+pub use self::limits::ImportLimits;
+pub use self::primitive::{LoadOptions, SkinnedPrimitive};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 

@@ -9,7 +9,7 @@
 //! `animations[0].channels[3].target.node`.
 
 use super::error::GltfError;
-use super::primitive::ImportLimits;
+use super::limits::ImportLimits;
 use crate::Error;
 use ::gltf::json::Value;
 
