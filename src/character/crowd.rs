@@ -49,7 +49,6 @@ use crate::local_to_model::crowd::{
 };
 use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
 use crate::skinning::crowd::CrowdSkinningJob;
-use crate::skinning::job::SkinOutput;
 use glam::{Mat4, Vec3, Vec4};
 
 /// Everything one frame of a crowd writes, allocated once by [`Character::crowd_buffers`] and reused,
@@ -205,14 +204,7 @@ impl Character {
         let meshes = self
             .meshes
             .iter()
-            .map(|mesh| {
-                let v = mesh.vertex_count() * instances;
-                SkinnedVertices {
-                    positions: vec![Vec3::ZERO; v],
-                    normals: mesh.has_normals().then(|| vec![Vec3::ZERO; v]),
-                    tangents: mesh.has_tangents().then(|| vec![Vec4::ZERO; v]),
-                }
-            })
+            .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count() * instances))
             .collect();
         Ok(CrowdFrame {
             instances,
@@ -308,12 +300,7 @@ impl Character {
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
         {
-            let output = SkinOutput::Separate {
-                positions: &mut out.positions,
-                normals: out.normals.as_deref_mut(),
-                tangents: out.tangents.as_deref_mut(),
-            };
-            CrowdSkinningJob::new(mesh, &frame.palettes[skin], output)
+            CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output())
                 .renormalize(frame.renormalize)
                 .backend(frame.backend)
                 .threads(frame.threads)

@@ -5,6 +5,8 @@ use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
+use crate::skinning::job::SkinOutput;
+use crate::skinning::mesh::SkinnedMesh;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::sync::Arc;
 
@@ -24,6 +26,27 @@ impl SkinnedVertices {
     /// without vertices. A NaN coordinate is ignored, as `f32::min` and `f32::max` ignore it.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         bounds(&self.positions)
+    }
+}
+
+impl SkinnedVertices {
+    /// Zeroed outputs for `vertices` vertices skinned from `mesh`: normals and tangents where the mesh
+    /// has them (a crowd's output holds every instance's vertices in turn).
+    pub(crate) fn zeroed(mesh: &SkinnedMesh, vertices: usize) -> SkinnedVertices {
+        SkinnedVertices {
+            positions: vec![Vec3::ZERO; vertices],
+            normals: mesh.has_normals().then(|| vec![Vec3::ZERO; vertices]),
+            tangents: mesh.has_tangents().then(|| vec![Vec4::ZERO; vertices]),
+        }
+    }
+
+    /// These outputs as the skinning jobs' separate streams.
+    pub(crate) fn output(&mut self) -> SkinOutput<'_> {
+        SkinOutput::Separate {
+            positions: &mut self.positions,
+            normals: self.normals.as_deref_mut(),
+            tangents: self.tangents.as_deref_mut(),
+        }
     }
 }
 

@@ -49,10 +49,10 @@ use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::palette::PaletteJob;
 use crate::skeleton::Skeleton;
-use crate::skinning::job::{SkinOutput, SkinningJob};
+use crate::skinning::job::SkinningJob;
 use crate::skinning::mesh::SkinnedMesh;
 use crate::Backend;
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
 
 /// One skin: for each skin joint, the skeleton joint it follows (your index) and its inverse bind
@@ -293,14 +293,7 @@ impl Character {
             meshes: self
                 .meshes
                 .iter()
-                .map(|mesh| {
-                    let v = mesh.vertex_count();
-                    SkinnedVertices {
-                        positions: vec![Vec3::ZERO; v],
-                        normals: mesh.has_normals().then(|| vec![Vec3::ZERO; v]),
-                        tangents: mesh.has_tangents().then(|| vec![Vec4::ZERO; v]),
-                    }
-                })
+                .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count()))
                 .collect(),
             level_of: self.level_of.clone(),
             backend: Backend::Auto,
@@ -409,12 +402,7 @@ impl Character {
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
         {
-            let output = SkinOutput::Separate {
-                positions: &mut out.positions,
-                normals: out.normals.as_deref_mut(),
-                tangents: out.tangents.as_deref_mut(),
-            };
-            SkinningJob::new(mesh, &frame.palettes[skin], output)
+            SkinningJob::new(mesh, &frame.palettes[skin], out.output())
                 .renormalize(frame.renormalize)
                 .threads(frame.threads)
                 .backend(frame.backend)
