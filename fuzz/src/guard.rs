@@ -84,7 +84,8 @@ impl<T: bytemuck::Pod> Stream<T> {
         let bytes: &[u8] = bytemuck::cast_slice(&self.data);
         let size = std::mem::size_of::<T>();
         let (lo, hi) = (self.start * size, (self.start + self.len) * size);
-        let changed = |range: std::ops::Range<usize>| first_changed(&bytes[range.clone()], range.start);
+        let changed =
+            |range: std::ops::Range<usize>| first_changed(&bytes[range.clone()], range.start);
         let first = changed(0..lo)
             .or_else(|| changed(hi..bytes.len()))
             .or_else(|| if all { changed(lo..hi) } else { None });
