@@ -10,6 +10,7 @@ use ispc_skinning_lab::{commands, report};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print to stdout and succeed; every other parse error is a usage error.
@@ -38,4 +39,24 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// Ends the process quietly, with success, when stdout is a pipe whose reader has gone
+/// (`ispc-skinning info | head -1`). Rust ignores SIGPIPE, so `println!` then panics with "failed
+/// printing to stdout: Broken pipe"; a reader that stopped reading is the normal end of a pipeline, not
+/// a crash with a backtrace. Every other panic goes to the default hook.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

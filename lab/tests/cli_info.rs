@@ -61,3 +61,25 @@ fn info_honours_the_isa_override() {
     let out = run_info("reference");
     assert!(String::from_utf8_lossy(&out.stdout).contains("selected:  reference"));
 }
+
+/// A reader that goes away (`ispc-skinning info | head -1`) ends the command quietly and with success,
+/// not with a panic and a backtrace on stderr. The pipe's read end is closed before the child starts,
+/// so its first `println!` meets a broken pipe.
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = binary()
+        .arg("info")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+}
