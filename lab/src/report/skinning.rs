@@ -3,6 +3,7 @@
 //! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
 
 use crate::baseline;
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
 use glam::{Mat4, Vec3, Vec4};
@@ -65,7 +66,13 @@ fn copy_bandwidth(rows: &[Row]) -> f64 {
 /// Appends every skinning row: `skin_p`, `skin_pn`, `skin_pnt` (and their `_stream` rows), `copy`,
 /// `skin_p_only*`, the compact-influence rows, `skin_pnt_threads`, `copy_threads`, and the other
 /// methods at 1,024 vertices.
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    mut peer: Option<&mut Peer>,
+) {
     let (mats, pal) = palette();
     let copy_src = vec![1.0f32; COPY_FLOATS];
     let mut copy_dst = vec![0.0f32; COPY_FLOATS];
@@ -146,7 +153,15 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                 let (src, dst) = (&copy_src, &mut copy_dst);
                 c.push(Box::new(move || dst.copy_from_slice(src)));
             }
-            let mut times = median_ns_per_call(budget, &mut c);
+            // With `--peers`, ozz-animation-rs skins the same mesh with the same palette in this
+            // round-robin (the reference stays candidate 0).
+            let job = Job {
+                kernel,
+                size: n,
+                influences: Some(4),
+                file: None,
+            };
+            let mut times = peer::median_ns_per_call(peer.as_deref_mut(), job, budget, &mut c);
             if copy_sample {
                 let t = times.pop().unwrap_or(f64::NAN);
                 let bytes = 2 * 4 * COPY_FLOATS;
