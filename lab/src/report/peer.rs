@@ -291,14 +291,24 @@ pub fn median_ns_per_call<F: FnMut() + ?Sized>(
     times
 }
 
-/// Our rows with the peer's, each peer row after the last of our rows with the same kernel and size
-/// (at the end when there is none).
+/// Whether `ours` was measured in the same round-robin as the peer row `p`: same kernel and size, and
+/// the same reference time (the peer row copies its round-robin's reference time bit for bit, and a
+/// kernel's other groups measure the reference again, so the times differ).
+fn same_round(ours: &Row, p: &Row) -> bool {
+    ours.kernel == p.kernel
+        && ours.size == p.size
+        && ours.reference_ns_per_item.to_bits() == p.reference_ns_per_item.to_bits()
+        && ours.isa != ISA
+}
+
+/// Our rows with the peer's, each peer row after the last of our rows of its round-robin (at the end
+/// when there is none).
 pub fn merge(ours: &[Row], peer: &[Row]) -> Vec<Row> {
     let mut all = ours.to_vec();
     for p in peer {
         let at = all
             .iter()
-            .rposition(|r| r.kernel == p.kernel && r.size == p.size)
+            .rposition(|r| same_round(r, p))
             .map_or(all.len(), |i| i + 1);
         all.insert(at, p.clone());
     }
@@ -318,14 +328,12 @@ pub struct Ratio {
     pub ratio: f64,
 }
 
-/// For each peer row, every single-thread row of ours with the same kernel and size against it.
+/// For each peer row, every row of ours from the same round-robin against it.
 pub fn ratios(ours: &[Row], peer: &[Row]) -> Vec<Ratio> {
     peer.iter()
         .flat_map(|p| {
             ours.iter()
-                .filter(move |r| {
-                    r.kernel == p.kernel && r.size == p.size && r.threads == 1 && r.isa != ISA
-                })
+                .filter(move |r| same_round(r, p))
                 .map(move |r| Ratio {
                     kernel: p.kernel,
                     size: p.size,
@@ -414,6 +422,11 @@ mod tests {
             row("skin_p", "avx2", 1024, 1.0),
             row("skin_p", "avx2", 1 << 20, 2.0),
             row("copy", "memcpy", 8, 1.0),
+            // Another group of the same kernel and size, with its own reference time.
+            Row {
+                reference_ns_per_item: 5.0,
+                ..row("skin_p", "bone_major", 1024, 3.0)
+            },
         ];
         let peer = vec![row("skin_p", ISA, 1024, 2.0)];
         let r = ratios(&ours, &peer);
@@ -429,7 +442,8 @@ mod tests {
                 ("skin_p", "avx2"),
                 ("skin_p", ISA),
                 ("skin_p", "avx2"),
-                ("copy", "memcpy")
+                ("copy", "memcpy"),
+                ("skin_p", "bone_major")
             ]
         );
     }
