@@ -272,6 +272,136 @@ pub fn animation(duration: f32, name: &str, tracks: &[Track]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ozz_animation_rs::{Animation, Archive, SamplingContext, SamplingJobRef, Skeleton};
+
+    #[test]
+    fn a_skeleton_reads_back_with_its_parents_and_rest_pose() {
+        let parents: Vec<i16> = scenes::humanoid_parents(23)
+            .iter()
+            .map(|p| p.map_or(-1, |p| p as i16))
+            .collect();
+        let (t, q, s) = scenes::animated_pose(23, 0.3, true, 5);
+        let rest: Vec<Trs> = (0..23)
+            .map(|j| (t[j].to_array(), q[j].to_array(), s[j].to_array()))
+            .collect();
+        let bytes = skeleton(&parents, &rest);
+        let sk = Skeleton::from_archive(&mut Archive::new(&bytes[..]).unwrap()).unwrap();
+        assert_eq!(sk.num_joints(), 23);
+        assert_eq!(sk.joint_parents(), &parents[..]);
+        for (j, r) in rest.iter().enumerate() {
+            let soa = &sk.joint_rest_poses()[j / 4];
+            let l = j % 4;
+            let got_t = [
+                soa.translation.x[l],
+                soa.translation.y[l],
+                soa.translation.z[l],
+            ];
+            let got_q = [
+                soa.rotation.x[l],
+                soa.rotation.y[l],
+                soa.rotation.z[l],
+                soa.rotation.w[l],
+            ];
+            let got_s = [soa.scale.x[l], soa.scale.y[l], soa.scale.z[l]];
+            assert_eq!((got_t, got_q, got_s), *r, "joint {j}");
+        }
+    }
+
+    /// Linear interpolation of (ratio, value) keys at `r`.
+    fn lerp<const N: usize>(keys: &[(f32, [f32; N])], r: f32) -> [f32; N] {
+        let i = keys
+            .iter()
+            .rposition(|k| k.0 <= r)
+            .unwrap()
+            .min(keys.len() - 2);
+        let (a, b) = (keys[i], keys[i + 1]);
+        let u = (r - a.0) / (b.0 - a.0);
+        std::array::from_fn(|c| a.1[c] + (b.1[c] - a.1[c]) * u)
+    }
+
+    #[test]
+    fn an_animation_samples_back_to_its_keys() {
+        // Five tracks (one SoA block and a padded one), each with its own key times, including a
+        // rotation that crosses hemispheres between keys.
+        let tracks: Vec<Track> = (0..5)
+            .map(|i| {
+                let f = i as f32;
+                let times: Vec<f32> = (0..=(3 + i)).map(|k| k as f32 / (3 + i) as f32).collect();
+                Track {
+                    translations: times
+                        .iter()
+                        .map(|&r| (r, [f + r, -r * 2.0, 0.5 * f]))
+                        .collect(),
+                    rotations: times
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &r)| {
+                            let q = glam::Quat::from_rotation_y(r * 2.0 + f * 0.3);
+                            let q = if k % 2 == 1 { -q } else { q };
+                            (r, q.to_array())
+                        })
+                        .collect(),
+                    scales: vec![(0.0, [1.0; 3]), (0.5, [1.0 + f * 0.1; 3]), (1.0, [1.0; 3])],
+                }
+            })
+            .collect();
+        let bytes = animation(2.0, "test", &tracks);
+        let anim = Animation::from_archive(&mut Archive::new(&bytes[..]).unwrap()).unwrap();
+        assert_eq!((anim.duration(), anim.num_tracks()), (2.0, 5));
+        let mut ctx = SamplingContext::from_animation(&anim);
+        let mut out = vec![ozz_animation_rs::SoaTransform::default(); 2];
+        // Forward, then a backward jump and a wrap, as the report's time sequence does.
+        for r in [0.0f32, 0.1, 0.33, 0.5, 0.77, 1.0, 0.2, 0.9, 0.05] {
+            let mut job = SamplingJobRef::default();
+            job.set_animation(&anim);
+            job.set_context(&mut ctx);
+            job.set_ratio(r);
+            job.set_output(&mut out);
+            job.run().unwrap();
+            for (i, tr) in tracks.iter().enumerate() {
+                let (soa, l) = (&out[i / 4], i % 4);
+                let t = [
+                    soa.translation.x[l],
+                    soa.translation.y[l],
+                    soa.translation.z[l],
+                ];
+                let want = lerp(&tr.translations, r);
+                for c in 0..3 {
+                    // Half floats keep 11 significant bits.
+                    assert!(
+                        (t[c] - want[c]).abs() <= 2e-3 * (1.0 + want[c].abs()),
+                        "r {r} track {i}: {t:?} vs {want:?}"
+                    );
+                }
+                let q = glam::Quat::from_xyzw(
+                    soa.rotation.x[l],
+                    soa.rotation.y[l],
+                    soa.rotation.z[l],
+                    soa.rotation.w[l],
+                );
+                // The keys' own angles, interpolated: the writer flipped the odd keys back.
+                let k = tr
+                    .rotations
+                    .iter()
+                    .rposition(|k| k.0 <= r)
+                    .unwrap()
+                    .min(tr.rotations.len() - 2);
+                let (a, b) = (tr.rotations[k], tr.rotations[k + 1]);
+                let (qa, qb) = (glam::Quat::from_array(a.1), glam::Quat::from_array(b.1));
+                let want = qa.slerp(qb, (r - a.0) / (b.0 - a.0));
+                assert!(
+                    q.dot(want).abs() > 1.0 - 1e-5,
+                    "r {r} track {i}: {q:?} vs {want:?}"
+                );
+                let s = [soa.scale.x[l], soa.scale.y[l], soa.scale.z[l]];
+                let want = lerp(&tr.scales, r);
+                assert!(
+                    (s[0] - want[0]).abs() < 2e-3,
+                    "r {r} track {i}: {s:?} vs {want:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn quaternion_keys_decode_to_the_quaternion() {

@@ -7,8 +7,8 @@
 //! the library keeps them only in its prepared form.
 
 use crate::archive::{self, Track, Trs};
+use crate::workload::Workload;
 use crate::workloads::{mat4, max_error};
-use crate::Workload;
 use glam30 as g;
 use ispc_skinning::gltf::{GltfScene, Interpolation, Property, Wrap};
 use ispc_skinning::Backend;

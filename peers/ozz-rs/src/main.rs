@@ -15,16 +15,14 @@
 
 mod archive;
 mod gltf_frame;
+mod workload;
 mod workloads;
 
 use std::hint::black_box;
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
-/// One workload set up for timing; `run` is the call that is timed.
-pub trait Workload {
-    fn run(&mut self);
-}
+use workload::Workload;
 
 fn setup(args: &[&str], rest: &str) -> Result<Box<dyn Workload>, String> {
     let (kernel, size) = match args {

@@ -4,7 +4,7 @@
 //! library's serial reference on the same data, so a row compares the same work.
 
 use crate::archive;
-use crate::Workload;
+use crate::workload::Workload;
 use glam30 as g;
 use ispc_skinning::{
     Attribute, Backend, LocalToModelJob, Locals, MeshInput, PaletteMatrix, PrepareOptions,
