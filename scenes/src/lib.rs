@@ -1,7 +1,7 @@
 //! Procedural scenes for the main job, the benches and the tests: rigs of realistic shape, the level-order
 //! seed's large tree, and animated poses. Everything is deterministic (seeded), so runs compare.
 
-use glam::{EulerRot, Quat, Vec3};
+use glam::{EulerRot, Mat4, Quat, Vec3, Vec4};
 
 /// A small deterministic generator (xorshift64*), so scenes need no dependency and reproduce exactly.
 #[derive(Clone, Debug)]
@@ -357,4 +357,79 @@ pub fn character(joints: usize, rings: usize, segments: usize) -> Character {
         }
     }
     c
+}
+
+/// The skinning rows' mesh: vertex streams with four influence slots per vertex.
+#[derive(Clone, Debug)]
+pub struct SkinMesh {
+    /// Positions in a 2 x 2 x 2 box above the origin.
+    pub pos: Vec<Vec3>,
+    /// Unit normals (the normalized positions).
+    pub nrm: Vec<Vec3>,
+    /// Unit tangents orthogonal to the normals, w = 1.
+    pub tan: Vec<Vec4>,
+    /// Four neighbouring joints per vertex.
+    pub joints: Vec<[u16; 4]>,
+    /// Weights summing to 1; the slots past the vertex's influence count are 0.
+    pub weights: Vec<[f32; 4]>,
+}
+
+/// The report's skinning mesh: `n` vertices with `k` (1 to 4) influences each over `joints` joints (at
+/// least 4). The lab's skinning rows and the ozz-animation-rs peer both call it, so they skin the same
+/// data.
+pub fn skin_mesh(n: usize, k: usize, joints: usize) -> SkinMesh {
+    let mut rng = Rng::new(7);
+    let pos: Vec<Vec3> = (0..n)
+        .map(|_| {
+            Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(0.0, 2.0),
+                rng.range(-1.0, 1.0),
+            )
+        })
+        .collect();
+    let nrm = pos.iter().map(|p| p.normalize_or_zero()).collect();
+    let tan = pos
+        .iter()
+        .map(|p| p.any_orthonormal_vector().extend(1.0))
+        .collect();
+    // Neighbouring joints, as on a real mesh: a base joint and three near it.
+    let joints = (0..n)
+        .map(|_| {
+            let b = rng.below(joints - 4);
+            [b as u16, (b + 1) as u16, (b + 2) as u16, (b + 3) as u16]
+        })
+        .collect();
+    let weights = (0..n)
+        .map(|_| {
+            let mut w = [
+                rng.range(0.1, 1.0),
+                rng.range(0.1, 1.0),
+                rng.range(0.05, 0.5),
+                rng.range(0.05, 0.3),
+            ];
+            w[k.clamp(1, 4)..].fill(0.0);
+            let s: f32 = w.iter().sum();
+            w.map(|x| x / s)
+        })
+        .collect();
+    SkinMesh {
+        pos,
+        nrm,
+        tan,
+        joints,
+        weights,
+    }
+}
+
+/// The skinning rows' palette: joint i turned by 0.1 i radians about y and raised by 0.05 i.
+pub fn skin_palette(joints: usize) -> Vec<Mat4> {
+    (0..joints)
+        .map(|i| {
+            Mat4::from_rotation_translation(
+                Quat::from_rotation_y(i as f32 * 0.1),
+                Vec3::new(0.0, i as f32 * 0.05, 0.0),
+            )
+        })
+        .collect()
 }

@@ -4,8 +4,9 @@
 //! with `bench --gltf PATH`; without either, the row is skipped with a message.
 
 use crate::progress;
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
-use crate::report::timing::{median_ns_per_call, Budget};
+use crate::report::timing::Budget;
 use indicatif::ProgressBar;
 use ispc_skinning::gltf::{GltfScene, Wrap};
 use ispc_skinning::Isa;
@@ -43,6 +44,7 @@ pub fn rows(
     path: Option<&str>,
     rows: &mut Vec<Row>,
     bar: &ProgressBar,
+    peer: Option<&mut Peer>,
 ) -> Result<(), String> {
     let Some(file) = asset(path) else {
         progress::note(
@@ -80,7 +82,14 @@ pub fn rows(
             }) as Box<dyn FnMut() + '_>
         })
         .collect();
-    let times = median_ns_per_call(budget, &mut c);
+    // With `--peers`, ozz-animation-rs runs the same frame (same file, clip and time sequence).
+    let job = Job {
+        kernel: "gltf_frame",
+        size: n,
+        influences: None,
+        file: Some(&file),
+    };
+    let times = peer::median_ns_per_call(peer, job, budget, &mut c);
     push_rows(rows, "gltf_frame", &backends, &times, n, None);
     bar.suspend(|| print_summary(rows, &file, n, scene.node_count()));
     Ok(())

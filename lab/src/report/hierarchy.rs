@@ -3,8 +3,9 @@
 //! (`local_to_model_trs`), and crowds of 256 x 64 (`crowd_local_to_model`, 1 and 2 threads).
 
 use crate::baseline;
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::Row;
-use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
+use crate::report::timing::{median_ns_per_call_in_pool, Budget};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
 use indicatif::ProgressBar;
 use ispc_skinning::experiments::{level_sum, local_to_model_soa, SoaMatrices, SoaMethod};
@@ -33,13 +34,33 @@ fn push(
     kernel: &'static str,
     items: usize,
     threads: usize,
+    c: Vec<Candidate<'_>>,
+) {
+    push_with_peer(rows, budget, kernel, items, threads, c, None);
+}
+
+/// [`push`], with the ozz-animation-rs peer's `kernel` on `items` in the same round-robin when there is
+/// a peer (the first candidate must then be the reference).
+fn push_with_peer(
+    rows: &mut Vec<Row>,
+    budget: Budget,
+    kernel: &'static str,
+    items: usize,
+    threads: usize,
     mut c: Vec<Candidate<'_>>,
+    peer: Option<&mut Peer>,
 ) {
     let mut calls: Vec<Box<dyn FnMut() + '_>> = c
         .iter_mut()
         .map(|(_, f)| Box::new(f) as Box<dyn FnMut()>)
         .collect();
-    let times = median_ns_per_call(budget, &mut calls);
+    let job = Job {
+        kernel,
+        size: items,
+        influences: None,
+        file: None,
+    };
+    let times = peer::median_ns_per_call(peer, job, budget, &mut calls);
     drop(calls);
     let reference = c
         .iter()
@@ -61,10 +82,20 @@ fn push(
 
 /// Appends every hierarchy row: `level_sum*`, `local_to_model*`, `local_to_model_trs`,
 /// `crowd_local_to_model` and `crowd_threads`.
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    mut peer: Option<&mut Peer>,
+) {
     level_sum_rows(budget, isas, rows, progress);
     local_to_model_rows(budget, isas, rows, progress);
-    trs_rows(budget, isas, rows, progress);
+    // 1,000 joints (a large rig) only beside the peer, so that a report without `--peers` keeps its rows.
+    let sizes: &[usize] = if peer.is_some() { &[120, 1000] } else { &[120] };
+    for &n in sizes {
+        trs_rows(budget, isas, rows, progress, n, peer.as_deref_mut());
+    }
     crowd_rows(budget, isas, rows, progress);
 }
 
@@ -229,10 +260,16 @@ fn local_to_model_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progre
     }
 }
 
-/// 120 joints (a detailed humanoid) with TRS input: the whole job, as a game calls it each frame.
-fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
-    progress.set_message("local_to_model_trs (120 joints)");
-    let n = 120;
+/// `n` joints (120: a detailed humanoid) with TRS input: the whole job, as a game calls it each frame.
+fn trs_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    n: usize,
+    peer: Option<&mut Peer>,
+) {
+    progress.set_message(format!("local_to_model_trs ({n} joints)"));
     let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
     let (t, q, s) = animated_pose(n, 0.3, true, 2);
     let trs = Trs {
@@ -265,7 +302,7 @@ fn trs_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
             Box::new(move || job(Method::Auto, isa.into(), &mut o)),
         ));
     }
-    push(rows, budget, "local_to_model_trs", n, 1, c);
+    push_with_peer(rows, budget, "local_to_model_trs", n, 1, c, peer);
 }
 
 /// 256 instances of a 64-joint rig, each at its own place, TRS input. The reference and glam rows run

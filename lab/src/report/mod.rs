@@ -3,7 +3,8 @@
 //!
 //! [`run`] orchestrates the families of rows ([`character`], [`gltf`], [`transform`], [`hierarchy`],
 //! [`skinning`], [`renormalize`], [`davies`]); they share the vocabulary of [`row`] and [`timing`], and
-//! the results are written by [`json`] and [`chart`]. Only [`run`] imports the families, and nothing
+//! the results are written by [`json`] and [`chart`]. With `--peers`, [`peer`] runs ozz-animation-rs in
+//! the same round-robins as some of those rows. Only [`run`] imports the families, and nothing
 //! imports [`run`].
 
 pub mod character;
@@ -15,6 +16,7 @@ pub mod gltf;
 pub mod gltf_crowd;
 pub mod hierarchy;
 pub mod json;
+pub mod peer;
 pub mod renormalize;
 pub mod row;
 pub mod run;

@@ -3,6 +3,7 @@
 //! families; nothing imports it but the binary.
 
 use crate::progress;
+use crate::report::peer::{self, Peer};
 use crate::report::row::Row;
 use crate::report::timing::Budget;
 use crate::report::{character, chart, davies, hierarchy, json, renormalize, skinning, transform};
@@ -25,6 +26,10 @@ pub struct Options {
     /// Fewer and shorter samples: a quick, noisier run.
     #[arg(long)]
     pub quick: bool,
+    /// Also measure ozz-animation-rs (the `peers/ozz-rs` crate, built here with its pinned nightly
+    /// toolchain) on the same workloads, in the same round-robins, and print the ratios.
+    #[arg(long)]
+    pub peers: bool,
 }
 
 /// The report's sections, in the order they run: one step of the progress bar each.
@@ -59,6 +64,12 @@ pub fn run(options: &Options) -> Result<(), String> {
         )
     );
     println!("cpu: {}", cpu_name());
+    // The peer is built and started before any row, so a missing toolchain fails at once.
+    let mut peer = if options.peers {
+        Some(Peer::start()?)
+    } else {
+        None
+    };
     println!();
 
     let mut rows = Vec::new();
@@ -69,7 +80,15 @@ pub fn run(options: &Options) -> Result<(), String> {
     #[cfg(feature = "gltf")]
     {
         bar.set_message("gltf_frame");
-        super::gltf::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
+        super::gltf::rows(
+            budget,
+            &isas,
+            options.gltf.as_deref(),
+            &mut rows,
+            &bar,
+            peer.as_mut(),
+        )?;
+        check(&peer)?;
         super::gltf_crowd::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
     }
     #[cfg(not(feature = "gltf"))]
@@ -79,9 +98,11 @@ pub fn run(options: &Options) -> Result<(), String> {
     bar.inc(1);
     transform::rows(budget, &isas, &mut rows, &bar);
     bar.inc(1);
-    hierarchy::rows(budget, &isas, &mut rows, &bar);
+    hierarchy::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+    check(&peer)?;
     bar.inc(1);
-    skinning::rows(budget, &isas, &mut rows, &bar);
+    skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+    check(&peer)?;
     bar.inc(1);
     renormalize::rows(budget, &isas, &mut rows, &bar);
     bar.inc(1);
@@ -90,7 +111,11 @@ pub fn run(options: &Options) -> Result<(), String> {
     bar.inc(1);
     bar.finish_and_clear();
 
-    print_table(&rows);
+    // The peer's rows join ours in the table and the JSON; the summaries and the chart are ours only.
+    let peer_rows = peer.take().map(|p| p.rows.clone()).unwrap_or_default();
+    let all = peer::merge(&rows, &peer_rows);
+    print_table(&all);
+    peer::print_ratios(&rows, &peer_rows);
     character::print_summary(&rows);
     transform::print_summary(&rows);
     hierarchy::print_summary(&rows);
@@ -98,9 +123,9 @@ pub fn run(options: &Options) -> Result<(), String> {
     renormalize::print_summary(&rows);
     davies::print_summary(&rows);
     if let Some(path) = &options.json {
-        std::fs::write(path, json::to_json(&rows))
+        std::fs::write(path, json::to_json(&all))
             .map_err(|e| format!("cannot write {path}: {e}"))?;
-        println!("wrote {} rows to {path}", rows.len());
+        println!("wrote {} rows to {path}", all.len());
     }
     if let Some(path) = &options.plot {
         let chart = chart::svg(&rows, &cpu_name())?;
@@ -115,6 +140,11 @@ pub fn run(options: &Options) -> Result<(), String> {
         println!("wrote the speedup chart to {path}");
     }
     Ok(())
+}
+
+/// Stops the report at the peer's first failure (such as a workload whose output disagrees with ours).
+fn check(peer: &Option<Peer>) -> Result<(), String> {
+    peer.as_ref().map_or(Ok(()), Peer::check)
 }
 
 fn list(isas: &[Isa]) -> String {

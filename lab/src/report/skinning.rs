@@ -3,9 +3,10 @@
 //! to the reference and the glam loop, plus the single-core copy bandwidth this run measures.
 
 use crate::baseline;
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, median_ns_per_call_in_pool, Budget};
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Vec3, Vec4};
 use indicatif::ProgressBar;
 use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
 use ispc_skinning::Renormalize;
@@ -13,7 +14,6 @@ use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
     SkinningJob, Threads,
 };
-use scenes::Rng;
 
 pub(super) const JOINTS: usize = 64;
 
@@ -36,71 +36,18 @@ fn output_bytes(kernel: &str) -> f64 {
     }
 }
 
-/// A generated mesh's vertex streams (shared with the renormalization rows).
-pub(super) struct Data {
-    pos: Vec<Vec3>,
-    pub(super) nrm: Vec<Vec3>,
-    pub(super) tan: Vec<Vec4>,
-    joints: Vec<[u16; 4]>,
-    weights: Vec<[f32; 4]>,
-}
+/// A generated mesh's vertex streams (shared with the renormalization rows). The generator lives in
+/// `scenes`, so that the ozz-animation-rs peer (`bench --peers`) skins exactly the same mesh.
+pub(super) type Data = scenes::SkinMesh;
 
 /// `n` vertices with `k` (1 to 4) influences each.
 pub(super) fn data(n: usize, k: usize) -> Data {
-    let mut rng = Rng::new(7);
-    let pos: Vec<Vec3> = (0..n)
-        .map(|_| {
-            Vec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(0.0, 2.0),
-                rng.range(-1.0, 1.0),
-            )
-        })
-        .collect();
-    let nrm = pos.iter().map(|p| p.normalize_or_zero()).collect();
-    let tan = pos
-        .iter()
-        .map(|p| p.any_orthonormal_vector().extend(1.0))
-        .collect();
-    // Neighbouring joints, as on a real mesh: a base joint and three near it.
-    let joints = (0..n)
-        .map(|_| {
-            let b = rng.below(JOINTS - 4);
-            [b as u16, (b + 1) as u16, (b + 2) as u16, (b + 3) as u16]
-        })
-        .collect();
-    let weights = (0..n)
-        .map(|_| {
-            let mut w = [
-                rng.range(0.1, 1.0),
-                rng.range(0.1, 1.0),
-                rng.range(0.05, 0.5),
-                rng.range(0.05, 0.3),
-            ];
-            w[k.clamp(1, 4)..].fill(0.0);
-            let s: f32 = w.iter().sum();
-            w.map(|x| x / s)
-        })
-        .collect();
-    Data {
-        pos,
-        nrm,
-        tan,
-        joints,
-        weights,
-    }
+    scenes::skin_mesh(n, k, JOINTS)
 }
 
-/// The report's palette: joint i turned by 0.1 i radians about y and raised by 0.05 i.
+/// The report's palette (see [`scenes::skin_palette`]), as matrices and as the library's palette type.
 pub(super) fn palette() -> (Vec<Mat4>, Vec<PaletteMatrix>) {
-    let m: Vec<Mat4> = (0..JOINTS)
-        .map(|i| {
-            Mat4::from_rotation_translation(
-                Quat::from_rotation_y(i as f32 * 0.1),
-                Vec3::new(0.0, i as f32 * 0.05, 0.0),
-            )
-        })
-        .collect();
+    let m = scenes::skin_palette(JOINTS);
     let p = m.iter().map(|m| PaletteMatrix::from_mat4(*m)).collect();
     (m, p)
 }
@@ -119,7 +66,13 @@ fn copy_bandwidth(rows: &[Row]) -> f64 {
 /// Appends every skinning row: `skin_p`, `skin_pn`, `skin_pnt` (and their `_stream` rows), `copy`,
 /// `skin_p_only*`, the compact-influence rows, `skin_pnt_threads`, `copy_threads`, and the other
 /// methods at 1,024 vertices.
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    mut peer: Option<&mut Peer>,
+) {
     let (mats, pal) = palette();
     let copy_src = vec![1.0f32; COPY_FLOATS];
     let mut copy_dst = vec![0.0f32; COPY_FLOATS];
@@ -200,7 +153,15 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                 let (src, dst) = (&copy_src, &mut copy_dst);
                 c.push(Box::new(move || dst.copy_from_slice(src)));
             }
-            let mut times = median_ns_per_call(budget, &mut c);
+            // With `--peers`, ozz-animation-rs skins the same mesh with the same palette in this
+            // round-robin (the reference stays candidate 0).
+            let job = Job {
+                kernel,
+                size: n,
+                influences: Some(4),
+                file: None,
+            };
+            let mut times = peer::median_ns_per_call(peer.as_deref_mut(), job, budget, &mut c);
             if copy_sample {
                 let t = times.pop().unwrap_or(f64::NAN);
                 let bytes = 2 * 4 * COPY_FLOATS;

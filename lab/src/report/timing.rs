@@ -30,12 +30,38 @@ impl Budget {
     }
 }
 
+/// A candidate that times itself in another process (the peers of `bench --peers`): a pipe round trip
+/// would dwarf a call of a few microseconds, so the other side runs the calls and reports the time.
+pub trait Remote {
+    /// Warms the candidate up and returns how many calls fill one sample of `sample`.
+    ///
+    /// # Errors
+    /// When the other side fails or is gone.
+    fn calibrate(&mut self, sample: Duration) -> Result<u64, String>;
+    /// Runs `reps` calls and returns the mean nanoseconds per call, as measured by the other side.
+    ///
+    /// # Errors
+    /// When the other side fails or is gone.
+    fn sample(&mut self, reps: u64) -> Result<f64, String>;
+}
+
 /// Runs each candidate `budget.samples` times, round-robin, and returns each one's median time per call
 /// in nanoseconds. Each sample repeats the call enough times to fill `budget.sample`.
 pub fn median_ns_per_call<F: FnMut() + ?Sized>(
     budget: Budget,
     candidates: &mut [Box<F>],
 ) -> Vec<f64> {
+    median_ns_per_call_with(budget, candidates, None).0
+}
+
+/// [`median_ns_per_call`] with one more candidate that is timed remotely: its samples take their turn
+/// in the same round-robin, after the local candidates, so it sees the same machine conditions. Returns
+/// the local medians and the remote one (`None` without a remote; an error stops only the remote).
+pub fn median_ns_per_call_with<F: FnMut() + ?Sized>(
+    budget: Budget,
+    candidates: &mut [Box<F>],
+    mut remote: Option<&mut dyn Remote>,
+) -> (Vec<f64>, Option<Result<f64, String>>) {
     // Calibrate once per candidate: warm the caches and find a repeat count for one sample.
     let reps: Vec<u64> = candidates
         .iter_mut()
@@ -55,6 +81,8 @@ pub fn median_ns_per_call<F: FnMut() + ?Sized>(
             }
         })
         .collect();
+    let mut remote_reps = remote.as_mut().map(|r| r.calibrate(budget.sample));
+    let mut remote_samples = Vec::with_capacity(budget.samples);
     let mut samples = vec![Vec::with_capacity(budget.samples); candidates.len()];
     for _ in 0..budget.samples {
         for (i, f) in candidates.iter_mut().enumerate() {
@@ -64,15 +92,25 @@ pub fn median_ns_per_call<F: FnMut() + ?Sized>(
             }
             samples[i].push(t.elapsed().as_secs_f64() * 1e9 / reps[i] as f64);
         }
+        if let (Some(r), Some(Ok(n))) = (remote.as_mut(), &remote_reps) {
+            match r.sample(*n) {
+                Ok(t) => remote_samples.push(t),
+                Err(e) => remote_reps = Some(Err(e)),
+            }
+        }
     }
     black_box(&samples);
-    samples
-        .into_iter()
-        .map(|mut s| {
-            s.sort_by(f64::total_cmp);
-            s[s.len() / 2]
-        })
-        .collect()
+    let remote = remote_reps.map(|r| r.map(|_| median(remote_samples)));
+    (samples.into_iter().map(median).collect(), remote)
+}
+
+/// The median of samples (NaN for none).
+fn median(mut s: Vec<f64>) -> f64 {
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
 }
 
 /// [`median_ns_per_call`] from inside rayon's pool, as a job system calls threaded work. From a thread

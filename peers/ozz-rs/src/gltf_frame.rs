@@ -1,0 +1,315 @@
+//! The `gltf_frame` workload on ozz-animation-rs: sample the clip (SamplingJob with a reused context),
+//! local to model (LocalToModelJob), the palettes (model x inverse bind, as the library's palette job)
+//! and skin every primitive (SkinningJob), at the same sequence of times as the lab's `gltf_frame` row.
+//!
+//! The library imports the file (hierarchy in level order, rest pose, clip, skins); the archive writer
+//! turns them into ozz archives; the vertex streams come from the file through the `gltf` crate, since
+//! the library keeps them only in its prepared form.
+
+use crate::archive::{self, Track, Trs};
+use crate::workload::Workload;
+use crate::workloads::{mat4, max_error};
+use glam30 as g;
+use ispc_skinning::gltf::{GltfScene, Interpolation, Property, Wrap};
+use ispc_skinning::Backend;
+use ozz_animation_rs::{
+    Animation, Archive, LocalToModelJobRef, SamplingContext, SamplingJobRef,
+    Skeleton as OzzSkeleton, SkinningJobRef, SoaTransform,
+};
+use std::path::Path;
+
+/// Rate at which step and cubic-spline channels are resampled into ozz's linear keys; linear channels
+/// keep their own keys.
+const RESAMPLE_HZ: f32 = 60.0;
+
+/// One primitive's vertex streams in ozz's form and its outputs.
+struct Mesh {
+    skin: usize,
+    indices: Vec<u16>,
+    weights: Vec<f32>,
+    pos: Vec<g::Vec3>,
+    nrm: Option<Vec<g::Vec3>>,
+    out_p: Vec<g::Vec3>,
+    out_n: Vec<g::Vec3>,
+}
+
+struct Frame {
+    skeleton: OzzSkeleton,
+    animation: Animation,
+    context: SamplingContext,
+    locals: Vec<SoaTransform>,
+    models: Vec<g::Mat4>,
+    /// Per skin: the level-order index of each joint and its inverse bind matrix.
+    skins: Vec<(Vec<usize>, Vec<g::Mat4>)>,
+    palettes: Vec<Vec<g::Mat4>>,
+    meshes: Vec<Mesh>,
+    /// The lab's time sequence: `time` steps by `duration / 97` modulo `duration`; the clip is sampled
+    /// at `clip_start + (time - clip_start) mod duration` (the library's `Wrap::Loop`).
+    time: f32,
+    start: f32,
+    duration: f32,
+}
+
+impl Frame {
+    fn evaluate(&mut self, time: f32) {
+        let wrapped = time - self.start;
+        let ratio = (wrapped.rem_euclid(self.duration) / self.duration).clamp(0.0, 1.0);
+        let mut sampling = SamplingJobRef::default();
+        sampling.set_animation(&self.animation);
+        sampling.set_context(&mut self.context);
+        sampling.set_ratio(ratio);
+        sampling.set_output(&mut self.locals);
+        sampling.run().expect("validated at setup");
+        let mut ltm = LocalToModelJobRef::default();
+        ltm.set_skeleton(&self.skeleton);
+        ltm.set_input(&self.locals);
+        ltm.set_output(&mut self.models);
+        ltm.run().expect("validated at setup");
+        for ((joints, inverse_binds), palette) in self.skins.iter().zip(&mut self.palettes) {
+            for ((p, &j), ib) in palette.iter_mut().zip(joints).zip(inverse_binds) {
+                *p = self.models[j] * *ib;
+            }
+        }
+        for m in &mut self.meshes {
+            let mut job = SkinningJobRef::default();
+            job.set_vertex_count(m.pos.len());
+            job.set_influences_count(4);
+            job.set_joint_matrices(&self.palettes[m.skin]);
+            job.set_joint_indices(&m.indices);
+            job.set_joint_weights(&m.weights);
+            job.set_in_positions(&m.pos);
+            job.set_out_positions(&mut m.out_p);
+            if let Some(n) = &m.nrm {
+                job.set_in_normals(n);
+                job.set_out_normals(&mut m.out_n);
+            }
+            job.run().expect("validated at setup");
+        }
+    }
+}
+
+impl Workload for Frame {
+    fn run(&mut self) {
+        self.time = (self.time + self.duration / 97.0) % self.duration;
+        self.evaluate(self.time);
+    }
+}
+
+/// A channel's keys as (ratio, value), from ratio 0 to 1 with strictly increasing ratios.
+fn keys(ch: &ispc_skinning::gltf::Channel, start: f32, duration: f32) -> Vec<(f32, [f32; 4])> {
+    let ratio = |t: f32| ((t - start) / duration).clamp(0.0, 1.0);
+    let mut k: Vec<(f32, [f32; 4])> = if ch.interpolation() == Interpolation::Linear {
+        (0..ch.times().len())
+            .filter_map(|i| Some((ratio(ch.times()[i]), ch.key_value(i)?)))
+            .collect()
+    } else {
+        let steps = (duration * RESAMPLE_HZ).ceil().max(1.0) as usize;
+        (0..=steps)
+            .map(|i| {
+                let t = start + duration * i as f32 / steps as f32;
+                (ratio(t), ch.sample(t))
+            })
+            .collect()
+    };
+    k.dedup_by(|b, a| b.0 <= a.0);
+    if let Some(&(r, v)) = k.first() {
+        if r > 0.0 {
+            k.insert(0, (0.0, v));
+        }
+    }
+    if let Some(&(r, v)) = k.last() {
+        if r < 1.0 {
+            k.push((1.0, v));
+        }
+    }
+    k
+}
+
+/// Reads a primitive's POSITION, NORMAL, JOINTS_0 and WEIGHTS_0 from the file (GLB, or `.gltf` with
+/// buffers in files beside it).
+fn read_mesh(
+    path: &Path,
+    mesh: usize,
+    primitive: usize,
+) -> Result<
+    (
+        Vec<[f32; 3]>,
+        Option<Vec<[f32; 3]>>,
+        Vec<[u16; 4]>,
+        Vec<[f32; 4]>,
+    ),
+    String,
+> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let gltf = gltf::Gltf::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut buffers = Vec::new();
+    for b in gltf.buffers() {
+        buffers.push(match b.source() {
+            gltf::buffer::Source::Bin => {
+                gltf.blob.clone().ok_or("a GLB without its binary chunk")?
+            }
+            gltf::buffer::Source::Uri(uri) if !uri.starts_with("data:") => {
+                std::fs::read(dir.join(uri)).map_err(|e| format!("{uri}: {e}"))?
+            }
+            gltf::buffer::Source::Uri(_) => {
+                return Err("the ozz-rs peer does not read data-URI buffers".into())
+            }
+        });
+    }
+    let prim = gltf
+        .meshes()
+        .nth(mesh)
+        .and_then(|m| m.primitives().nth(primitive))
+        .ok_or("no such primitive")?;
+    let reader = prim.reader(|b| buffers.get(b.index()).map(|v| &v[..]));
+    let pos: Vec<[f32; 3]> = reader.read_positions().ok_or("no POSITION")?.collect();
+    let nrm = reader.read_normals().map(|n| n.collect());
+    let joints = reader
+        .read_joints(0)
+        .ok_or("no JOINTS_0")?
+        .into_u16()
+        .collect();
+    let weights = reader
+        .read_weights(0)
+        .ok_or("no WEIGHTS_0")?
+        .into_f32()
+        .collect();
+    Ok((pos, nrm, joints, weights))
+}
+
+/// The whole frame of the file's first clip, checked at a few times against the library's reference
+/// frame (the same positions within the error of ozz's key quantization).
+///
+/// # Errors
+/// A file the library or the peer cannot read, or skinned positions that disagree with the reference.
+pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> {
+    let scene = GltfScene::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let clip = scene.clips().first().ok_or("the file has no clip")?;
+    let (start, duration) = (clip.start(), clip.duration().max(1e-3));
+    let n = scene.node_count();
+    let mut node_of_level = vec![0; n];
+    for node in 0..n {
+        node_of_level[scene.level_index(node).ok_or("a node without a level")?] = node;
+    }
+    let parents: Vec<i16> = scene
+        .skeleton()
+        .level_parents()
+        .iter()
+        .map(|p| p.map_or(-1, |p| p as i16))
+        .collect();
+    let rest: Vec<Trs> = node_of_level
+        .iter()
+        .map(|&node| {
+            let (t, q, s) = scene.rest_pose(node).expect("every node has a rest pose");
+            (t.to_array(), q.to_array(), s.to_array())
+        })
+        .collect();
+    let mut tracks: Vec<Track> = rest.iter().map(|&r| Track::constant(r)).collect();
+    for ch in clip.channels() {
+        let level = scene.level_index(ch.node()).ok_or("a channel on no node")?;
+        let k = keys(ch, start, duration);
+        let tr = &mut tracks[level];
+        match ch.property() {
+            Property::Translation => {
+                tr.translations = k.iter().map(|&(r, v)| (r, [v[0], v[1], v[2]])).collect()
+            }
+            Property::Rotation => tr.rotations = k,
+            Property::Scale => {
+                tr.scales = k.iter().map(|&(r, v)| (r, [v[0], v[1], v[2]])).collect()
+            }
+        }
+    }
+    let bytes = archive::skeleton(&parents, &rest);
+    let skeleton =
+        OzzSkeleton::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("skeleton archive: {e}"))?;
+    let bytes = archive::animation(duration, clip.name().unwrap_or(""), &tracks);
+    let animation =
+        Animation::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("animation archive: {e}"))?;
+    let context = SamplingContext::from_animation(&animation);
+
+    let skins = scene
+        .skins()
+        .iter()
+        .map(|s| {
+            let joints = s
+                .joints()
+                .iter()
+                .map(|&j| scene.level_index(j).unwrap_or(0))
+                .collect();
+            (joints, s.inverse_binds().iter().map(mat4).collect())
+        })
+        .collect::<Vec<(Vec<usize>, Vec<g::Mat4>)>>();
+    let mut meshes = Vec::new();
+    for p in scene.primitives() {
+        let (pos, nrm, joints, weights) = read_mesh(path, p.mesh(), p.primitive())?;
+        let v = pos.len();
+        meshes.push(Mesh {
+            skin: p.skin(),
+            indices: joints.iter().flatten().copied().collect(),
+            // ozz takes influences - 1 weights and gives the last one 1 - their sum, so the weights are
+            // normalized first, as the library normalizes them when it prepares the mesh.
+            weights: weights
+                .iter()
+                .flat_map(|w| {
+                    let s: f32 = w.iter().sum();
+                    let s = if s > 0.0 { s } else { 1.0 };
+                    [w[0] / s, w[1] / s, w[2] / s]
+                })
+                .collect(),
+            pos: pos.iter().map(|&a| g::Vec3::from_array(a)).collect(),
+            nrm: nrm.map(|n| n.iter().map(|&a| g::Vec3::from_array(a)).collect()),
+            out_p: vec![g::Vec3::ZERO; v],
+            out_n: vec![g::Vec3::ZERO; v],
+        });
+    }
+    let total: usize = meshes.iter().map(|m| m.pos.len()).sum();
+    if total != vertices {
+        return Err(format!(
+            "gltf_frame: the peer reads {total} skinned vertices, the lab {vertices}"
+        ));
+    }
+    let mut f = Frame {
+        skeleton,
+        animation,
+        context,
+        locals: vec![SoaTransform::default(); n.div_ceil(4)],
+        models: vec![g::Mat4::IDENTITY; n],
+        palettes: skins
+            .iter()
+            .map(|(j, _)| vec![g::Mat4::IDENTITY; j.len()])
+            .collect(),
+        skins,
+        meshes,
+        time: 0.0,
+        start,
+        duration,
+    };
+
+    // The library's reference frame at a few times of the lab's sequence; the tolerance is 1% of the
+    // mesh's size, for the half-float translations and 15-bit rotations of ozz's keys.
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    let mut time = 0.0f32;
+    for _ in 0..12 {
+        time = (time + duration / 97.0 * 8.0) % duration;
+        scene
+            .evaluate(Some(0), time, Wrap::Loop, &mut frame)
+            .map_err(|e| format!("reference frame: {e}"))?;
+        f.evaluate(time);
+        for (i, m) in f.meshes.iter().enumerate() {
+            let reference = &frame.mesh(i).ok_or("a mesh without outputs")?.positions;
+            let (lo, hi) = frame.mesh(i).and_then(|m| m.bounds()).unwrap_or_default();
+            let err = max_error(&m.out_p, reference);
+            let tolerance = 0.01 * (hi - lo).length().max(1e-3);
+            if !(err <= tolerance) {
+                return Err(format!(
+                    "gltf_frame at t = {time}: ozz-rs positions of mesh {i} differ from the reference by {err} (tolerance {tolerance})"
+                ));
+            }
+        }
+    }
+    f.time = 0.0;
+    Ok(Box::new(f))
+}
