@@ -22,15 +22,27 @@ use std::path::Path;
 /// keep their own keys.
 const RESAMPLE_HZ: f32 = 60.0;
 
-/// One primitive's vertex streams in ozz's form and its outputs.
-struct Mesh {
-    skin: usize,
+/// The vertices of one primitive that have the same number of influences, in ozz's form, and their
+/// outputs. ozz's own mesh format splits a mesh this way (one part per influence count) and skins each
+/// part with its own SkinningJob, so a vertex with one influence costs a one-influence transform.
+struct Part {
+    influences: usize,
     indices: Vec<u16>,
+    /// `influences - 1` weights per vertex: ozz gives the last influence 1 minus their sum.
     weights: Vec<f32>,
     pos: Vec<g::Vec3>,
     nrm: Option<Vec<g::Vec3>>,
     out_p: Vec<g::Vec3>,
     out_n: Vec<g::Vec3>,
+    /// The primitive's vertex index of each of the part's vertices (for the check against the
+    /// reference, outside the timed frame).
+    original: Vec<usize>,
+}
+
+/// One primitive: its skin and its parts.
+struct Mesh {
+    skin: usize,
+    parts: Vec<Part>,
 }
 
 struct Frame {
@@ -71,19 +83,23 @@ impl Frame {
             }
         }
         for m in &mut self.meshes {
-            let mut job = SkinningJobRef::default();
-            job.set_vertex_count(m.pos.len());
-            job.set_influences_count(4);
-            job.set_joint_matrices(&self.palettes[m.skin]);
-            job.set_joint_indices(&m.indices);
-            job.set_joint_weights(&m.weights);
-            job.set_in_positions(&m.pos);
-            job.set_out_positions(&mut m.out_p);
-            if let Some(n) = &m.nrm {
-                job.set_in_normals(n);
-                job.set_out_normals(&mut m.out_n);
+            for part in &mut m.parts {
+                let mut job = SkinningJobRef::default();
+                job.set_vertex_count(part.pos.len());
+                job.set_influences_count(part.influences);
+                job.set_joint_matrices(&self.palettes[m.skin]);
+                job.set_joint_indices(&part.indices);
+                if part.influences > 1 {
+                    job.set_joint_weights(&part.weights);
+                }
+                job.set_in_positions(&part.pos);
+                job.set_out_positions(&mut part.out_p);
+                if let Some(n) = &part.nrm {
+                    job.set_in_normals(n);
+                    job.set_out_normals(&mut part.out_n);
+                }
+                job.run().expect("validated at setup");
             }
-            job.run().expect("validated at setup");
         }
     }
 }
@@ -245,27 +261,16 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
     let mut meshes = Vec::new();
     for p in scene.primitives() {
         let (pos, nrm, joints, weights) = read_mesh(path, p.mesh(), p.primitive())?;
-        let v = pos.len();
         meshes.push(Mesh {
             skin: p.skin(),
-            indices: joints.iter().flatten().copied().collect(),
-            // ozz takes influences - 1 weights and gives the last one 1 - their sum, so the weights are
-            // normalized first, as the library normalizes them when it prepares the mesh.
-            weights: weights
-                .iter()
-                .flat_map(|w| {
-                    let s: f32 = w.iter().sum();
-                    let s = if s > 0.0 { s } else { 1.0 };
-                    [w[0] / s, w[1] / s, w[2] / s]
-                })
-                .collect(),
-            pos: pos.iter().map(|&a| g::Vec3::from_array(a)).collect(),
-            nrm: nrm.map(|n| n.iter().map(|&a| g::Vec3::from_array(a)).collect()),
-            out_p: vec![g::Vec3::ZERO; v],
-            out_n: vec![g::Vec3::ZERO; v],
+            parts: parts(&pos, nrm.as_deref(), &joints, &weights),
         });
     }
-    let total: usize = meshes.iter().map(|m| m.pos.len()).sum();
+    let total: usize = meshes
+        .iter()
+        .flat_map(|m| &m.parts)
+        .map(|p| p.pos.len())
+        .sum();
     if total != vertices {
         return Err(format!(
             "gltf_frame: the peer reads {total} skinned vertices, the lab {vertices}"
@@ -301,7 +306,13 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
         for (i, m) in f.meshes.iter().enumerate() {
             let reference = &frame.mesh(i).ok_or("a mesh without outputs")?.positions;
             let (lo, hi) = frame.mesh(i).and_then(|m| m.bounds()).unwrap_or_default();
-            let err = max_error(&m.out_p, reference);
+            let mut out = vec![g::Vec3::ZERO; reference.len()];
+            for part in &m.parts {
+                for (&v, &p) in part.original.iter().zip(&part.out_p) {
+                    out[v] = p;
+                }
+            }
+            let err = max_error(&out, reference);
             let tolerance = 0.01 * (hi - lo).length().max(1e-3);
             if !(err <= tolerance) {
                 return Err(format!(
@@ -312,4 +323,55 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
     }
     f.time = 0.0;
     Ok(Box::new(f))
+}
+
+/// Splits a primitive into parts by influence count: each vertex keeps its influences of non-zero
+/// weight, heaviest first, with the weights normalized (as the library normalizes them when it prepares
+/// the mesh); a vertex whose weights are all zero keeps its first joint with weight 1.
+fn parts(
+    pos: &[[f32; 3]],
+    nrm: Option<&[[f32; 3]]>,
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+) -> Vec<Part> {
+    let mut parts: Vec<Part> = (1..=4)
+        .map(|influences| Part {
+            influences,
+            indices: Vec::new(),
+            weights: Vec::new(),
+            pos: Vec::new(),
+            nrm: nrm.map(|_| Vec::new()),
+            out_p: Vec::new(),
+            out_n: Vec::new(),
+            original: Vec::new(),
+        })
+        .collect();
+    for (v, (j, w)) in joints.iter().zip(weights).enumerate() {
+        let mut inf: Vec<(u16, f32)> = j
+            .iter()
+            .zip(w)
+            .filter(|(_, &w)| w > 0.0)
+            .map(|(&j, &w)| (j, w))
+            .collect();
+        inf.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if inf.is_empty() {
+            inf.push((j[0], 1.0));
+        }
+        let sum: f32 = inf.iter().map(|i| i.1).sum();
+        let part = &mut parts[inf.len() - 1];
+        part.indices.extend(inf.iter().map(|i| i.0));
+        part.weights
+            .extend(inf[..inf.len() - 1].iter().map(|i| i.1 / sum));
+        part.pos.push(g::Vec3::from_array(pos[v]));
+        if let (Some(out), Some(n)) = (&mut part.nrm, nrm) {
+            out.push(g::Vec3::from_array(n[v]));
+        }
+        part.original.push(v);
+    }
+    parts.retain(|p| !p.pos.is_empty());
+    for p in &mut parts {
+        p.out_p = vec![g::Vec3::ZERO; p.pos.len()];
+        p.out_n = vec![g::Vec3::ZERO; p.pos.len()];
+    }
+    parts
 }
