@@ -8,7 +8,7 @@
 
 use crate::archive::{self, Track, Trs};
 use crate::workload::Workload;
-use crate::workloads::{mat4, max_error};
+use crate::workloads::{mat4, max_error, ozz_skeleton};
 use glam30 as g;
 use ispc_skinning::gltf::{GltfScene, Interpolation, Property, Wrap};
 use ispc_skinning::Backend;
@@ -208,12 +208,6 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
     for node in 0..n {
         node_of_level[scene.level_index(node).ok_or("a node without a level")?] = node;
     }
-    let parents: Vec<i16> = scene
-        .skeleton()
-        .level_parents()
-        .iter()
-        .map(|p| p.map_or(-1, |p| p as i16))
-        .collect();
     let rest: Vec<Trs> = node_of_level
         .iter()
         .map(|&node| {
@@ -236,10 +230,7 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
             }
         }
     }
-    let bytes = archive::skeleton(&parents, &rest);
-    let skeleton =
-        OzzSkeleton::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("skeleton archive: {e}"))?;
+    let skeleton = ozz_skeleton(scene.skeleton().level_parents(), &rest)?;
     let bytes = archive::animation(duration, clip.name().unwrap_or(""), &tracks);
     let animation =
         Animation::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)

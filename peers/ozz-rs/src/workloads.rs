@@ -142,8 +142,12 @@ pub fn skinning(kernel: &str, n: usize) -> Result<Box<dyn Workload>, String> {
     Ok(Box::new(w))
 }
 
-/// A skeleton archive of `parents` with an identity rest pose, read back by ozz-animation-rs.
-fn ozz_skeleton(parents: &[Option<usize>], rest: &[archive::Trs]) -> Result<OzzSkeleton, String> {
+/// A skeleton archive of `parents` (-1 for none in the archive) with the rest pose `rest`, written by
+/// the archive writer and read back by ozz-animation-rs.
+pub(crate) fn ozz_skeleton(
+    parents: &[Option<usize>],
+    rest: &[archive::Trs],
+) -> Result<OzzSkeleton, String> {
     let p: Vec<i16> = parents.iter().map(|p| p.map_or(-1, |p| p as i16)).collect();
     let bytes = archive::skeleton(&p, rest);
     let mut a = Archive::new(&bytes[..]).map_err(|e| format!("skeleton archive: {e}"))?;
