@@ -1,60 +1,89 @@
-//! Builds the ISPC kernels once per target ISA, or links the committed prebuilt ones.
+//! Links the ISPC kernels, one static library per ISA: the packaged prebuilt ones, or ones compiled from
+//! `ispc/` with ISPC; or, where neither can be had, none (the serial reference backend).
 //!
-//! The whole script is one decision table:
+//! The whole script is one decision table, read top to bottom:
 //!
-//! | question                       | answer                                                                 |
-//! |--------------------------------|------------------------------------------------------------------------|
-//! | which ISPC targets?            | `ISPC_SKINNING_TARGETS`, else the default list for `CARGO_CFG_TARGET_ARCH` |
-//! | which compiler?                | `ISPC` env var, else `<repo>/.ispc/bin/ispc` (tools/install-ispc), else `ispc` on PATH |
-//! | compiler found                 | compile every `ispc/*.ispc` per target with `-DISA_SUFFIX=_<isa>`, archive with `cc`, bindgen the headers |
-//! | no compiler                    | use `prebuilt/<target triple>/`, after checking its manifest against the sources and targets |
-//! | `ISPC_SKINNING_EXPORT_PREBUILT`| also copy the fresh library, bindings and manifest into that directory (tools/regen-prebuilt) |
-//! | `ISPC_SKINNING_VERBOSE=1`      | report the compiler, its version and ISPC's own warnings as `cargo:warning` |
+//! | question                                          | answer                                                       |
+//! |---------------------------------------------------|--------------------------------------------------------------|
+//! | `kernels` feature off                             | reference backend only; nothing is linked                    |
+//! | which ISPC targets?                               | `ISPC_SKINNING_TARGETS`, else the default list for the arch (none off x86_64/aarch64) |
+//! | no targets                                        | reference backend only, with a cargo warning                 |
+//! | `compile-kernels` feature on and an ISPC found    | compile: one `ispc_compile::Config` per ISA (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
+//! | `ISPC_SKINNING_COMPILE=1` and no compile possible | build error naming the fix                                   |
+//! | `prebuilt/<target triple>/` exists                | link it (`ispc_rt::PackagedModule`) after checking its MANIFEST |
+//! | the triple is one that should have prebuilt files | build error naming the fix                                   |
+//! | any other triple                                  | reference backend only, with a cargo warning                 |
+//! | `ISPC_SKINNING_EXPORT_PREBUILT=DIR`               | also copy what was compiled, with its MANIFEST, into DIR (tools/regen-prebuilt) |
+//! | `ISPC_SKINNING_VERBOSE=1`                         | report the compiler and its version as `cargo:warning`       |
 //!
-//! Why not `ispc_compile`: it builds one multi-target object whose exports are ISPC's dispatcher plus
-//! ISPC-named variants (`_avx512skx`), it generates bindings only for the dispatch symbol, and it looks
-//! for `ispc` on PATH only. This crate wants Rust to own dispatch over `_sse4/_avx2/_avx512/_neon`
-//! symbols and a project-local compiler, so it drives ISPC itself (see README, "Build").
+//! Why one `ispc_compile::Config` per ISA rather than one for all: with several target ISAs ISPC builds
+//! one object with its own dispatcher, and bindings only for the dispatch symbols. This crate dispatches
+//! in Rust, over `_sse4/_avx2/_avx512/_neon` exports (the `ISA_SUFFIX` define), so each ISA is its own
+//! single-target library with its own bindings module.
 
 use sha2::{Digest, Sha256};
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// The one name of the static library, in OUT_DIR and in prebuilt/.
-const LIB_NAME: &str = "ispc_skinning_kernels";
+/// The prefix of every kernel library: `ispc_skinning_<isa>`, as in the exported symbols' suffixes.
+const LIB_PREFIX: &str = "ispc_skinning_";
+/// The structs the kernels share, generated once (each ISA's bindings refer to them; see `types_builder`).
+const TYPES_FILE: &str = "ispc_skinning_types.rs";
 /// The ISPC version the prebuilt files must come from.
 const ISPC_VERSION: &str = "1.26.0";
-/// Flags shared by every target. Assertions are off because the safe Rust layer validates every input
-/// before a kernel runs; --pic because the objects end up in position-independent Rust executables.
-const ISPC_FLAGS: &[&str] = &[
-    "-O3",
-    "--pic",
-    "--opt=disable-assertions",
-    "--math-lib=default",
+/// The flags every kernel is compiled with, as recorded in each MANIFEST. Assertions are off because the
+/// safe Rust layer validates every input before a kernel runs; `--pic` because the objects end up in
+/// position-independent Rust executables. `configure` below sets exactly these on each Config.
+const ISPC_FLAGS: &str = "-O3 --pic --opt=disable-assertions --math-lib=default";
+/// The triples with packaged kernels (tools/regen-prebuilt makes them). A build for one of these with a
+/// missing or damaged `prebuilt/<triple>/` is an error, never a silent fallback to the reference.
+const PREBUILT_TRIPLES: &[&str] = &[
+    "x86_64-unknown-linux-gnu",
+    "aarch64-unknown-linux-gnu",
+    "x86_64-pc-windows-msvc",
+    "aarch64-pc-windows-msvc",
+    "x86_64-pc-windows-gnu",
+    "x86_64-apple-darwin",
+    "aarch64-apple-darwin",
 ];
 
-/// One ISA of the crate's vocabulary. The suffix is what each exported symbol ends with.
+/// One ISA of the crate's vocabulary and the ISPC target it is built with.
 struct IsaTarget {
     /// ISPC's target string, for example `avx2-i32x8`.
-    ispc_target: String,
-    /// `sse4`, `avx2`, `avx512` or `neon`.
+    ispc_target: &'static str,
+    /// `sse4`, `avx2`, `avx512` or `neon`: the export suffix and the library name's last part.
     isa: &'static str,
 }
 
-fn isa_of_ispc_target(target: &str) -> Option<&'static str> {
-    // Only the families that Rust knows how to detect at run time are accepted.
-    let family = target.split('-').next()?;
-    match family {
-        "sse4" | "sse4.2" => Some("sse4"),
-        "avx2" => Some("avx2"),
-        "avx512skx" => Some("avx512"),
-        "neon" => Some("neon"),
-        _ => None,
+impl IsaTarget {
+    fn lib(&self) -> String {
+        format!("{LIB_PREFIX}{}", self.isa)
     }
 }
+
+/// Every ISPC target `ISPC_SKINNING_TARGETS` may name: (target, crate ISA). Only families that Rust can
+/// detect at run time are listed; the names are ISPC's own.
+const KNOWN_TARGETS: &[(&str, &str)] = &[
+    ("sse4-i32x4", "sse4"),
+    ("sse4-i32x8", "sse4"),
+    ("sse4-i16x8", "sse4"),
+    ("sse4-i8x16", "sse4"),
+    ("avx2-i32x8", "avx2"),
+    ("avx2-i32x4", "avx2"),
+    ("avx2-i32x16", "avx2"),
+    ("avx2-i64x4", "avx2"),
+    ("avx2-i16x16", "avx2"),
+    ("avx2-i8x32", "avx2"),
+    ("avx512skx-x16", "avx512"),
+    ("avx512skx-x8", "avx512"),
+    ("avx512skx-x4", "avx512"),
+    ("neon-i32x4", "neon"),
+    ("neon-i32x8", "neon"),
+    ("neon-i16x8", "neon"),
+    ("neon-i8x16", "neon"),
+];
 
 fn default_targets(arch: &str) -> &'static [&'static str] {
     match arch {
@@ -64,120 +93,116 @@ fn default_targets(arch: &str) -> &'static [&'static str] {
     }
 }
 
-fn ispc_arch(arch: &str) -> Option<&'static str> {
-    match arch {
-        "x86_64" => Some("x86-64"),
-        "aarch64" => Some("aarch64"),
-        _ => None,
-    }
-}
-
-fn ispc_os(os: &str) -> &'static str {
-    match os {
-        "macos" => "macos",
-        "windows" => "windows",
-        "android" => "android",
-        _ => "linux",
-    }
-}
-
 fn fail(msg: impl AsRef<str>) -> ! {
     // A build script reports a hard error by failing; the message is what the user sees first.
     eprintln!("\nispc-skinning build error: {}\n", msg.as_ref());
     std::process::exit(1);
 }
 
+fn flag(name: &str) -> bool {
+    env::var(name).is_ok_and(|v| v != "0" && !v.is_empty())
+}
+
+/// What this build links, for `build_info()` and `cfg`s.
+enum Linked {
+    Reference(String),
+    Kernels(String),
+}
+
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap();
-    let os = env::var("CARGO_CFG_TARGET_OS").unwrap();
     let triple = env::var("TARGET").unwrap();
-    let verbose = env::var("ISPC_SKINNING_VERBOSE").is_ok_and(|v| v != "0" && !v.is_empty());
+    let kernels_feature = env::var_os("CARGO_FEATURE_KERNELS").is_some();
+    let compile_feature = env::var_os("CARGO_FEATURE_COMPILE_KERNELS").is_some();
 
     for var in [
         "ISPC",
         "ISPC_SKINNING_TARGETS",
         "ISPC_SKINNING_VERBOSE",
         "ISPC_SKINNING_EXPORT_PREBUILT",
+        "ISPC_SKINNING_COMPILE",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=ispc");
     println!("cargo:rerun-if-changed=prebuilt/{triple}");
+    println!("cargo:rerun-if-changed=prebuilt/{TYPES_FILE}");
     // Every ISA the crate can name becomes a known cfg, so `#[cfg(ispc_avx512)]` never warns.
-    println!("cargo::rustc-check-cfg=cfg(ispc_sse4, ispc_avx2, ispc_avx512, ispc_neon)");
+    println!(
+        "cargo::rustc-check-cfg=cfg(ispc_kernels, ispc_sse4, ispc_avx2, ispc_avx512, ispc_neon)"
+    );
 
-    let targets = select_targets(&arch);
+    let targets = if kernels_feature {
+        select_targets(&arch)
+    } else {
+        Vec::new()
+    };
     let sources = ispc_sources(&manifest_dir.join("ispc"));
-    let flags = ISPC_FLAGS.join(" ");
+    let prebuilt_dir = manifest_dir.join("prebuilt").join(&triple);
 
-    let how = match find_ispc(&manifest_dir) {
-        // An architecture without ISPC targets (or an empty target list) builds the crate with the serial
-        // reference only; neither a compiler nor prebuilt files are needed.
-        _ if targets.is_empty() => {
-            generate_bindings(&targets, &sources, &out_dir, &triple);
-            "no ISPC kernels (no targets for this architecture)".to_string()
-        }
-        Some(ispc) => {
-            let version = ispc_version(&ispc);
-            if verbose {
-                println!(
-                    "cargo:warning=ispc-skinning: compiling kernels with {} (ISPC {version})",
-                    ispc.display()
-                );
-            }
-            let arch_flag = ispc_arch(&arch).unwrap_or_else(|| {
-                fail(format!(
-                    "ISPC kernels are not supported on target arch '{arch}'"
-                ))
-            });
-            compile_kernels(
-                &ispc,
-                arch_flag,
-                ispc_os(&os),
-                &targets,
-                &sources,
-                &out_dir,
-                verbose,
-            );
-            generate_bindings(&targets, &sources, &out_dir, &triple);
-            let manifest = render_manifest(
-                &version,
-                &triple,
-                &targets,
-                &flags,
-                &sources,
-                &manifest_dir,
-                &out_dir,
-            );
-            if let Ok(dir) = env::var("ISPC_SKINNING_EXPORT_PREBUILT") {
-                export_prebuilt(Path::new(&dir), &triple, &out_dir, &manifest);
-            }
-            format!("compiled with ISPC {version}")
-        }
-        None => {
-            use_prebuilt(&manifest_dir, &out_dir, &triple, &targets, &flags, &sources);
-            if verbose {
-                println!("cargo:warning=ispc-skinning: no ISPC found, linking prebuilt/{triple}");
-            }
-            format!("prebuilt ISPC {ISPC_VERSION} kernels")
-        }
+    let linked = if !kernels_feature {
+        Linked::Reference("the `kernels` feature is off".into())
+    } else if targets.is_empty() {
+        let why = format!("no ISPC targets for {triple}");
+        println!(
+            "cargo:warning=ispc-skinning: {why}; every job runs on the serial reference backend"
+        );
+        Linked::Reference(why)
+    } else if let Some(how) = compile_if_possible(
+        compile_feature,
+        &manifest_dir,
+        &out_dir,
+        &triple,
+        &targets,
+        &sources,
+    ) {
+        Linked::Kernels(how)
+    } else if prebuilt_dir.join("MANIFEST").is_file() || PREBUILT_TRIPLES.contains(&triple.as_str())
+    {
+        link_prebuilt(&manifest_dir, &prebuilt_dir, &triple, &targets, &sources);
+        Linked::Kernels(format!("prebuilt ISPC {ISPC_VERSION} kernels"))
+    } else {
+        let why = format!("no prebuilt kernels for {triple}");
+        println!(
+            "cargo:warning=ispc-skinning: {why}; every job runs on the serial reference backend \
+             (enable the `compile-kernels` feature with ISPC installed to compile them)"
+        );
+        Linked::Reference(why)
     };
 
-    if !targets.is_empty() {
-        println!("cargo:rustc-link-search=native={}", out_dir.display());
-        println!("cargo:rustc-link-lib=static={LIB_NAME}");
-    }
-    for t in &targets {
-        println!("cargo:rustc-cfg=ispc_{}", t.isa);
-    }
-    let target_list: Vec<&str> = targets.iter().map(|t| t.ispc_target.as_str()).collect();
+    let (backend, how) = match linked {
+        Linked::Reference(why) => {
+            // The reference build still names the shared kernel structs (see src/ffi/mod.rs); the packaged
+            // copy is target-independent.
+            println!(
+                "cargo:rustc-env=ISPC_SKINNING_TYPES={}",
+                manifest_dir.join("prebuilt").join(TYPES_FILE).display()
+            );
+            (
+                "reference",
+                format!("none, serial reference backend only ({why})"),
+            )
+        }
+        Linked::Kernels(how) => {
+            println!("cargo:rustc-cfg=ispc_kernels");
+            for t in &targets {
+                println!("cargo:rustc-cfg=ispc_{}", t.isa);
+            }
+            ("ispc", how)
+        }
+    };
+    let list: Vec<&str> = match backend {
+        "ispc" => targets.iter().map(|t| t.ispc_target).collect(),
+        _ => Vec::new(),
+    };
+    println!("cargo:rustc-env=ISPC_SKINNING_BUILD_BACKEND={backend}");
     println!("cargo:rustc-env=ISPC_SKINNING_BUILD_KERNELS={how}");
     println!(
         "cargo:rustc-env=ISPC_SKINNING_BUILD_TARGETS={}",
-        target_list.join(",")
+        list.join(",")
     );
 }
 
@@ -193,24 +218,26 @@ fn select_targets(arch: &str) -> Vec<IsaTarget> {
             .collect(),
     };
     let mut targets: Vec<IsaTarget> = Vec::new();
-    for ispc_target in requested {
-        let isa = isa_of_ispc_target(&ispc_target).unwrap_or_else(|| {
+    for name in requested {
+        let Some(&(ispc_target, isa)) = KNOWN_TARGETS.iter().find(|(t, _)| *t == name) else {
+            let known: Vec<&str> = KNOWN_TARGETS.iter().map(|(t, _)| *t).collect();
             fail(format!(
-                "ISPC_SKINNING_TARGETS names '{ispc_target}', which is not an sse4-*, avx2-*, avx512skx-* or neon-* target"
+                "ISPC_SKINNING_TARGETS names '{name}', which is not one of {}",
+                known.join(", ")
             ))
-        });
+        };
         let arch_ok = match isa {
             "neon" => arch == "aarch64",
             _ => arch == "x86_64",
         };
         if !arch_ok {
             fail(format!(
-                "ISPC target '{ispc_target}' cannot be built for target arch '{arch}'"
+                "ISPC target '{name}' cannot be built for target arch '{arch}'"
             ));
         }
         if let Some(other) = targets.iter().find(|t| t.isa == isa) {
             fail(format!(
-                "ISPC_SKINNING_TARGETS names two targets for the {isa} ISA ('{}' and '{ispc_target}'); \
+                "ISPC_SKINNING_TARGETS names two targets for the {isa} ISA ('{}' and '{name}'); \
                  each ISA exports one set of *_{isa} symbols, so pick one gang width",
                 other.ispc_target
             ));
@@ -236,6 +263,8 @@ fn ispc_sources(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The ISPC to compile with: `ISPC` (which must exist), else the repository's `.ispc/bin/ispc`
+/// (tools/install-ispc), else `ispc` on PATH.
 fn find_ispc(manifest_dir: &Path) -> Option<PathBuf> {
     if let Ok(path) = env::var("ISPC") {
         let path = PathBuf::from(path);
@@ -252,261 +281,391 @@ fn find_ispc(manifest_dir: &Path) -> Option<PathBuf> {
     if local.is_file() {
         return Some(local);
     }
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|d| d.join("ispc"))
+    let exe = if cfg!(windows) { "ispc.exe" } else { "ispc" };
+    env::split_paths(&env::var_os("PATH")?)
+        .map(|d| d.join(exe))
         .find(|p| p.is_file())
 }
 
-fn ispc_version(ispc: &Path) -> String {
-    let out = Command::new(ispc)
-        .arg("--version")
-        .output()
-        .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", ispc.display())));
-    let text = String::from_utf8_lossy(&out.stdout);
-    // "Intel(r) Implicit SPMD Program Compiler (Intel(r) ISPC), 1.26.0 (build ...)"
-    text.split("ISPC), ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            fail(format!(
-                "cannot read the version from `{} --version`: {text}",
-                ispc.display()
-            ))
-        })
-}
-
-fn compile_kernels(
-    ispc: &Path,
-    arch: &str,
-    os: &str,
+/// Compiles the kernels when the `compile-kernels` feature is on and an ISPC is found; returns how, or
+/// `None` to fall through to the prebuilt files. `ISPC_SKINNING_COMPILE=1` turns the fall-through into an
+/// error.
+fn compile_if_possible(
+    feature: bool,
+    manifest_dir: &Path,
+    out_dir: &Path,
+    triple: &str,
     targets: &[IsaTarget],
     sources: &[PathBuf],
-    out_dir: &Path,
-    verbose: bool,
-) {
-    let include_dir = sources
-        .first()
-        .and_then(|p| p.parent())
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    // Every (target, source) pair is its own ISPC run. They run on as many threads as cargo allows this
-    // build script (NUM_JOBS), because the skinning file alone takes ISPC over ten seconds per target.
-    // The objects keep the order of the pairs, so the archive does not depend on which run ends first.
-    let jobs: Vec<(&IsaTarget, &PathBuf)> = targets
-        .iter()
-        .flat_map(|t| {
-            sources
-                .iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
-                .map(move |src| (t, src))
-        })
-        .collect();
-    let workers = env::var("NUM_JOBS")
-        .ok()
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(1)
-        .clamp(1, jobs.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<(PathBuf, String)>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(t, src)) = jobs.get(i) else {
-                    break;
-                };
-                let done = compile_one(ispc, arch, os, t, src, &include_dir, out_dir);
-                *results[i].lock().unwrap() = Some(done);
-            });
+) -> Option<String> {
+    let forced = flag("ISPC_SKINNING_COMPILE");
+    let ispc = find_ispc(manifest_dir);
+    match (feature, ispc) {
+        (true, Some(ispc)) => Some(compile::run(&ispc, manifest_dir, out_dir, triple, targets, sources)),
+        (false, _) if forced => fail(
+            "ISPC_SKINNING_COMPILE=1 asks to compile the kernels, but the `compile-kernels` feature is off; \
+             build with `--features compile-kernels`",
+        ),
+        (true, None) if forced => fail(
+            "ISPC_SKINNING_COMPILE=1 asks to compile the kernels, but no ISPC was found; install it with \
+             tools/install-ispc, put `ispc` on PATH, or set ISPC=/path/to/ispc",
+        ),
+        _ => None,
+    }
+}
+
+/// The kernel-compiling path, present only with the `compile-kernels` feature (which brings in
+/// ispc_compile and, through it, bindgen).
+#[cfg(feature = "compile-kernels")]
+mod compile {
+    use super::*;
+    use ispc_compile::{bindgen, Config, MathLib, OptimizationOpt, TargetISA, TargetOS};
+    use std::process::Command;
+
+    /// The oldest ISPC that compiles the kernels (the ISPC these sources are written and tested with).
+    const ISPC_MIN: (u32, u32) = (1, 26);
+
+    /// Compiles every ISA with ISPC and returns "compiled with ISPC <version>".
+    pub fn run(
+        ispc: &Path,
+        manifest_dir: &Path,
+        out_dir: &Path,
+        triple: &str,
+        targets: &[IsaTarget],
+        sources: &[PathBuf],
+    ) -> String {
+        let version = ispc_version(ispc);
+        if flag("ISPC_SKINNING_VERBOSE") {
+            println!(
+                "cargo:warning=ispc-skinning: compiling kernels with {} (ISPC {version})",
+                ispc.display()
+            );
         }
-    });
-    let mut objects = Vec::new();
-    for slot in results {
-        let (obj, stderr) = slot.into_inner().unwrap().expect("every job ran");
-        if verbose {
-            for line in stderr.lines().filter(|l| l.contains("Warning")) {
-                println!("cargo:warning={line}");
+        put_on_path(ispc, out_dir);
+        // The ISAs compile one after another: ispc_compile names each object after its source file in
+        // OUT_DIR, so two ISAs compiled at once would write the same object files.
+        for t in targets {
+            configure(t, manifest_dir, triple).compile(&t.lib());
+        }
+        write_types(out_dir, triple, sources);
+        if let Ok(dir) = env::var("ISPC_SKINNING_EXPORT_PREBUILT") {
+            export(
+                Path::new(&dir),
+                &version,
+                manifest_dir,
+                out_dir,
+                triple,
+                targets,
+                sources,
+            );
+        }
+        format!("compiled with ISPC {version}")
+    }
+
+    /// ISPC's version, which must be at least `ISPC_MIN`.
+    fn ispc_version(ispc: &Path) -> String {
+        let out = Command::new(ispc)
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", ispc.display())));
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "Intel(r) Implicit SPMD Program Compiler (Intel(r) ISPC), 1.26.0 (build ...)"
+        let version = text
+            .split("ISPC), ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| {
+                fail(format!(
+                    "cannot read the version from `{} --version`: {text}",
+                    ispc.display()
+                ))
+            })
+            .to_string();
+        let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        if (major, minor) < ISPC_MIN {
+            fail(format!(
+                "{} is ISPC {version}, older than the {}.{} the kernels need; install {ISPC_VERSION} with \
+                 tools/install-ispc or set ISPC=/path/to/a/newer/ispc",
+                ispc.display(),
+                ISPC_MIN.0,
+                ISPC_MIN.1
+            ));
+        }
+        version
+    }
+
+    /// ispc_compile runs `ispc` from PATH, so the chosen compiler's folder goes first on this build
+    /// script's PATH. A compiler under another file name is reached through a link named `ispc`.
+    fn put_on_path(ispc: &Path, out_dir: &Path) {
+        let named_ispc = ispc.file_stem().is_some_and(|s| s == "ispc");
+        let dir = if named_ispc {
+            ispc.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            let dir = out_dir.join("ispc-bin");
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(ispc, dir.join("ispc"))
+                .unwrap_or_else(|e| fail(format!("cannot link {} as ispc: {e}", ispc.display())));
+            #[cfg(not(unix))]
+            fail(format!(
+                "ISPC={} must name a file called ispc.exe",
+                ispc.display()
+            ));
+            dir
+        };
+        let mut paths = vec![dir];
+        paths.extend(
+            env::var_os("PATH")
+                .map(|p| env::split_paths(&p).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        );
+        // The build script is single-threaded here, and nothing else reads the environment meanwhile.
+        env::set_var("PATH", env::join_paths(paths).unwrap());
+    }
+
+    /// One ISA's Config: the `ISPC_FLAGS`, one target ISA and its export suffix.
+    fn configure(t: &IsaTarget, manifest_dir: &Path, triple: &str) -> Config {
+        let os = match env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
+            "windows" => TargetOS::Windows,
+            "macos" => TargetOS::Macos,
+            "android" => TargetOS::Android,
+            _ => TargetOS::Linux,
+        };
+        let mut config = Config::new();
+        config
+            .include_path(manifest_dir.join("ispc"))
+            .add_define("ISA_SUFFIX", Some(&format!("_{}", t.isa)))
+            // -O3 --pic (ispc_compile adds --pic on Unix hosts) --opt=disable-assertions --math-lib=default,
+            // with no -g in debug builds, so the objects are the same in every profile.
+            .debug(false)
+            .opt_level(3)
+            .optimization_opt(OptimizationOpt::DisableAssertions)
+            .math_lib(MathLib::ISPCDefault)
+            // ISPC's performance warnings (gathers, varying division) are known and measured; ispc_compile
+            // would repeat each as a cargo warning in every build. Other warnings still show.
+            .wno_perf()
+            .target_isa(target_isa(t.ispc_target))
+            .target_os(os)
+            .bindgen_builder(isa_bindings_builder(t, triple));
+        for file in ispc_sources(&manifest_dir.join("ispc")) {
+            if file.extension().is_some_and(|e| e == "ispc") {
+                config.file(file);
             }
         }
-        objects.push(obj);
+        config
     }
-    if objects.is_empty() {
-        return;
-    }
-    // cc picks the archiver for the target triple (for example aarch64-linux-gnu-ar when cross building).
-    cc::Build::new()
-        .objects(&objects)
-        .cargo_metadata(false)
-        .compile(LIB_NAME);
-}
 
-/// Compiles one kernel file for one target; returns the object's path and ISPC's warnings. Any failure
-/// ends the build with ISPC's message.
-fn compile_one(
-    ispc: &Path,
-    arch: &str,
-    os: &str,
-    t: &IsaTarget,
-    src: &Path,
-    include_dir: &Path,
-    out_dir: &Path,
-) -> (PathBuf, String) {
-    let stem = src.file_stem().unwrap().to_string_lossy();
-    let obj = out_dir.join(format!("{stem}_{}.o", t.isa));
-    let header = out_dir.join(format!("{stem}_{}.h", t.isa));
-    let out = Command::new(ispc)
-        .args(ISPC_FLAGS)
-        .arg(format!("--arch={arch}"))
-        .arg(format!("--target-os={os}"))
-        .arg(format!("--target={}", t.ispc_target))
-        .arg(format!("-DISA_SUFFIX=_{}", t.isa))
-        .arg("-I")
-        .arg(include_dir)
-        .arg(src)
-        .arg("-o")
-        .arg(&obj)
-        .arg("-h")
-        .arg(&header)
-        .output()
-        .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", ispc.display())));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if !out.status.success() {
-        fail(format!(
-            "ISPC failed on {} for {}:\n{stderr}",
-            src.display(),
-            t.ispc_target
-        ));
+    fn target_isa(name: &str) -> TargetISA {
+        match name {
+            "sse4-i32x4" => TargetISA::SSE4i32x4,
+            "sse4-i32x8" => TargetISA::SSE4i32x8,
+            "sse4-i16x8" => TargetISA::SSE4i16x8,
+            "sse4-i8x16" => TargetISA::SSE4i8x16,
+            "avx2-i32x8" => TargetISA::AVX2i32x8,
+            "avx2-i32x4" => TargetISA::AVX2i32x4,
+            "avx2-i32x16" => TargetISA::AVX2i32x16,
+            "avx2-i64x4" => TargetISA::AVX2i64x4,
+            "avx2-i16x16" => TargetISA::AVX2i16x16,
+            "avx2-i8x32" => TargetISA::AVX2i8x32,
+            "avx512skx-x16" => TargetISA::AVX512SKXx16,
+            "avx512skx-x8" => TargetISA::AVX512SKXx8,
+            "avx512skx-x4" => TargetISA::AVX512SKXx4,
+            "neon-i32x4" => TargetISA::Neoni32x4,
+            "neon-i32x8" => TargetISA::Neoni32x8,
+            "neon-i16x8" => TargetISA::Neoni16x8,
+            "neon-i8x16" => TargetISA::Neoni8x16,
+            // select_targets accepted only KNOWN_TARGETS, and every one is matched above.
+            other => fail(format!("internal: no ispc_compile target for '{other}'")),
+        }
     }
-    (obj, stderr)
-}
 
-fn generate_bindings(targets: &[IsaTarget], sources: &[PathBuf], out_dir: &Path, triple: &str) {
-    let bindings_path = out_dir.join("ispc_bindings.rs");
-    if targets.is_empty() {
-        fs::write(&bindings_path, "// No ISPC targets were built.\n").unwrap();
-        return;
+    /// clang arguments for the ISPC headers: freestanding (they need only stdint.h and stdbool.h, which
+    /// clang ships itself), so a cross build needs no C library headers of the target.
+    fn clang_args(triple: &str) -> [String; 2] {
+        ["-ffreestanding".to_string(), format!("--target={triple}")]
     }
-    // One wrapper includes every per-ISA header, so shared declarations appear once.
-    let mut wrapper = String::new();
-    for t in targets {
+
+    /// One ISA's bindings: its own functions only. The structs they take live once in the types file
+    /// (`use super::*` reaches them), so every ISA's `skin_group` takes the same `SkinGroupArgs` type.
+    fn isa_bindings_builder(t: &IsaTarget, triple: &str) -> bindgen::Builder {
+        bindgen::Builder::default()
+            .clang_args(clang_args(triple))
+            .allowlist_function(format!(".*_{}", t.isa))
+            .blocklist_type(".*")
+            .raw_line("#[allow(unused_imports)]")
+            .raw_line("use super::*;")
+            .layout_tests(false)
+            .generate_comments(false)
+    }
+
+    /// The structs of the ISPC headers (the headers of the last ISA compiled; every ISA declares the same
+    /// ones), written once to OUT_DIR/TYPES_FILE.
+    fn write_types(out_dir: &Path, triple: &str, sources: &[PathBuf]) {
+        let mut wrapper = String::from("#include <stdint.h>\n#include <stdbool.h>\n");
         for src in sources
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
         {
             let stem = src.file_stem().unwrap().to_string_lossy();
-            writeln!(wrapper, "#include \"{stem}_{}.h\"", t.isa).unwrap();
+            writeln!(wrapper, "#include \"{stem}_ispc.h\"").unwrap();
         }
+        let wrapper_path = out_dir.join("ispc_skinning_types.h");
+        fs::write(&wrapper_path, wrapper).unwrap();
+        let bindings = bindgen::Builder::default()
+            .header(wrapper_path.to_string_lossy())
+            .clang_args(clang_args(triple))
+            .clang_arg(format!("-I{}", out_dir.display()))
+            .allowlist_file(".*_ispc\\.h")
+            .blocklist_function(".*")
+            .layout_tests(false)
+            .generate_comments(false)
+            .generate()
+            .unwrap_or_else(|e| {
+                fail(format!(
+                    "bindgen failed on the ISPC headers (is libclang installed?): {e}"
+                ))
+            });
+        let mut text = String::from(
+            "// The structs the ISPC kernels take, generated by build.rs with bindgen from the ISPC headers.\n\
+             // Do not edit; tools/regen-prebuilt refreshes the packaged copy.\n",
+        );
+        text.push_str(&bindings.to_string());
+        fs::write(out_dir.join(TYPES_FILE), text).unwrap();
+        println!(
+            "cargo:rustc-env=ISPC_SKINNING_TYPES={}",
+            out_dir.join(TYPES_FILE).display()
+        );
     }
-    let wrapper_path = out_dir.join("ispc_wrapper.h");
-    fs::write(&wrapper_path, wrapper).unwrap();
-    let suffixes: Vec<&str> = targets.iter().map(|t| t.isa).collect();
-    let bindings = bindgen::Builder::default()
-        .header(wrapper_path.to_string_lossy())
-        // Freestanding: the headers only need stdint.h and stdbool.h, which clang ships itself, so a
-        // cross build does not need the target's C library headers.
-        .clang_args([
-            "-ffreestanding",
-            &format!("--target={triple}"),
-            &format!("-I{}", out_dir.display()),
-        ])
-        .allowlist_function(format!(".*_({})", suffixes.join("|")))
-        .layout_tests(false)
-        .generate_comments(false)
-        .generate()
-        .unwrap_or_else(|e| {
-            fail(format!(
-                "bindgen failed on the ISPC headers (is libclang installed?): {e}"
-            ))
-        });
-    let mut text =
-        String::from("// Generated by build.rs with bindgen from the ISPC headers. Do not edit.\n");
-    text.push_str(&bindings.to_string());
-    fs::write(&bindings_path, text).unwrap();
+
+    /// Copies the fresh libraries, bindings and types into DIR/<triple>/ (types into DIR/) with a MANIFEST.
+    fn export(
+        dir: &Path,
+        version: &str,
+        manifest_dir: &Path,
+        out_dir: &Path,
+        triple: &str,
+        targets: &[IsaTarget],
+        sources: &[PathBuf],
+    ) {
+        let dest = dir.join(triple);
+        fs::create_dir_all(&dest)
+            .unwrap_or_else(|e| fail(format!("cannot create {}: {e}", dest.display())));
+        let mut files = Vec::new();
+        for t in targets {
+            for name in [lib_file(&t.lib(), triple), format!("{}.rs", t.lib())] {
+                fs::copy(out_dir.join(&name), dest.join(&name)).unwrap_or_else(|e| {
+                    fail(format!("cannot copy {name} to {}: {e}", dest.display()))
+                });
+                files.push(dest.join(name));
+            }
+        }
+        fs::copy(out_dir.join(TYPES_FILE), dir.join(TYPES_FILE)).unwrap();
+        files.push(dir.join(TYPES_FILE));
+        let manifest = render_manifest(
+            version,
+            triple,
+            targets,
+            sources,
+            manifest_dir,
+            &dest,
+            &files,
+        );
+        fs::write(dest.join("MANIFEST"), manifest).unwrap();
+    }
+}
+
+#[cfg(not(feature = "compile-kernels"))]
+mod compile {
+    use super::*;
+
+    /// Never called: `compile_if_possible` compiles only with the feature on.
+    pub fn run(_: &Path, _: &Path, _: &Path, _: &str, _: &[IsaTarget], _: &[PathBuf]) -> String {
+        unreachable!("the compile-kernels feature is off")
+    }
+}
+
+/// A static library's file name on `triple`: ispc_rt's convention (`NAME<triple>.lib` on Windows,
+/// `libNAME<triple>.a` elsewhere), except on windows-gnu, where rustc and the MinGW linker look for
+/// `libNAME<triple>.a` (see `link_prebuilt`).
+fn lib_file(lib: &str, triple: &str) -> String {
+    if triple.ends_with("windows-msvc") {
+        format!("{lib}{triple}.lib")
+    } else {
+        format!("lib{lib}{triple}.a")
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
-fn file_sha256(path: &Path) -> String {
-    sha256_hex(
-        &fs::read(path).unwrap_or_else(|e| fail(format!("cannot read {}: {e}", path.display()))),
-    )
+fn file_sha256(path: &Path) -> Option<String> {
+    fs::read(path).ok().map(|b| sha256_hex(&b))
 }
 
-fn lib_file_name() -> String {
-    format!("lib{LIB_NAME}.a")
-}
-
-/// The manifest that sits beside prebuilt files. Every line is `key value`; `source` lines use the
-/// `sha256sum` format so a shell can recheck them.
+/// The MANIFEST beside prebuilt files. Every line is `key value`; `source` and `file` lines use the
+/// `sha256sum` format (file paths relative to the triple's folder), so a shell can recheck them.
+/// tools/regen-prebuilt writes the same format for the triples it builds through LLVM IR.
+#[cfg_attr(not(feature = "compile-kernels"), allow(dead_code))]
 fn render_manifest(
     version: &str,
     triple: &str,
     targets: &[IsaTarget],
-    flags: &str,
     sources: &[PathBuf],
     manifest_dir: &Path,
-    out_dir: &Path,
+    dest: &Path,
+    files: &[PathBuf],
 ) -> String {
     let mut m = String::new();
     writeln!(m, "# Prebuilt ISPC kernels for ispc-skinning. Generated by tools/regen-prebuilt; do not edit.").unwrap();
     writeln!(m, "ispc_version {version}").unwrap();
     writeln!(m, "triple {triple}").unwrap();
-    let list: Vec<&str> = targets.iter().map(|t| t.ispc_target.as_str()).collect();
+    let list: Vec<&str> = targets.iter().map(|t| t.ispc_target).collect();
     writeln!(m, "targets {}", list.join(",")).unwrap();
-    writeln!(m, "flags {flags}").unwrap();
+    writeln!(m, "flags {ISPC_FLAGS}").unwrap();
+    writeln!(m, "route ISPC through ispc_compile (build.rs)").unwrap();
     for src in sources {
         let rel = src.strip_prefix(manifest_dir).unwrap_or(src);
-        writeln!(m, "source {}  {}", file_sha256(src), rel.display()).unwrap();
+        writeln!(
+            m,
+            "source {}  {}",
+            file_sha256(src).unwrap_or_default(),
+            rel.display()
+        )
+        .unwrap();
     }
-    writeln!(
-        m,
-        "library {}  {}",
-        file_sha256(&out_dir.join(lib_file_name())),
-        lib_file_name()
-    )
-    .unwrap();
-    writeln!(
-        m,
-        "bindings {}  ispc_bindings.rs",
-        file_sha256(&out_dir.join("ispc_bindings.rs"))
-    )
-    .unwrap();
+    for file in files {
+        let name = file.file_name().unwrap().to_string_lossy();
+        let rel = if file.parent() == Some(dest) {
+            name.to_string()
+        } else {
+            format!("../{name}")
+        };
+        writeln!(m, "file {}  {rel}", file_sha256(file).unwrap_or_default()).unwrap();
+    }
     m
 }
 
-fn export_prebuilt(dir: &Path, triple: &str, out_dir: &Path, manifest: &str) {
-    let dest = dir.join(triple);
-    fs::create_dir_all(&dest)
-        .unwrap_or_else(|e| fail(format!("cannot create {}: {e}", dest.display())));
-    for name in [lib_file_name().as_str(), "ispc_bindings.rs"] {
-        fs::copy(out_dir.join(name), dest.join(name))
-            .unwrap_or_else(|e| fail(format!("cannot copy {name} to {}: {e}", dest.display())));
-    }
-    fs::write(dest.join("MANIFEST"), manifest).unwrap();
-}
-
-/// Links `prebuilt/<triple>/` after proving that it was built from exactly these sources and targets.
-fn use_prebuilt(
+/// Links `prebuilt/<triple>/` after proving that it was built from exactly these sources, targets, flags
+/// and ISPC version, and that every file is intact.
+fn link_prebuilt(
     manifest_dir: &Path,
-    out_dir: &Path,
+    dir: &Path,
     triple: &str,
     targets: &[IsaTarget],
-    flags: &str,
     sources: &[PathBuf],
 ) {
-    let dir = manifest_dir.join("prebuilt").join(triple);
-    let manifest_path = dir.join("MANIFEST");
-    let hint =
-        "install ISPC with tools/install-ispc (or set ISPC=/path/to/ispc) to compile the kernels";
-    let manifest = fs::read_to_string(&manifest_path).unwrap_or_else(|_| {
+    let fix = "regenerate them with tools/regen-prebuilt, or build with `--features compile-kernels` and \
+               ISPC installed (tools/install-ispc) to compile the kernels";
+    let manifest = fs::read_to_string(dir.join("MANIFEST")).unwrap_or_else(|_| {
         fail(format!(
-            "no ISPC compiler was found and there are no prebuilt kernels for {triple}; {hint}"
+            "there are no prebuilt kernels for {triple} (prebuilt/{triple}/MANIFEST is missing, and this \
+             target should have them); restore prebuilt/ from the package or repository, or {fix}"
         ))
     });
     let field = |key: &str| -> Vec<&str> {
@@ -517,31 +676,37 @@ fn use_prebuilt(
     };
     let stale = |what: String| -> ! {
         fail(format!(
-            "the prebuilt kernels in prebuilt/{triple} are stale: {what}. \
-             Regenerate them with tools/regen-prebuilt, or {hint}"
+            "the prebuilt kernels in prebuilt/{triple} are stale: {what}; {fix}"
         ))
     };
-    let want_targets: Vec<&str> = targets.iter().map(|t| t.ispc_target.as_str()).collect();
-    let have_targets = field("targets").first().copied().unwrap_or("");
-    if have_targets != want_targets.join(",") {
+    let version = field("ispc_version").first().copied().unwrap_or("");
+    if version != ISPC_VERSION {
+        stale(format!("they come from ISPC '{version}', and this crate's kernels are built with ISPC {ISPC_VERSION}"));
+    }
+    let want: Vec<&str> = targets.iter().map(|t| t.ispc_target).collect();
+    let have = field("targets").first().copied().unwrap_or("");
+    if have != want.join(",") {
         stale(format!(
-            "they hold targets '{have_targets}' but this build wants '{}'",
-            want_targets.join(",")
+            "they hold targets '{have}' but this build wants '{}'",
+            want.join(",")
         ));
     }
-    if field("flags").first().copied() != Some(flags) {
+    if field("flags").first().copied() != Some(ISPC_FLAGS) {
         stale(format!(
-            "they were compiled with different ISPC flags than build.rs uses ({flags})"
+            "they were compiled with other ISPC flags than build.rs records ({ISPC_FLAGS})"
         ));
     }
     // Compare the source list both ways: a changed, added or removed kernel file makes them stale.
-    let recorded: Vec<(String, String)> = field("source")
-        .iter()
-        .filter_map(|l| {
-            l.split_once("  ")
-                .map(|(h, p)| (p.to_string(), h.to_string()))
-        })
-        .collect();
+    let pairs = |key: &str| -> Vec<(String, String)> {
+        field(key)
+            .iter()
+            .filter_map(|l| {
+                l.split_once("  ")
+                    .map(|(h, p)| (p.to_string(), h.to_string()))
+            })
+            .collect()
+    };
+    let recorded = pairs("source");
     for src in sources {
         let rel = src
             .strip_prefix(manifest_dir)
@@ -550,29 +715,56 @@ fn use_prebuilt(
             .to_string();
         match recorded.iter().find(|(p, _)| *p == rel) {
             None => stale(format!("{rel} is not in the manifest")),
-            Some((_, hash)) if *hash != file_sha256(src) => {
+            Some((_, hash)) if Some(hash) != file_sha256(src).as_ref() => {
                 stale(format!("{rel} changed since they were built"))
             }
             Some(_) => {}
         }
     }
-    for (path, _) in &recorded {
-        if !manifest_dir.join(path).is_file() {
-            stale(format!("{path} is in the manifest but no longer exists"));
+    if let Some((path, _)) = recorded
+        .iter()
+        .find(|(p, _)| !manifest_dir.join(p).is_file())
+    {
+        stale(format!("{path} is in the manifest but no longer exists"));
+    }
+    // Every file the build needs is listed, present and intact: a damaged archive is caught here, with
+    // the fix named, and never as a link error from inside rustc.
+    let files = pairs("file");
+    let mut needed: Vec<String> = vec![format!("../{TYPES_FILE}")];
+    for t in targets {
+        needed.push(lib_file(&t.lib(), triple));
+        needed.push(format!("{}.rs", t.lib()));
+    }
+    for name in &needed {
+        let Some((_, hash)) = files.iter().find(|(p, _)| p == name) else {
+            stale(format!("{name} is not in MANIFEST"))
+        };
+        match file_sha256(&dir.join(name)) {
+            None => fail(format!("prebuilt/{triple}/{name} is missing; restore prebuilt/ from the package or repository, or {fix}")),
+            Some(actual) if actual != *hash => fail(format!(
+                "prebuilt/{triple}/{name} is damaged (its SHA-256 differs from MANIFEST); restore it, or {fix}"
+            )),
+            Some(_) => {}
         }
     }
-    for (key, name) in [
-        ("library", lib_file_name()),
-        ("bindings", "ispc_bindings.rs".to_string()),
-    ] {
-        let recorded = field(key)
-            .first()
-            .and_then(|l| l.split_once("  "))
-            .map(|(h, _)| h.to_string());
-        let actual = file_sha256(&dir.join(&name));
-        if recorded.as_deref() != Some(actual.as_str()) {
-            stale(format!("{name} does not match the hash in MANIFEST"));
+    println!(
+        "cargo:rustc-env=ISPC_SKINNING_TYPES={}",
+        dir.join("..").join(TYPES_FILE).display()
+    );
+    if triple.ends_with("windows-gnu") {
+        // ispc_rt names a Windows library NAME<triple>.lib for both ABIs, but for windows-gnu rustc (which
+        // copies a static library into the rlib) looks only for libNAME<triple>.a. So this one step is
+        // ours: the same three lines PackagedModule prints, with the file name rustc finds.
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        for t in targets {
+            println!("cargo:rustc-link-lib=static={}{triple}", t.lib());
         }
-        fs::copy(dir.join(&name), out_dir.join(&name)).unwrap();
+        println!("cargo:rustc-env=ISPC_OUT_DIR={}", dir.display());
+    } else {
+        // Reached only with the `kernels` feature, which brings in ispc_rt.
+        #[cfg(feature = "kernels")]
+        for t in targets {
+            ispc_rt::PackagedModule::new(&t.lib()).lib_path(dir).link();
+        }
     }
 }

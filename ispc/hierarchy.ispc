@@ -127,9 +127,10 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
         // Whole gangs: the AoS inputs become SoA with aos_to_soa's shuffles.
         for (; j0 + programCount <= je; j0 += programCount) {
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            aos_to_soa4(q + 4 * j0, &x, &y, &z, &w);
-            aos_to_soa3(t + 3 * j0, &tx, &ty, &tz);
-            aos_to_soa3(s + 3 * j0, &sx, &sy, &sz);
+            // The standard library declares aos_to_soa's source without const although it only reads it.
+            aos_to_soa4((uniform float * uniform)(q + 4 * j0), &x, &y, &z, &w);
+            aos_to_soa3((uniform float * uniform)(t + 3 * j0), &tx, &ty, &tz);
+            aos_to_soa3((uniform float * uniform)(s + 3 * j0), &sx, &sy, &sz);
             const uniform int o = 4 * (j0 - jb);
             trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
         }

@@ -1,7 +1,7 @@
 //! The FFI layer: the only place in the crate with `unsafe`.
 //!
-//! build.rs compiles each ISPC file once per ISA and bindgen turns the generated headers into the
-//! declarations in `bindings` (`transform_points_vec4_sse4`, `..._avx2`, ...). Each compiled ISA gets one
+//! build.rs links one kernel library per ISA, packaged or compiled by ispc_compile, whose bindgen
+//! declarations are in `bindings` (`transform_points_vec4_sse4`, `..._avx2`, ...). Each compiled ISA gets one
 //! static `Kernels` table of function pointers, reachable only through a [`Runnable`], which proves
 //! that the CPU supports the ISA.
 //!
@@ -26,6 +26,9 @@ use crate::layout::palette::PaletteMatrix;
 use bindings::SkinGroupArgs;
 use glam::{Mat4, Quat, Vec3, Vec4};
 
+/// The generated declarations: the structs the kernels share (one copy, whichever way the kernels
+/// were built, and also in a reference-only build, where nothing calls a kernel), then one module per
+/// compiled ISA (`ispc_skinning_avx2::skin_group_avx2`, ...) from ispc_compile, packaged or fresh.
 mod bindings {
     #![allow(
         non_upper_case_globals,
@@ -33,7 +36,15 @@ mod bindings {
         non_snake_case,
         dead_code
     )]
-    include!(concat!(env!("OUT_DIR"), "/ispc_bindings.rs"));
+    include!(env!("ISPC_SKINNING_TYPES"));
+    #[cfg(ispc_sse4)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_sse4.rs"));
+    #[cfg(ispc_avx2)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_avx2.rs"));
+    #[cfg(ispc_avx512)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_avx512.rs"));
+    #[cfg(ispc_neon)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_neon.rs"));
 }
 
 /// The kernels' arrays are plain f32 runs; these layouts are what makes the pointer casts below valid.
@@ -121,27 +132,31 @@ pub(crate) struct Kernels {
     renormalize_rows: RenormalizeRowsFn,
 }
 
+#[cfg(ispc_kernels)]
 macro_rules! kernel_table {
     ($suffix:ident) => {
         pastey::paste! {
+            {
+            use bindings::[<ispc_skinning_ $suffix>] as isa;
             Kernels {
-                transform_points_vec4: bindings::[<transform_points_vec4_ $suffix>],
-                transform_points_vec3: bindings::[<transform_points_vec3_ $suffix>],
-                ltm_joint: bindings::[<ltm_joint_ $suffix>],
-                ltm_joint_trs: bindings::[<ltm_joint_trs_ $suffix>],
-                ltm_roots_soa: bindings::[<ltm_roots_soa_ $suffix>],
-                ltm_children_soa: bindings::[<ltm_children_soa_ $suffix>],
-                ltm_level_soa: bindings::[<ltm_level_soa_ $suffix>],
-                trs_to_soa: bindings::[<trs_to_soa_ $suffix>],
-                crowd_ltm_trs: bindings::[<crowd_ltm_trs_ $suffix>],
-                skin_palette: bindings::[<skin_palette_ $suffix>],
-                crowd_palette: bindings::[<crowd_palette_ $suffix>],
-                level_sum_children: bindings::[<level_sum_children_ $suffix>],
-                level_sum_levels: bindings::[<level_sum_levels_ $suffix>],
-                skin_group: bindings::[<skin_group_ $suffix>],
-                skin_p_base: bindings::[<skin_p_base_ $suffix>],
-                skin_p_bone_major: bindings::[<skin_p_bone_major_ $suffix>],
-                renormalize_rows: bindings::[<renormalize_rows_ $suffix>],
+                transform_points_vec4: isa::[<transform_points_vec4_ $suffix>],
+                transform_points_vec3: isa::[<transform_points_vec3_ $suffix>],
+                ltm_joint: isa::[<ltm_joint_ $suffix>],
+                ltm_joint_trs: isa::[<ltm_joint_trs_ $suffix>],
+                ltm_roots_soa: isa::[<ltm_roots_soa_ $suffix>],
+                ltm_children_soa: isa::[<ltm_children_soa_ $suffix>],
+                ltm_level_soa: isa::[<ltm_level_soa_ $suffix>],
+                trs_to_soa: isa::[<trs_to_soa_ $suffix>],
+                crowd_ltm_trs: isa::[<crowd_ltm_trs_ $suffix>],
+                skin_palette: isa::[<skin_palette_ $suffix>],
+                crowd_palette: isa::[<crowd_palette_ $suffix>],
+                level_sum_children: isa::[<level_sum_children_ $suffix>],
+                level_sum_levels: isa::[<level_sum_levels_ $suffix>],
+                skin_group: isa::[<skin_group_ $suffix>],
+                skin_p_base: isa::[<skin_p_base_ $suffix>],
+                skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
+                renormalize_rows: isa::[<renormalize_rows_ $suffix>],
+            }
             }
         }
     };

@@ -30,7 +30,9 @@ pub(crate) fn skin_palette(
         None => count <= models.len(),
     };
     assert!(in_range, "every skin joint names a model matrix");
-    // The kernel reads the table as uint64: usize is 64 bits on every target the kernels are built for.
+    // The kernel reads the table as uint64: usize is 64 bits on every target the kernels are built for
+    // (a build without kernels, such as wasm32's, never reaches this call).
+    #[cfg(ispc_kernels)]
     const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
     let (ptr, use_joints) = match joints {
         Some(j) => (j.as_ptr().cast::<u64>(), 1),
@@ -83,6 +85,7 @@ pub(crate) fn crowd_palette(
     if count == 0 || lanes == 0 {
         return;
     }
+    #[cfg(ispc_kernels)]
     const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
     // SAFETY: `isa` proves the CPU runs the kernel. For i < count and lane l < lanes it reads the 12
     // floats of joint joints[i] (checked < model_joints, the joints the block holds) at lane l of

@@ -166,7 +166,11 @@ fn available_table() -> &'static [bool; 4] {
 /// How the kernels in this binary were built.
 #[derive(Clone, Copy, Debug)]
 pub struct BuildInfo {
-    /// `compiled with ISPC <version>` or `prebuilt ISPC <version> kernels`.
+    /// `"ispc"` when ISPC kernels are linked, `"reference"` when every job runs on the serial reference
+    /// (the `kernels` feature is off, or the target has neither prebuilt kernels nor an ISPC target).
+    pub backend: &'static str,
+    /// `compiled with ISPC <version>`, `prebuilt ISPC <version> kernels`, or
+    /// `none, serial reference backend only (<why>)`.
     pub kernels: &'static str,
     /// The ISPC targets, comma separated, for example `sse4-i32x4,avx2-i32x8,avx512skx-x16`.
     pub targets: &'static str,
@@ -175,6 +179,7 @@ pub struct BuildInfo {
 /// How the kernels in this binary were built.
 pub fn build_info() -> BuildInfo {
     BuildInfo {
+        backend: env!("ISPC_SKINNING_BUILD_BACKEND"),
         kernels: env!("ISPC_SKINNING_BUILD_KERNELS"),
         targets: env!("ISPC_SKINNING_BUILD_TARGETS"),
     }

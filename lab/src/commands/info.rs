@@ -10,6 +10,7 @@ use ispc_skinning::{build_info, Backend, Isa};
 pub fn run() -> Result<(), String> {
     let build = build_info();
     println!("ispc-skinning {}", env!("CARGO_PKG_VERSION"));
+    println!("backend:  {}", build.backend);
     println!(
         "kernels:  {} (targets {})",
         build.kernels,
