@@ -132,12 +132,19 @@ fn absolute_paths_drive_letters_and_schemes_are_refused() {
     let layout = Layout::new("absolute");
     let secret = layout.root().join("secret.bin");
     let secret = secret.to_str().unwrap();
-    let encoded = secret.replace('/', "%2F");
+    // Every separator and the drive colon encoded, so only decoding reveals the absolute path.
+    let encoded = secret
+        .replace('/', "%2F")
+        .replace('\\', "%5C")
+        .replace(':', "%3A");
+    // On Windows the absolute path begins with a drive letter ("C:\\Users\\..."), and a `:` before any
+    // `/` makes it a URI scheme by RFC 3986 (as for "C:/x.bin" below): the scheme rule refuses it first.
+    let absolute = if cfg!(windows) { SCHEME } else { OUTSIDE };
     let cases: Vec<(String, &str)> = vec![
-        (secret.to_string(), OUTSIDE),
+        (secret.to_string(), absolute),
         (encoded, OUTSIDE),
         (format!("/{secret}"), OUTSIDE),
-        (format!("\\\\server\\share{secret}"), OUTSIDE),
+        (format!("\\\\server\\share{secret}"), absolute),
         // Percent-encoded drive letters and colons are refused after decoding.
         ("C%3A/x.bin".into(), OUTSIDE),
         ("C%3a%5Cx.bin".into(), OUTSIDE),
