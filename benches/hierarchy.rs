@@ -12,6 +12,10 @@ use ispc_skinning::{
     Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
     PaletteJob, PaletteMatrix, Skeleton, Threads, Trs,
 };
+// The procedural scenes the lab shares, from their source file (see tests/common/mod.rs).
+#[path = "../tests/support/scenes.rs"]
+#[allow(dead_code)]
+mod scenes;
 use scenes::{animated_pose, bench_rig_parents};
 use std::hint::black_box;
 use std::time::Duration;

@@ -14,6 +14,10 @@ use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
     SkinningJob, Threads,
 };
+// The procedural scenes the lab shares, from their source file (see tests/common/mod.rs).
+#[path = "../tests/support/scenes.rs"]
+#[allow(dead_code)]
+mod scenes;
 use scenes::Rng;
 use std::time::Duration;
 

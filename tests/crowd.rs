@@ -20,6 +20,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+use common::scenes;
 
 use common::{backends, Rng};
 use glam::{Mat4, Quat, Vec3, Vec4};

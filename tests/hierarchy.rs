@@ -2,6 +2,7 @@
 //! reference against glam's own math; crowds, palettes, and (feature `experiments`) the SoA entry point.
 
 mod common;
+use common::scenes;
 
 use glam::{Affine3A, EulerRot, Mat4, Quat, Vec3};
 use ispc_skinning::reference::trs_matrix;
@@ -368,7 +369,7 @@ mod crowd_rules {
         CrowdLocalToModelJob, CrowdModels, CrowdPose, Error, Skeleton, Trs, MAX_CROWD_ELEMENTS,
         MAX_CROWD_INSTANCES,
     };
-    use scenes::humanoid_parents;
+    use crate::scenes::humanoid_parents;
 
     #[test]
     fn a_pose_made_for_another_skeleton_is_the_wrong_frame() {

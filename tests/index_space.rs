@@ -12,6 +12,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+use common::scenes;
 
 use common::{backends, random_vec3, shuffled_tree, Rng};
 use glam::{EulerRot, Mat4, Quat, Vec3, Vec4};

@@ -2,6 +2,7 @@
 //! input form, and the reference against glam's own math.
 
 mod common;
+use common::scenes;
 
 use common::{random_transform, random_vec3, Rng};
 use glam::{Mat4, Quat, Vec3, Vec4};

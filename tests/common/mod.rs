@@ -11,6 +11,11 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The procedural rigs, meshes and poses the lab shares (its `scenes` crate is this same file), compiled
+/// into each test as a module, so that the published package, which carries the file, tests on its own.
+#[path = "../support/scenes.rs"]
+pub mod scenes;
+
 /// The crate's deterministic generator, so failures reproduce exactly.
 pub use scenes::Rng;
 

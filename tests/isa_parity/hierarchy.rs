@@ -10,11 +10,11 @@
 //! they may differ by twice that: the check allows 8 * eps * (d + 2) * A_j[e]. The bottom row must be
 //! exactly (0, 0, 0, 1).
 
+use crate::common::scenes::animated_pose;
 use crate::common::{shapes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
-use scenes::animated_pose;
 
 struct Input {
     translations: Vec<Vec3>,
