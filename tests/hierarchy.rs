@@ -364,12 +364,12 @@ fn every_method_treats_non_unit_quaternions_the_same() {
 
 mod crowd_rules {
     use super::humanoid;
+    use crate::scenes::humanoid_parents;
     use glam::{Mat4, Quat, Vec3};
     use ispc_skinning::{
         CrowdLocalToModelJob, CrowdModels, CrowdPose, Error, Skeleton, Trs, MAX_CROWD_ELEMENTS,
         MAX_CROWD_INSTANCES,
     };
-    use crate::scenes::humanoid_parents;
 
     #[test]
     fn a_pose_made_for_another_skeleton_is_the_wrong_frame() {
