@@ -345,7 +345,7 @@ mod compile {
         // The ISAs compile one after another: ispc_compile names each object after its source file in
         // OUT_DIR, so two ISAs compiled at once would write the same object files.
         for t in targets {
-            configure(t, manifest_dir, triple).compile(&t.lib());
+            configure(t, manifest_dir, triple, sources).compile(&t.lib());
         }
         write_types(out_dir, triple, sources);
         if let Ok(dir) = env::var("ISPC_SKINNING_EXPORT_PREBUILT") {
@@ -426,7 +426,7 @@ mod compile {
     }
 
     /// One ISA's Config: the `ISPC_FLAGS`, one target ISA and its export suffix.
-    fn configure(t: &IsaTarget, manifest_dir: &Path, triple: &str) -> Config {
+    fn configure(t: &IsaTarget, manifest_dir: &Path, triple: &str, sources: &[PathBuf]) -> Config {
         let os = match env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
             "windows" => TargetOS::Windows,
             "macos" => TargetOS::Macos,
@@ -449,10 +449,11 @@ mod compile {
             .target_isa(target_isa(t.ispc_target))
             .target_os(os)
             .bindgen_builder(isa_bindings_builder(t, triple));
-        for file in ispc_sources(&manifest_dir.join("ispc")) {
-            if file.extension().is_some_and(|e| e == "ispc") {
-                config.file(file);
-            }
+        for file in sources
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
+        {
+            config.file(file);
         }
         config
     }
