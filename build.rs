@@ -173,7 +173,7 @@ fn main() {
         Linked::Reference(why)
     };
 
-    let (backend, how) = match linked {
+    let (backend, how, list): (_, _, Vec<&str>) = match linked {
         Linked::Reference(why) => {
             // The reference build still names the shared kernel structs (see src/ffi/mod.rs); the packaged
             // copy is target-independent.
@@ -184,6 +184,7 @@ fn main() {
             (
                 "reference",
                 format!("none, serial reference backend only ({why})"),
+                Vec::new(),
             )
         }
         Linked::Kernels(how) => {
@@ -191,12 +192,8 @@ fn main() {
             for t in &targets {
                 println!("cargo:rustc-cfg=ispc_{}", t.isa);
             }
-            ("ispc", how)
+            ("ispc", how, targets.iter().map(|t| t.ispc_target).collect())
         }
-    };
-    let list: Vec<&str> = match backend {
-        "ispc" => targets.iter().map(|t| t.ispc_target).collect(),
-        _ => Vec::new(),
     };
     println!("cargo:rustc-env=ISPC_SKINNING_BUILD_BACKEND={backend}");
     println!("cargo:rustc-env=ISPC_SKINNING_BUILD_KERNELS={how}");
