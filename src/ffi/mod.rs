@@ -58,7 +58,7 @@ const _: () = assert!(
     std::mem::size_of::<PaletteMatrix>() == 64 && std::mem::align_of::<PaletteMatrix>() == 64
 );
 
-// SkinGroupArgs is shared with ISPC through the generated header: seven i32, five input pointers,
+// SkinGroupArgs is shared with ISPC through the generated header: eight i32, five input pointers,
 // then three (pointer, stride) outputs with two flags, as ispc/skin.ispc declares it.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 120);
@@ -106,7 +106,6 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
     *const f32,
     *mut f32,
 );
-type RenormalizeRowsFn = unsafe extern "C" fn(*mut f32, i32, i32, bool, i32);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -129,7 +128,6 @@ pub(crate) struct Kernels {
     skin_group: SkinGroupFn,
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
-    renormalize_rows: RenormalizeRowsFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -155,7 +153,6 @@ macro_rules! kernel_table {
                 skin_group: isa::[<skin_group_ $suffix>],
                 skin_p_base: isa::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
-                renormalize_rows: isa::[<renormalize_rows_ $suffix>],
             }
             }
         }

@@ -1,5 +1,6 @@
-//! The skinning kernels: `skin_group`, one export for blended, rigid and positions-only groups whose
-//! arguments travel in one `SkinGroupArgs` struct, and the renormalization pass (`renormalize_rows`).
+//! The skinning kernel: `skin_group`, one export for every influence group (blended, rigid, compact,
+//! with or without normals and tangents), whose arguments travel in one `SkinGroupArgs` struct. It
+//! renormalizes normals and tangents itself.
 //!
 //! The job decides how the work runs (one thread or rayon's pool, chunk size, streaming stores,
 //! renormalization); this file only carries those decisions out over raw pointers. Its inputs are the
@@ -7,13 +8,14 @@
 //! and an [`Output`], whose bounds are checked here.
 
 use super::{Runnable, SkinGroupArgs};
-use crate::layout::mesh::{InfluenceGroup, InfluenceTable, KernelMesh};
+use crate::layout::mesh::{padded, InfluenceGroup, InfluenceTable, KernelMesh, SKIN_BLOCK};
 use crate::layout::output::{overlap, OutputView};
 use crate::layout::palette::PaletteMatrix;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-/// How normals and tangents are renormalized, in the row kernel's encoding.
+/// How normals and tangents are renormalized, in the kernel's encoding (RENORM_* in ispc/skin.ispc;
+/// none is 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RowsMode {
     /// Divided by their length.
@@ -30,9 +32,8 @@ pub(crate) struct Plan {
     /// Streaming stores through a cache-resident block (only where [`Output::can_stream`] and the mesh
     /// streams sequentially; asserted).
     pub(crate) stream: bool,
-    /// Renormalization inside each streaming block (a streaming call must do it there, since the
-    /// output is not read back); ignored without streaming.
-    pub(crate) stream_rows: Option<RowsMode>,
+    /// Renormalization of normals and tangents, inside the kernel.
+    pub(crate) rows: Option<RowsMode>,
 }
 
 /// A skinning output as raw pointers, checked against a vertex count: vertex o's position at
@@ -41,8 +42,6 @@ pub(crate) struct Plan {
 pub(crate) struct Output<'o> {
     targets: Targets,
     n: usize,
-    /// Separate streams (the row kernel may then touch each vector's whole 3 or 4 floats).
-    separate: bool,
     /// An interleaved buffer whose written attributes fill its stride exactly: its base and stride.
     whole: Option<(*mut f32, usize)>,
     /// The output can take streaming stores (separate streams, or a filled stride).
@@ -95,7 +94,6 @@ impl<'o> Output<'o> {
                         ts: 4,
                     },
                     n,
-                    separate: true,
                     whole: None,
                     stream_layout: true,
                     scratch_at: (0, 3 * STAGE, 6 * STAGE),
@@ -146,7 +144,6 @@ impl<'o> Output<'o> {
                         wt: tangents.is_some(),
                     },
                     n,
-                    separate: false,
                     whole,
                     stream_layout: whole.is_some(),
                     scratch_at: (positions, normals.unwrap_or(0), tangents.unwrap_or(0)),
@@ -183,8 +180,8 @@ pub(crate) fn skin_mesh(
     );
     let t = out.targets;
     assert!(
-        !(mesh.positions_only() && (t.wn || t.wt)),
-        "a positions-only mesh writes positions only"
+        (!t.wn || mesh.components() >= 6) && (!t.wt || mesh.components() == 10),
+        "the mesh holds every attribute written"
     );
     let sequential = mesh.groups().iter().all(|g| g.contiguous);
     assert!(
@@ -202,7 +199,8 @@ pub(crate) fn skin_mesh(
             // SAFETY: `isa` proves the CPU runs the kernel. The KernelMesh invariants give the group
             // `block()` floats and k influences per vertex, joints below joint_count <= palette.len(),
             // and original indices that are a permutation of 0..n over all groups, so indices[v] < n
-            // and, for a contiguous group, first + v < n. `out` holds every vertex below n (checked in
+            // and, for a contiguous group, first + v < n. Ranges start at multiples of SKIN_BLOCK
+            // (for_each_range's chunks are multiples of it). `out` holds every vertex below n (checked in
             // Output::new: separate streams of 3n, 3n and 4n floats, or n interleaved strides with
             // every attribute inside the stride) with offsets inside 32-bit range. Ranges of one group
             // are disjoint and vertices of different groups distinct, so parallel tasks never write
@@ -221,12 +219,12 @@ pub(crate) fn skin_mesh(
                     range.len(),
                     indices,
                     &out.targets,
+                    plan.rows,
                 )
             }
         };
-        let staged = |range: Range<usize>| {
-            stage_and_stream(isa, g, palette, out, plan.stream_rows, first, range)
-        };
+        let staged =
+            |range: Range<usize>| stage_and_stream(isa, g, palette, out, plan.rows, first, range);
         let run = |range: Range<usize>| {
             if plan.stream {
                 staged(range)
@@ -239,8 +237,8 @@ pub(crate) fn skin_mesh(
 }
 
 /// Streaming: each block of STAGE vertices of `range` (inside group `g`, which is contiguous from
-/// original index `first`) is skinned into a scratch buffer laid out like the output, renormalized
-/// there, then streamed out.
+/// original index `first`) is skinned (and renormalized) into a scratch buffer laid out like the
+/// output, then streamed out.
 fn stage_and_stream(
     isa: Runnable,
     g: &InfluenceGroup,
@@ -269,36 +267,23 @@ fn stage_and_stream(
             tng: st,
             ..t
         };
-        // SAFETY: as in skin_mesh's direct path, except that vertex v of the block (v < len <= STAGE)
+        // SAFETY: as in skin_mesh's direct path (block is a multiple of STAGE, itself a multiple of
+        // SKIN_BLOCK, from a range start that is one too), except that vertex v of the block (v < len <= STAGE)
         // goes to index v of scratch: 3 floats at sp + v * ps, 3 at sn + v * ns and 4 at st + v * ts,
         // inside scratch (separate: segments of 3, 3 and 4 floats times STAGE; interleaved: offset +
         // size <= stride, STAGE strides), which only this call uses. The inputs are read at
         // block..block + len, inside the group.
-        unsafe { skin_block(isa, g, palette, block, len, Indices::From(0), &targets) }
-        if let Some(mode) = rows {
-            // SAFETY: the kernel wrote `len` normals at sn + v * ns and tangents at st + v * ts
-            // (v < len), inside scratch. For separate streams the row kernel touches each vector's
-            // whole stride (3 or 4 floats), its own; otherwise only x, y and z.
-            unsafe {
-                if t.wn {
-                    (isa.kernels().renormalize_rows)(
-                        sn,
-                        len as i32,
-                        t.ns as i32,
-                        out.separate,
-                        mode as i32,
-                    );
-                }
-                if t.wt {
-                    (isa.kernels().renormalize_rows)(
-                        st,
-                        len as i32,
-                        t.ts as i32,
-                        out.separate,
-                        mode as i32,
-                    );
-                }
-            }
+        unsafe {
+            skin_block(
+                isa,
+                g,
+                palette,
+                block,
+                len,
+                Indices::From(0),
+                &targets,
+                rows,
+            )
         }
         // SAFETY: the group is contiguous (asserted in skin_mesh), so its vertices are first..first +
         // count, all below n; the block's outputs are vertices dst..dst + len. Separate: 3 (3, 4) floats
@@ -323,47 +308,8 @@ fn stage_and_stream(
     stream_fence();
 }
 
-/// Renormalizes every skinned normal and tangent of `out`, one vector per lane, after every group was
-/// skinned without streaming.
-pub(crate) fn renormalize_rows(
-    isa: Runnable,
-    out: &Output<'_>,
-    mode: RowsMode,
-    parallel_chunk: Option<usize>,
-) {
-    let rows = |range: Range<usize>| {
-        let t = out.targets;
-        // SAFETY: `isa` proves the CPU runs the kernel. Vertex v's normal is at nrm + v * ns and its
-        // tangent at tng + v * ts, inside the output for every v < n (checked in Output::new); `range`
-        // lies inside 0..n. With separate streams the row kernel touches each vector's own 3 or 4
-        // floats; interleaved, only its x, y and z. Parallel ranges cover disjoint vertices, and the
-        // output is borrowed by `out`, so nothing else writes it meanwhile.
-        unsafe {
-            if t.wn {
-                (isa.kernels().renormalize_rows)(
-                    t.nrm.add(t.ns * range.start),
-                    range.len() as i32,
-                    t.ns as i32,
-                    out.separate,
-                    mode as i32,
-                );
-            }
-            if t.wt {
-                (isa.kernels().renormalize_rows)(
-                    t.tng.add(t.ts * range.start),
-                    range.len() as i32,
-                    t.ts as i32,
-                    out.separate,
-                    mode as i32,
-                );
-            }
-        }
-    };
-    for_each_range(out.n, parallel_chunk, rows);
-}
-
-/// Calls `f` over disjoint ranges covering `0..count`: once on this thread, or in chunks on rayon's
-/// pool. The ranges are made here, not by the caller, so that their disjointness (which the SAFETY
+/// Calls `f` over disjoint ranges covering `0..count`: once on this thread, or in chunks of whole
+/// [`SKIN_BLOCK`]s on rayon's pool. The ranges are made here, not by the caller, so that their disjointness (which the SAFETY
 /// comments above rely on) never depends on code outside this module.
 fn for_each_range<F: Fn(Range<usize>) + Sync + Send>(
     count: usize,
@@ -374,7 +320,8 @@ fn for_each_range<F: Fn(Range<usize>) + Sync + Send>(
         None => f(0..count),
         Some(chunk) => {
             use rayon::prelude::*;
-            let chunk = chunk.max(1);
+            // Whole blocks per task: every kernel call starts a block (see skin_block).
+            let chunk = padded(chunk.max(1));
             let ranges: Vec<_> = (0..count)
                 .step_by(chunk)
                 .map(|s| s..(s + chunk).min(count))
@@ -406,16 +353,19 @@ enum Indices {
 }
 
 /// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
-/// rigid), writing vertex `start + v`'s outputs at the index `indices` gives for v.
+/// rigid), writing vertex `start + v`'s outputs at the index `indices` gives for v, and renormalizing
+/// normals and tangents as `rows` says.
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
-/// and its vectors have their documented lengths (`g.block()` block floats and k influences per
-/// vertex, where a rigid group has k = 1); a positions-only group is not asked for normals or tangents;
-/// every joint index is below `palette.len()`; a listed `indices` points at `len` indices, and a
-/// consecutive one has `first + len` within i32; for each index o, the
-/// floats `out` names for o are valid for writes and written by nobody else during the call; and every
-/// byte offset `4 * o * stride` fits in i32 (ISPC's 32-bit addressing).
+/// and its vectors have their documented lengths (`components` floats and k influences per vertex for
+/// the count padded to whole blocks, where a rigid group has k = 1); a group without normals (tangents)
+/// is not asked for them; every joint index is below `palette.len()`; a listed `indices` points at `len`
+/// indices, and a consecutive one has `first + len` within i32; for each index o, the floats `out` names
+/// for o are valid for writes and written by nobody else during the call; and every byte offset
+/// `4 * o * stride` fits in i32 (ISPC's 32-bit addressing). `start` is asserted to be a multiple of
+/// [`SKIN_BLOCK`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn skin_block(
     isa: Runnable,
     g: &InfluenceGroup,
@@ -424,21 +374,30 @@ unsafe fn skin_block(
     len: usize,
     indices: Indices,
     out: &Targets,
+    rows: Option<RowsMode>,
 ) {
+    // The kernel reads whole gangs from the start of a block: the padding behind the group's last
+    // vertex makes every such read land inside the group's arrays.
+    assert_eq!(start % SKIN_BLOCK, 0, "a kernel call starts a block");
     let k = g.influences;
+    let c = g.components;
     // The kernels' encoding: a negative first means "read vertices".
     let (vertices, first) = match indices {
         Indices::Listed(v) => (v, -1),
         Indices::From(f) => (g.vertices.as_ptr(), f as i32),
     };
-    // Vertices the kernel may prefetch from `start` on: the rest of the group, across block and chunk
-    // boundaries, so that a streaming block's last vertices also find their successors' inputs on the
-    // way. 0 (no prefetching) for groups that fit in the cache, where the prefetches only cost time.
+    // Vertices the kernel may prefetch from `start` on: the rest of the group's arrays, padding
+    // included, across block and chunk boundaries, so that a streaming block's last vertices also find
+    // their successors' inputs on the way. 0 (no prefetching) for groups that fit in the cache, where
+    // the prefetches only cost time. Listed indices exist only for real vertices, and the kernel
+    // prefetches them while the gang ahead lies below `readable`, so then the real count bounds it.
     let count = g.vertices.len();
-    let readable = if g.input_bytes() >= PREFETCH_MIN_BYTES {
+    let readable = if g.input_bytes() < PREFETCH_MIN_BYTES {
+        0
+    } else if matches!(indices, Indices::Listed(_)) {
         count.saturating_sub(start).min(i32::MAX as usize) as i32
     } else {
-        0
+        padded(count).saturating_sub(start).min(i32::MAX as usize) as i32
     };
     // A compact group's kernels read its packed influences where the joints would be, and a rigid
     // group's kernel only its joints: neither reads (or prefetches) weights, so they get a null weight
@@ -447,38 +406,32 @@ unsafe fn skin_block(
     let (joints, weights) = match &g.table {
         InfluenceTable::F32 { joints, weights } => (
             &joints[..],
-            // SAFETY: an f32 table holds k weights per vertex (none for k = 0, where the offset is 0),
-            // and start is at most the vertex count.
+            // SAFETY: an f32 table holds k weights per padded vertex (none for k = 0, where the offset
+            // is 0), and start is at most the vertex count.
             unsafe { weights.as_ptr().add(k * start) },
         ),
         InfluenceTable::Compact(joints) | InfluenceTable::Rigid(joints) => {
             (&joints[..], std::ptr::null())
         }
     };
-    let (form, block) = if g.positions_only {
-        (SKIN_FORM_POSITIONS, 4)
-    } else if rigid {
-        (SKIN_FORM_RIGID, 12)
-    } else {
-        (SKIN_FORM_BLENDED, 12)
-    };
-    // SAFETY (pointer offsets only): start is at most the group's vertex count, and each vector holds
-    // `block` floats and k influences per vertex (a rigid group has k = 1), so the offsets stay inside
-    // the vectors.
+    // SAFETY (pointer offsets only): start is a multiple of SKIN_BLOCK at most the group's vertex count,
+    // and each vector holds `c` floats and k influences per padded vertex (a rigid group has k = 1), so
+    // the offsets stay inside the vectors (at their end for start = padded count).
     let (blocks, joints) = unsafe {
         (
-            g.blocks.as_ptr().add(block * start),
+            g.blocks.as_ptr().add(c * start),
             joints.as_ptr().add(k * start),
         )
     };
     let args = SkinGroupArgs {
-        form,
         influences: k as i32,
         rigid: i32::from(rigid),
         compact: i32::from(compact),
+        components: c as i32,
         first,
         count: len as i32,
         readable,
+        renormalize: rows.map_or(0, |m| m as i32),
         blocks,
         joints,
         weights,
@@ -494,18 +447,15 @@ unsafe fn skin_block(
         write_tangents: i32::from(out.wt),
     };
     // SAFETY: the caller's contract. The kernel reads `args` once; through it, the group's inputs from
-    // `start` on (inside the vectors, see above) and palette entries below palette.len(), and it writes
-    // the outputs the caller vouches for. It prefetches (never loads) inputs of vertices below
-    // `readable`, counted from `start`, which the group's vectors also hold. A positions-only group is
-    // never asked for normals or tangents (asserted in skin_mesh), and the rigid and compact forms
-    // never read `weights`.
+    // `start` on, in whole gangs that the padding keeps inside the vectors (see above), listed indices
+    // of the `len` real vertices only (masked), and palette entries below palette.len() (padding has
+    // joint 0, below the joint count of any group with influences); it writes the outputs the caller
+    // vouches for, for the `len` real vertices only. It prefetches (never loads) inputs of vertices
+    // below `readable`, counted from `start`, which the group's vectors also hold. A group is never
+    // asked for attributes it lacks (asserted in skin_mesh), and the rigid and compact forms never read
+    // `weights`.
     unsafe { (isa.kernels().skin_group)(&args) }
 }
-
-/// The kernel's forms (`SKIN_FORM_*` in ispc/skin.ispc).
-const SKIN_FORM_BLENDED: i32 = 0;
-const SKIN_FORM_RIGID: i32 = 1;
-const SKIN_FORM_POSITIONS: i32 = 2;
 
 /// Groups whose inputs (blocks, joints and weights) reach this many bytes are skinned with software
 /// prefetching (see PREFETCH_AHEAD in ispc/skin.ispc). In the experiment that chose it, prefetching was

@@ -19,13 +19,27 @@ pub const MAX_VERTICES: usize = (i32::MAX as usize) / 16;
 /// Most influences per vertex (JOINTS_0 and JOINTS_1).
 pub const MAX_INFLUENCES: usize = 8;
 
+/// Vertices per AoSoA block of a group's attributes (VBLOCK in ispc/skin.ispc). Every ISA's gang
+/// width (4, 8 or 16) divides it, so a gang's run of one component is one contiguous load, and every
+/// kernel call starts at a multiple of it.
+pub(crate) const SKIN_BLOCK: usize = 16;
+
+/// `count` rounded up to whole [`SKIN_BLOCK`]s: the vertices a group's arrays hold.
+pub(crate) fn padded(count: usize) -> usize {
+    count.div_ceil(SKIN_BLOCK) * SKIN_BLOCK
+}
+
 /// The vertices with one influence count, in the kernels' layout: for vertex v of the group, its
 /// original index is `vertices[v]`, its influences are entries `k*v..k*v+k` of `table`
-/// (k = `influences`), and its attributes the `BLOCK` floats
-/// `blocks[BLOCK*v..BLOCK*v+BLOCK]`. A mesh with normals or tangents has BLOCK = 12:
-/// (px nx tx tw, py ny ty 0, pz nz tz 0), position, normal and tangent transposed, so that the kernel's
-/// small matrix product reads each row with one broadcast load (an absent attribute is zero). A
-/// positions-only mesh has BLOCK = 4: (px py pz 1), a third of the bytes to read.
+/// (k = `influences`), and its attributes sit in AoSoA `blocks` of [`SKIN_BLOCK`] vertices: block
+/// `v / SKIN_BLOCK` holds one run of `SKIN_BLOCK` floats per component, in the order
+/// px py pz, then nx ny nz (meshes with normals or tangents), then tx ty tz tw (meshes with tangents),
+/// so `components` is 3, 6 or 10 (an absent normal is zero). The kernels transpose the blended matrices
+/// of a gang of vertices into one vertex per lane, and then read each component of the gang with one
+/// contiguous load.
+///
+/// The table and the blocks are padded to whole blocks ([`padded`]): the padding vertices have joint 0,
+/// weight 0 and zero attributes, so a gang may read (never write) past the group's last vertex.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct InfluenceGroup {
     pub(crate) influences: usize,
@@ -35,8 +49,8 @@ pub(crate) struct InfluenceGroup {
     /// The original indices are consecutive (`vertices[i] == vertices[0] + i`), so the group's outputs
     /// form one contiguous range and can be written with streaming stores.
     pub(crate) contiguous: bool,
-    /// The mesh has neither normals nor tangents, so each block is the 4 floats (px py pz 1).
-    pub(crate) positions_only: bool,
+    /// Floats per vertex in the blocks: 3 (positions), 6 (and normals) or 10 (and tangents).
+    pub(crate) components: usize,
 }
 
 /// A group's joints and weights, in the form its kernels read. Each variant holds only what its
@@ -116,15 +130,6 @@ impl InfluenceTable {
 }
 
 impl InfluenceGroup {
-    /// Floats per vertex block: 4 for a positions-only mesh, else 12 (see the type's docs).
-    pub(crate) fn block(&self) -> usize {
-        if self.positions_only {
-            4
-        } else {
-            12
-        }
-    }
-
     /// Bytes the skinning kernels read per pass over the group, vertex indices aside.
     pub(crate) fn input_bytes(&self) -> usize {
         4 * self.blocks.len() + self.table.bytes()
@@ -145,29 +150,38 @@ impl InfluenceGroup {
         matches!(self.table, InfluenceTable::Compact(_))
     }
 
-    pub(crate) fn position(&self, v: usize) -> [f32; 3] {
-        if self.positions_only {
-            let b = &self.blocks[4 * v..4 * v + 4];
-            return [b[0], b[1], b[2]];
+    /// Appends vertex attributes in the blocks' layout: `values` holds the group's `components`
+    /// floats of the next vertex, in component order.
+    pub(crate) fn push_attributes(&mut self, vertex: usize, values: &[f32]) {
+        let c = self.components;
+        let block = vertex / SKIN_BLOCK * c * SKIN_BLOCK;
+        if self.blocks.len() < block + c * SKIN_BLOCK {
+            self.blocks.resize(block + c * SKIN_BLOCK, 0.0);
         }
-        let b = &self.blocks[12 * v..12 * v + 12];
-        [b[0], b[4], b[8]]
+        for (s, &x) in values.iter().take(c).enumerate() {
+            self.blocks[block + s * SKIN_BLOCK + vertex % SKIN_BLOCK] = x;
+        }
+    }
+
+    /// Component s of vertex v (0 for a component the group does not hold).
+    fn component(&self, v: usize, s: usize) -> f32 {
+        if s >= self.components {
+            return 0.0;
+        }
+        let c = self.components;
+        self.blocks[v / SKIN_BLOCK * c * SKIN_BLOCK + s * SKIN_BLOCK + v % SKIN_BLOCK]
+    }
+
+    pub(crate) fn position(&self, v: usize) -> [f32; 3] {
+        [0, 1, 2].map(|s| self.component(v, s))
     }
 
     pub(crate) fn normal(&self, v: usize) -> [f32; 3] {
-        if self.positions_only {
-            return [0.0; 3];
-        }
-        let b = &self.blocks[12 * v..12 * v + 12];
-        [b[1], b[5], b[9]]
+        [3, 4, 5].map(|s| self.component(v, s))
     }
 
     pub(crate) fn tangent(&self, v: usize) -> [f32; 4] {
-        if self.positions_only {
-            return [0.0; 4];
-        }
-        let b = &self.blocks[12 * v..12 * v + 12];
-        [b[2], b[6], b[10], b[3]]
+        [6, 7, 8, 9].map(|s| self.component(v, s))
     }
 }
 
@@ -183,8 +197,8 @@ impl KernelMesh {
     /// Checks the invariants the FFI relies on and wraps the groups. A broken one is a bug in the
     /// caller (mesh preparation), not an input error, so it panics, in release builds too:
     /// - group k holds the vertices with k influences, k = 0..=MAX_INFLUENCES;
-    /// - each group holds `block()` floats and k influences per vertex; a rigid table has k = 1; every
-    ///   group has the same positions-only flag;
+    /// - each group holds `components` floats (3, 6 or 10, the same in every group) and k influences per
+    ///   vertex for its vertex count padded to whole blocks ([`padded`]); a rigid table has k = 1;
     /// - every joint index is below `joint_count`;
     /// - the vertex indices of all groups together are a permutation of `0..vertex_count` (so writes to
     ///   the output of different vertices, even from several threads, never touch the same floats);
@@ -204,24 +218,25 @@ impl KernelMesh {
             vertex_count <= i32::MAX as usize,
             "vertex count fits 32-bit indices"
         );
-        let positions_only = groups[0].positions_only;
+        let components = groups[0].components;
+        assert!(matches!(components, 3 | 6 | 10), "3, 6 or 10 components");
         let mut seen = vec![false; vertex_count];
         for (k, g) in groups.iter().enumerate() {
             let count = g.vertices.len();
             assert_eq!(g.influences, k, "group {k} holds {k}-influence vertices");
             assert_eq!(
-                g.positions_only, positions_only,
-                "one positions-only flag for all groups"
+                g.components, components,
+                "one component count for all groups"
             );
             assert_eq!(
                 g.blocks.len(),
-                g.block() * count,
-                "group {k}: one block per vertex"
+                components * padded(count),
+                "group {k}: whole blocks of every vertex"
             );
             assert_eq!(
                 g.table.len(),
-                k * count,
-                "group {k}: k influences per vertex"
+                k * padded(count),
+                "group {k}: k influences per vertex, padding included"
             );
             assert!(!g.rigid() || k == 1, "only one-influence groups are rigid");
             assert!(
@@ -264,8 +279,8 @@ impl KernelMesh {
         &self.groups
     }
 
-    /// True when the groups hold positions only (4-float blocks).
-    pub(crate) fn positions_only(&self) -> bool {
-        self.groups[0].positions_only
+    /// Floats per vertex in every group's blocks: 3, 6 or 10.
+    pub(crate) fn components(&self) -> usize {
+        self.groups[0].components
     }
 }

@@ -215,8 +215,7 @@ impl<'a> SkinningJob<'a> {
         };
         // The scheduling decisions, made here and carried out by the FFI: chunks of SKIN_CHUNK
         // vertices on rayon's pool for `Threads::All`; streaming only where both the output layout and
-        // the vertex order allow it; renormalization inside each streaming block, or in one pass over
-        // the whole output once every group is skinned.
+        // the vertex order allow it; renormalization inside the kernel, as it stores each gang.
         let out = Output::new(view, mesh.vertex_count());
         let parallel_chunk = (self.threads == Threads::All).then_some(SKIN_CHUNK);
         let rows = match self.renormalize {
@@ -228,13 +227,10 @@ impl<'a> SkinningJob<'a> {
         let plan = Plan {
             parallel_chunk,
             stream,
-            stream_rows: rows,
+            rows,
         };
         if mesh.vertex_count() > 0 {
             ffi::skin_mesh(isa, mesh, self.palette, &out, plan);
-            if let (Some(mode), false) = (rows, stream) {
-                ffi::renormalize_rows(isa, &out, mode, parallel_chunk);
-            }
         }
         Ok(())
     }

@@ -34,7 +34,7 @@
 use crate::error::Error;
 use crate::layout::format::Format;
 use crate::layout::mesh::{
-    unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
+    padded, unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
 };
 use crate::skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
 
@@ -219,12 +219,19 @@ impl SkinnedMesh {
             });
         }
         let max_influences = options.max_influences;
-        let positions_only = input.normals.is_none() && input.tangents.is_none();
+        // The attributes' floats per vertex in the kernels' blocks (see InfluenceGroup).
+        let components = if input.tangents.is_some() {
+            10
+        } else if input.normals.is_some() {
+            6
+        } else {
+            3
+        };
 
         let mut groups: Vec<InfluenceGroup> = (0..=MAX_INFLUENCES)
             .map(|influences| InfluenceGroup {
                 influences,
-                positions_only,
+                components,
                 table: if options.compact_influences {
                     InfluenceTable::Compact(Vec::new())
                 } else {
@@ -288,15 +295,13 @@ impl SkinnedMesh {
                     max: MAX_VERTICES,
                 })?);
             let p = input.positions.floats(v);
-            if positions_only {
-                g.blocks.extend_from_slice(&[p[0], p[1], p[2], 1.0]);
-            } else {
-                let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
-                let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
-                g.blocks.extend_from_slice(&[
-                    p[0], n[0], t[0], t[3], p[1], n[1], t[1], 0.0, p[2], n[2], t[2], 0.0,
-                ]);
-            }
+            let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            let at = g.vertices.len() - 1;
+            g.push_attributes(
+                at,
+                &[p[0], p[1], p[2], n[0], n[1], n[2], t[0], t[1], t[2], t[3]],
+            );
             if options.compact_influences {
                 let quantized = quantize_unorm16(&influences, options.weights)
                     .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
@@ -317,6 +322,12 @@ impl SkinnedMesh {
         }
         for g in &mut groups {
             g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
+            // The padding to a whole block: joint 0 with weight 0 (see InfluenceGroup).
+            for _ in g.vertices.len()..padded(g.vertices.len()) {
+                for _ in 0..g.influences {
+                    g.table.push(0, 0.0, 0);
+                }
+            }
         }
         let joint_count = options.joint_count.unwrap_or(used_joints);
         Ok(SkinnedMesh {
