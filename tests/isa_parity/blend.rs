@@ -14,6 +14,7 @@
 //!   take the same sign (a sign flip on a dot of 1e-7 would be a legitimate difference, not an error);
 //! - scale: `8 k eps (M + |s|)`, with M the blended magnitude `sum_i w_i |s_i| / W` times the additive
 //!   factors' magnitudes `prod_a (|1 - w_a| + w_a |ds_a|)`.
+//!
 //! The weight sums themselves are plain additions of identical products, so the threshold test takes
 //! the same branch on both sides. Output slices start at odd offsets and carry guard entries on both
 //! sides, which must come back untouched.
@@ -238,8 +239,9 @@ fn compare(ctx: &str, case: &Case, threshold: f32, got: &Pose, want: &Pose) -> R
             .abs()
             .max_element();
         let ds = (got.s[j] - want.s[j]).abs().max_element();
-        // `!(d <= tol)` so that a NaN fails.
-        if !(dt <= tt) || !(dq <= tq) || !(ds <= ts) {
+        // `d <= tol` is false for a NaN, so a NaN fails.
+        let within = dt <= tt && dq <= tq && ds <= ts;
+        if !within {
             return Err(format!(
                 "{ctx}: joint {j}: ispc ({}, {}, {}) reference ({}, {}, {}); |diff| t {dt} (tol {tt}), q {dq} (tol {tq}), s {ds} (tol {ts})",
                 got.t[j], got.q[j], got.s[j], want.t[j], want.q[j], want.s[j]
