@@ -224,6 +224,37 @@ pub enum Error {
         /// How many this one has.
         here: usize,
     },
+    /// Rule: a blend weight (a layer's weight, or one of its per-joint weights) is finite and not
+    /// negative ([`BlendingJob`](crate::BlendingJob)).
+    BlendWeight {
+        /// The layer's index in its list (`layers` or `additive_layers`).
+        layer: usize,
+        /// Whether the layer is additive.
+        additive: bool,
+        /// The joint (level order) for a per-joint weight; `None` for the layer's own weight.
+        joint: Option<usize>,
+        /// The weight given.
+        weight: f32,
+    },
+    /// Rule: every stream of a blend layer (translations, rotations, scales, joint weights) has one
+    /// entry per joint of the skeleton ([`BlendingJob`](crate::BlendingJob)).
+    BlendLayerCount {
+        /// The layer's index in its list (`layers` or `additive_layers`).
+        layer: usize,
+        /// Whether the layer is additive.
+        additive: bool,
+        /// The stream: "translations", "rotations", "scales" or "joint weights".
+        what: &'static str,
+        /// The skeleton's joint count.
+        expected: usize,
+        /// The entries given.
+        got: usize,
+    },
+    /// Rule: the blending threshold is finite and greater than zero ([`BlendingJob`](crate::BlendingJob)).
+    BlendThreshold {
+        /// The threshold given.
+        threshold: f32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -319,6 +350,29 @@ impl fmt::Display for Error {
                 "too many instances: {} of {} each asked for, but at most {max} fit the limits",
                 Count(*instances, "instance"),
                 Count(*per_instance, unit)
+            ),
+            Error::BlendWeight { layer, additive, joint, weight } => {
+                let kind = if *additive { "additive layer" } else { "layer" };
+                match joint {
+                    Some(j) => write!(
+                        f,
+                        "invalid blend weight: {kind} {layer} has joint weight {weight} at joint {j}; blend weights must be finite and not negative"
+                    ),
+                    None => write!(
+                        f,
+                        "invalid blend weight: {kind} {layer} has weight {weight}; blend weights must be finite and not negative"
+                    ),
+                }
+            }
+            Error::BlendLayerCount { layer, additive, what, expected, got } => write!(
+                f,
+                "blend layer count mismatch: {} {layer} has {got} {what}, but the skeleton has {}",
+                if *additive { "additive layer" } else { "layer" },
+                Count(*expected, "joint")
+            ),
+            Error::BlendThreshold { threshold } => write!(
+                f,
+                "invalid blend threshold: {threshold}; the threshold must be finite and greater than zero"
             ),
             Error::WrongFrame { what, owner, part, made_for, here } => write!(
                 f,

@@ -22,6 +22,9 @@
 //!   levels contiguous), with conversions both ways.
 //! - [`LocalToModelJob`]: local transforms (matrices or TRS) to model matrices, with a root transform and
 //!   partial (subtree) updates; [`CrowdLocalToModelJob`] does many instances of one skeleton at once.
+//! - [`BlendingJob`]: N layers of local TRS poses blended into one, with per-joint weights, a rest-pose
+//!   fallback below a threshold and additive layers (ozz-animation's semantics);
+//!   [`CrowdBlendingJob`] blends many instances at once.
 //! - [`PaletteJob`]: the skinning palette, `model * inverse_bind` per skin joint, in 64-byte rows;
 //!   [`CrowdPaletteJob`] for every instance of a crowd.
 //! - [`SkinnedMesh`] + [`SkinningJob`]: blended-matrix skinning of positions, normals and tangents
@@ -36,7 +39,7 @@
 //! # Layers
 //! The modules follow the pipeline, and each imports only from the layers below it:
 //! `layout` (the memory forms the kernels read) and `isa` at the bottom, then `ffi` (the only module
-//! with `unsafe`) and `reference`, then `skeleton`, local to model, `palette` and `skinning`, and
+//! with `unsafe`) and `reference`, then `skeleton`, local to model and blending, `palette` and `skinning`, and
 //! `gltf` on top. Threading and streaming decisions are made by the jobs; the FFI carries them out.
 //!
 //! # Choosing who runs a call
@@ -60,6 +63,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod blending;
 mod character;
 mod error;
 #[cfg(feature = "experiments")]
@@ -82,18 +86,21 @@ mod transform;
 pub use glam;
 
 pub use backend::{Backend, Threads};
+pub use blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
+pub use blending::{BlendingJob, DEFAULT_BLEND_THRESHOLD};
 pub use character::crowd::CrowdFrame;
 pub use character::{Character, CharacterSkin, Frame, SkinnedVertices};
 pub use error::Error;
 pub use ffi::Runnable;
 pub use isa::{build_info, BuildInfo, Isa, Unavailable};
+pub use layout::blend::BlendLayer;
 pub use layout::crowd::{CROWD_LANES, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES, MAX_CROWD_JOINTS};
 pub use layout::format::Format;
 pub use layout::hierarchy::MAX_JOINTS;
 pub use layout::mesh::{MAX_INFLUENCES, MAX_VERTICES};
 pub use layout::output::Renormalize;
 pub use layout::palette::PaletteMatrix;
-pub use layout::trs::Trs;
+pub use layout::trs::{Trs, TrsMut};
 pub use local_to_model::crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose};
 pub use local_to_model::{LocalToModelJob, Locals, Method};
 pub use palette::crowd::{CrowdPaletteJob, CrowdPalettes};

@@ -14,6 +14,7 @@
 
 #![allow(unsafe_code)]
 
+pub(crate) mod blend;
 #[cfg(feature = "experiments")]
 pub(crate) mod experiments;
 pub(crate) mod hierarchy;
@@ -106,6 +107,25 @@ type SkinPBoneMajorFn = unsafe extern "C" fn(
     *const f32,
     *mut f32,
 );
+/// One blend: per-layer pointer arrays (translations, rotations, scales, joint weights or null), the
+/// weights, the normal and additive layer counts, the rest pose, the threshold, the outputs and the joints.
+type BlendTrsFn = unsafe extern "C" fn(
+    *const *const f32,
+    *const *const f32,
+    *const *const f32,
+    *const *const f32,
+    *const f32,
+    i32,
+    i32,
+    *const f32,
+    *const f32,
+    *const f32,
+    f32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+    i32,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -128,6 +148,7 @@ pub(crate) struct Kernels {
     skin_group: SkinGroupFn,
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
+    blend_trs: BlendTrsFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -153,6 +174,7 @@ macro_rules! kernel_table {
                 skin_group: isa::[<skin_group_ $suffix>],
                 skin_p_base: isa::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
+                blend_trs: isa::[<blend_trs_ $suffix>],
             }
             }
         }

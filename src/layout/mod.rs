@@ -1,6 +1,7 @@
 //! The data layouts that the FFI, the serial reference and the jobs share: the bottom layer of the
 //! crate, importing nothing from it. Each type here is the exact memory form a kernel reads or writes.
 
+pub(crate) mod blend;
 pub(crate) mod crowd;
 pub(crate) mod format;
 pub(crate) mod hierarchy;

@@ -5,11 +5,13 @@
 //! `min(input.len(), output.len())` items; the checked entry points (for example
 //! [`transform_points`](crate::transform_points)) validate lengths before calling them.
 
+mod blend;
 mod hierarchy;
 mod palette;
 mod skinning;
 mod transform;
 
+pub use blend::blend;
 pub use hierarchy::{affine_mul, local_to_model, local_to_model_trs, trs_matrix, Matrix};
 pub use palette::skin_palette;
 pub(crate) use skinning::skin;

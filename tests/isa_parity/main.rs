@@ -2,6 +2,7 @@
 //! ISAs that cannot run are reported). The seeds' experiments (cargo feature `experiments`) are checked
 //! only when that feature is on.
 
+mod blend;
 #[path = "../common/mod.rs"]
 mod common;
 mod harness;
@@ -26,6 +27,8 @@ fn main() {
         ("skin_pnt_threads", skin::check_skin_threads),
         ("skin_pnt_streaming", skin::check_skin_streaming),
         ("skin_p_only", skin::check_skin_p_only),
+        ("blend", blend::check_blend),
+        ("crowd_blend", blend::check_crowd_blend),
     ];
     #[cfg(feature = "experiments")]
     checks.extend([

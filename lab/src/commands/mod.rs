@@ -1,6 +1,8 @@
 //! The commands other than `bench` (which is [`crate::report::run`]): `info` and `skin`, and the picture
 //! `skin --out PATH.png` draws.
 
+#[cfg(feature = "gltf")]
+pub mod blend;
 pub mod info;
 #[cfg(feature = "gltf")]
 pub mod render;

@@ -47,6 +47,11 @@ pub struct SkinArgs {
     /// The time in seconds; times outside the clip hold its ends.
     #[arg(long, value_name = "T", default_value_t = 0.0, value_parser = parse_time, allow_negative_numbers = true)]
     pub time: f32,
+    /// Blend clips instead of playing one: each clip (index or name) sampled at --time, blended by
+    /// weight (BlendingJob; the rest pose fills in below a total weight of 0.1).
+    #[cfg(feature = "gltf")]
+    #[arg(long, value_name = "CLIP:WEIGHT[,CLIP:WEIGHT...]", value_parser = super::blend::parse_blend, conflicts_with_all = ["clip", "clip_name"])]
+    pub blend: Option<super::blend::BlendSpec>,
     /// Where to write the result: PATH.json, PATH.obj or PATH.png.
     #[arg(long, value_name = "PATH")]
     pub out: Option<String>,
@@ -208,9 +213,14 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     }
     let mut frame = scene.frame_buffers().backend(backend);
     let start = Instant::now();
-    scene
-        .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
-        .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?;
+    // With --blend the JSON's "clip" is null: the pose is the blend, not one clip.
+    let clip = if args.blend.is_some() { None } else { clip };
+    match &args.blend {
+        Some(spec) => super::blend::evaluate(&scene, spec, args.time, backend, &mut frame)?,
+        None => scene
+            .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
+            .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?,
+    }
     let elapsed = start.elapsed();
     let asset = Path::new(&args.file)
         .file_name()
@@ -231,7 +241,10 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
                 scene.clips()[c].duration(),
                 args.time
             ),
-            None => println!("clip:      none (rest pose)"),
+            None => match &args.blend {
+                Some(b) => println!("blend:     {b}, sampled at {} s", args.time),
+                None => println!("clip:      none (rest pose)"),
+            },
         }
         println!(
             "meshes:    {} skinned primitives, {vertices} vertices, {triangles} triangles, {} skins, {} nodes",

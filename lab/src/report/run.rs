@@ -6,7 +6,9 @@ use crate::progress;
 use crate::report::peer::{self, Peer};
 use crate::report::row::Row;
 use crate::report::timing::Budget;
-use crate::report::{character, chart, davies, hierarchy, json, renormalize, skinning, transform};
+use crate::report::{
+    blend, character, chart, davies, hierarchy, json, renormalize, skinning, transform,
+};
 use clap::Args;
 use ispc_skinning::Isa;
 
@@ -33,7 +35,7 @@ pub struct Options {
 }
 
 /// The report's sections, in the order they run: one step of the progress bar each.
-const SECTIONS: u64 = 7;
+const SECTIONS: u64 = 8;
 
 /// Runs the report with `options`: prints the header, the table and the summaries to stdout.
 ///
@@ -101,6 +103,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     hierarchy::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
     bar.inc(1);
+    blend::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
     skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
     bar.inc(1);
@@ -119,6 +123,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     character::print_summary(&rows);
     transform::print_summary(&rows);
     hierarchy::print_summary(&rows);
+    blend::print_summary(&rows);
     skinning::print_summary(&rows);
     renormalize::print_summary(&rows);
     davies::print_summary(&rows);

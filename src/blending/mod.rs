@@ -1,0 +1,250 @@
+//! Blending: N layers of local TRS poses into one, with per-joint weights, a rest-pose fallback below a
+//! weight threshold, and additive layers on top.
+//!
+//! [`BlendingJob`] follows ozz-animation's `BlendingJob` (and ozz-animation-rs's): the same passes, the
+//! same threshold rule and the same additive equation, so a pose blended here and there agrees within
+//! rounding. Per joint `j`, with `w_i = layers[i].weight * joint_weights_i[j]` (or `layers[i].weight`
+//! when the layer has no joint weights):
+//!
+//! 1. **Normal layers**, in order: `T += w_i t_i`, `S += w_i s_i`, `W += w_i`, and `Q += w_i q_i'` where
+//!    `q_i'` is `q_i`, negated when `dot(Q, q_i) < 0` (hemisphere correction against the sum so far, as
+//!    ozz does: the first contributing quaternion sets the hemisphere, and later ones follow the
+//!    running sum).
+//! 2. **Threshold.** When `W < threshold`, the rest pose is added the same way with weight
+//!    `threshold - W`, and `W = threshold`. A joint that no layer reaches (zero layers, zero weights,
+//!    per-joint weights of 0) therefore comes out as the rest pose, and a joint with a little weight is
+//!    pulled towards the rest pose: with `W = 0.04` and the default threshold 0.1, 40% layers and 60%
+//!    rest pose. Above the threshold the rest pose plays no part. ozz computes the same thing; its
+//!    job-wide shortcut when no layer has joint weights gives the same result.
+//! 3. **Normalization:** `t = T / W`, `s = S / W`, `q = Q / |Q|` (the identity where `Q` is zero). Input
+//!    quaternions need not be unit length; their length acts as an extra weight on the rotation, as in
+//!    ozz.
+//! 4. **Additive layers**, in order, each with its own `w_a` (layer weight times joint weight):
+//!    `t += w_a dt`, `q = nlerp(identity, dq, w_a) * q` and `s *= (1 - w_a) + w_a ds`, where `dq` is
+//!    first put on the `w >= 0` side and the nlerp is `normalize((w_a dq.xyz, 1 + w_a (dq.w - 1)))`.
+//!    The delta rotation multiplies on the left: it is applied after the blended rotation, in the parent
+//!    joint's frame, as ozz does. Additive layers are **already deltas** (as in ozz, whose offline
+//!    `AdditiveAnimationBuilder` makes them): translation and rotation relative to a reference pose
+//!    (`dt = t - t_ref`, `dq = q * q_ref^-1`) and scale as a ratio (`ds = s / s_ref`). The identity
+//!    delta is `(0, identity, 1)`. Weights above 1 extrapolate.
+//!
+//! A layer whose weight is exactly 0 is not read. The output is in level order like every input.
+//!
+//! **Rules**, each an [`Error`] variant, checked before anything is computed; nothing panics:
+//! - every layer's translations, rotations, scales and joint weights, normal or additive, have one entry
+//!   per joint: [`Error::BlendLayerCount`], naming the layer and the stream;
+//! - the rest pose and the output streams have one entry per joint: [`Error::CountMismatch`];
+//! - every layer weight and every per-joint weight (and their product) is finite and not negative:
+//!   [`Error::BlendWeight`], naming the layer and, for a per-joint weight, the joint. (ozz clamps
+//!   negative weights to 0 and subtracts additive layers of negative weight; here both are errors,
+//!   since a negative weight is more often a bug than a request. Subtract an additive layer by giving its
+//!   inverse deltas.)
+//! - the threshold is finite and greater than zero: [`Error::BlendThreshold`];
+//! - an explicit ISA can run here: [`Error::IsaUnavailable`].
+//!
+//! **Zero layers** is valid, as in ozz: every joint comes out as the rest pose (then the additive layers
+//! apply). Pose values themselves are not checked: a NaN in a layer that is read propagates to that
+//! joint's output, as a NaN keyframe would.
+//!
+//! The ISPC kernel (`ispc/blend.ispc`) puts the lanes across joints and loops over the layers inside
+//! each gang; the serial reference is [`reference::blend`]. They compute the same operations in the
+//! same order and differ only where ISPC fuses a multiply-add.
+
+pub(crate) mod crowd;
+
+use crate::backend::{Backend, Resolved};
+use crate::error::Error;
+use crate::ffi::blend as ffi;
+use crate::layout::blend::BlendLayer;
+use crate::layout::trs::{Trs, TrsMut};
+use crate::reference;
+use crate::skeleton::Skeleton;
+
+/// ozz-animation's default threshold.
+pub const DEFAULT_BLEND_THRESHOLD: f32 = 0.1;
+
+/// Blends layers of local poses into one local pose (see the module docs for the rules).
+#[derive(Debug)]
+pub struct BlendingJob<'a> {
+    /// The skeleton: its joint count is the count every stream must have.
+    pub skeleton: &'a Skeleton,
+    /// The rest pose, in level order: the fallback below the threshold.
+    pub rest_pose: Trs<'a>,
+    /// The layers blended by weight.
+    pub layers: &'a [BlendLayer<'a>],
+    /// The additive layers (deltas), applied on top in order.
+    pub additive_layers: &'a [BlendLayer<'a>],
+    /// The total weight below which the rest pose fills in; [`DEFAULT_BLEND_THRESHOLD`] by default.
+    pub threshold: f32,
+    /// Who runs the job; [`Backend::Auto`] by default.
+    pub backend: Backend,
+    /// Output: the blended local pose, one entry per joint in level order.
+    pub output: TrsMut<'a>,
+}
+
+impl<'a> BlendingJob<'a> {
+    /// A job with no layers (it outputs the rest pose), the default threshold and the automatic
+    /// backend.
+    pub fn new(skeleton: &'a Skeleton, rest_pose: Trs<'a>, output: TrsMut<'a>) -> BlendingJob<'a> {
+        BlendingJob {
+            skeleton,
+            rest_pose,
+            layers: &[],
+            additive_layers: &[],
+            threshold: DEFAULT_BLEND_THRESHOLD,
+            backend: Backend::Auto,
+            output,
+        }
+    }
+
+    /// Sets the layers blended by weight.
+    pub fn layers(mut self, layers: &'a [BlendLayer<'a>]) -> BlendingJob<'a> {
+        self.layers = layers;
+        self
+    }
+
+    /// Sets the additive layers.
+    pub fn additive_layers(mut self, additive: &'a [BlendLayer<'a>]) -> BlendingJob<'a> {
+        self.additive_layers = additive;
+        self
+    }
+
+    /// Sets the threshold.
+    pub fn threshold(mut self, threshold: f32) -> BlendingJob<'a> {
+        self.threshold = threshold;
+        self
+    }
+
+    /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> BlendingJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Checks every rule (see the module docs) without computing anything.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.plan().map(|_| ())
+    }
+
+    fn plan(&self) -> Result<Resolved, Error> {
+        check_inputs(
+            self.skeleton.len(),
+            self.rest_pose,
+            self.layers,
+            self.additive_layers,
+            self.threshold,
+        )?;
+        let n = self.skeleton.len();
+        for (what, got) in [
+            ("output translations", self.output.translations.len()),
+            ("output rotations", self.output.rotations.len()),
+            ("output scales", self.output.scales.len()),
+        ] {
+            check_count(what, n, got)?;
+        }
+        self.backend.resolve()
+    }
+
+    /// Validates, then blends into the output.
+    pub fn run(&mut self) -> Result<(), Error> {
+        match self.plan()? {
+            Resolved::Ispc(isa) => ffi::blend_trs(
+                isa,
+                self.layers,
+                self.additive_layers,
+                self.rest_pose,
+                self.threshold,
+                self.output.reborrow(),
+            ),
+            Resolved::Reference => reference::blend(
+                self.layers,
+                self.additive_layers,
+                self.rest_pose,
+                self.threshold,
+                self.output.reborrow(),
+            ),
+        }
+        Ok(())
+    }
+}
+
+fn check_count(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::CountMismatch {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+/// The rules on everything but the output: the rest pose and every layer hold `joints` entries per
+/// stream, every weight is finite and not negative, the threshold is finite and positive.
+pub(crate) fn check_inputs(
+    joints: usize,
+    rest: Trs<'_>,
+    layers: &[BlendLayer<'_>],
+    additive: &[BlendLayer<'_>],
+    threshold: f32,
+) -> Result<(), Error> {
+    if !(threshold.is_finite() && threshold > 0.0) {
+        return Err(Error::BlendThreshold { threshold });
+    }
+    for (what, got) in [
+        ("rest pose translations", rest.translations.len()),
+        ("rest pose rotations", rest.rotations.len()),
+        ("rest pose scales", rest.scales.len()),
+    ] {
+        check_count(what, joints, got)?;
+    }
+    let all = layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i, false, l))
+        .chain(additive.iter().enumerate().map(|(i, l)| (i, true, l)));
+    for (layer, is_additive, l) in all {
+        let streams = [
+            ("translations", l.pose.translations.len()),
+            ("rotations", l.pose.rotations.len()),
+            ("scales", l.pose.scales.len()),
+            (
+                "joint weights",
+                l.joint_weights.map_or(joints, <[f32]>::len),
+            ),
+        ];
+        for (what, got) in streams {
+            if got != joints {
+                return Err(Error::BlendLayerCount {
+                    layer,
+                    additive: is_additive,
+                    what,
+                    expected: joints,
+                    got,
+                });
+            }
+        }
+        let bad = |w: f32| !(w.is_finite() && w >= 0.0);
+        if bad(l.weight) {
+            return Err(Error::BlendWeight {
+                layer,
+                additive: is_additive,
+                joint: None,
+                weight: l.weight,
+            });
+        }
+        if let Some(jw) = l.joint_weights {
+            // A product that overflows to infinity is as bad as an infinite weight.
+            if let Some(joint) = jw.iter().position(|&w| bad(w) || bad(w * l.weight)) {
+                return Err(Error::BlendWeight {
+                    layer,
+                    additive: is_additive,
+                    joint: Some(joint),
+                    weight: jw[joint],
+                });
+            }
+        }
+    }
+    Ok(())
+}
