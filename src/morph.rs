@@ -42,9 +42,17 @@ pub fn morph_floats(
             output: out.len(),
         });
     }
-    check_count("morph weights (one per target)", deltas.len(), weights.len())?;
+    check_count(
+        "morph weights (one per target)",
+        deltas.len(),
+        weights.len(),
+    )?;
     for d in deltas {
-        check_count("morph delta floats (one per output float)", out.len(), d.len())?;
+        check_count(
+            "morph delta floats (one per output float)",
+            out.len(),
+            d.len(),
+        )?;
     }
     let backend = backend.into().resolve()?;
     run(
@@ -141,8 +149,16 @@ impl MorphTargets {
         tangents: Vec<Option<Vec<Vec3>>>,
     ) -> Result<MorphTargets, Error> {
         let targets = positions.len();
-        check_count("morph normal targets (one per target)", targets, normals.len())?;
-        check_count("morph tangent targets (one per target)", targets, tangents.len())?;
+        check_count(
+            "morph normal targets (one per target)",
+            targets,
+            normals.len(),
+        )?;
+        check_count(
+            "morph tangent targets (one per target)",
+            targets,
+            tangents.len(),
+        )?;
         for d in positions.iter().chain(&normals).chain(&tangents).flatten() {
             check_count("morph deltas (one per vertex)", vertex_count, d.len())?;
         }

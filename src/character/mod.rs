@@ -43,9 +43,9 @@ pub(crate) mod crowd;
 mod frame;
 pub(crate) mod rigid;
 
+use self::frame::Scratch;
 pub use self::frame::{Frame, SkinnedVertices};
 pub use self::rigid::RigidMesh;
-use self::frame::Scratch;
 use self::rigid::SkinnedMorph;
 
 use crate::backend::Threads;
@@ -54,11 +54,11 @@ use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
+use crate::morph::MorphTargets;
 use crate::palette::PaletteJob;
 use crate::skeleton::Skeleton;
 use crate::skinning::job::SkinningJob;
 use crate::skinning::mesh::SkinnedMesh;
-use crate::morph::MorphTargets;
 use crate::Backend;
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
@@ -577,11 +577,9 @@ impl Character {
         {
             // A morphed mesh with weights is morphed and prepared again; otherwise the bind pose's.
             let morphed = match morph {
-                Some(m) if weights.iter().any(|&w| w != 0.0) => Some(m.prepare(
-                    frame.backend.resolve()?,
-                    weights,
-                    &mut frame.scratch,
-                )?),
+                Some(m) if weights.iter().any(|&w| w != 0.0) => {
+                    Some(m.prepare(frame.backend.resolve()?, weights, &mut frame.scratch)?)
+                }
                 _ => None,
             };
             SkinningJob::new(

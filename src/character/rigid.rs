@@ -51,8 +51,14 @@ impl RigidMesh {
     ) -> Result<RigidMesh, Error> {
         let n = positions.len();
         for (what, len) in [
-            ("rigid mesh normals (one per vertex)", normals.as_ref().map(Vec::len)),
-            ("rigid mesh tangents (one per vertex)", tangents.as_ref().map(Vec::len)),
+            (
+                "rigid mesh normals (one per vertex)",
+                normals.as_ref().map(Vec::len),
+            ),
+            (
+                "rigid mesh tangents (one per vertex)",
+                tangents.as_ref().map(Vec::len),
+            ),
         ] {
             if let Some(len) = len.filter(|&l| l != n) {
                 return Err(Error::CountMismatch {
@@ -156,7 +162,13 @@ impl RigidMesh {
             .filter(|_| weights.iter().any(|&w| w != 0.0));
         let positions: &[Vec3] = match morph {
             Some(m) if m.moves(MorphStream::Positions) => {
-                m.apply(backend, MorphStream::Positions, weights, &self.positions, mp);
+                m.apply(
+                    backend,
+                    MorphStream::Positions,
+                    weights,
+                    &self.positions,
+                    mp,
+                );
                 mp
             }
             _ => &self.positions,
@@ -200,7 +212,12 @@ impl RigidMesh {
                 }
                 _ => base,
             };
-            transform_points3(backend.backend(), &Mat4::from_mat3(m3), tangents, transformed)?;
+            transform_points3(
+                backend.backend(),
+                &Mat4::from_mat3(m3),
+                tangents,
+                transformed,
+            )?;
             let flip = if det < 0.0 { -1.0 } else { 1.0 };
             for ((d, t), &w) in dst.iter_mut().zip(&*transformed).zip(&self.handedness) {
                 let t = if renormalize == Renormalize::None {
@@ -248,7 +265,13 @@ impl SkinnedMorph {
         let n = self.positions.len();
         let t = &self.targets;
         let positions = &mut scratch.positions[..n];
-        t.apply(backend, MorphStream::Positions, weights, &self.positions, positions);
+        t.apply(
+            backend,
+            MorphStream::Positions,
+            weights,
+            &self.positions,
+            positions,
+        );
         let mut input = MeshInput::new(
             Attribute::vec3(positions),
             Attribute::joints_u16(&self.joints[0]),

@@ -20,7 +20,11 @@ pub(crate) fn morph_floats(
 ) {
     let kernel: MorphFloatsFn = isa.kernels().morph_floats;
     let n = out.len();
-    assert!(deltas.len() <= MORPH_BATCH, "morph batch of {}", deltas.len());
+    assert!(
+        deltas.len() <= MORPH_BATCH,
+        "morph batch of {}",
+        deltas.len()
+    );
     assert_eq!(deltas.len(), weights.len(), "one weight per morph target");
     if let Some(b) = base {
         assert_eq!(b.len(), n, "morph base length");
