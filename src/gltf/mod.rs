@@ -42,8 +42,21 @@
 //!   more than 8 influences (JOINTS_2 and up) keep the heaviest 8, the crate's influence LOD rule; fewer
 //!   with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
 //!   ([`LoadOptions::weights`]). Any primitive mode is skinned; [`SkinnedPrimitive::triangles`] lists the
-//!   triangles of triangle, strip and fan primitives (empty for points and lines). Mesh nodes without a
-//!   skin and morph targets are ignored.
+//!   triangles of triangle, strip and fan primitives (empty for points and lines).
+//! - **Rigid and static primitives.** Every primitive of a mesh node without a skin in the default
+//!   scene (`scene`, else the first scene; every node when the file has none) is a [`RigidPrimitive`]
+//!   and one of the character's [`RigidMesh`](crate::RigidMesh)es, following its node's world matrix
+//!   (see [`Character::rigid`] for how normals and tangents transform). [`GltfScene::drawn`] lists
+//!   every drawn primitive of a frame, skinned and rigid, sorted by node then primitive.
+//! - **Morph targets.** POSITION, NORMAL and TANGENT deltas (sparse accessors included), weighted by the
+//!   node's `weights`, else the mesh's, else zeros, or by the clip's `weights` channel
+//!   ([`WeightChannel`]), are applied before skinning and before a rigid mesh's transform
+//!   ([`morph_floats`](crate::morph_floats)). Every primitive of a mesh has the same target count
+//!   ([`GltfError::MorphTargetCounts`]), each delta accessor is VEC3 with one element per vertex
+//!   ([`GltfError::MorphDeltas`], [`GltfError::AccessorFormat`]) and finite
+//!   ([`GltfError::MorphDeltaValue`]), `weights` has one finite weight per target
+//!   ([`GltfError::MorphWeights`]), and a weights channel one output per key and target, three for
+//!   `CUBICSPLINE` ([`GltfError::WeightKeys`]).
 //! - **Skinned output** follows the glTF spec: world space, `world(joint) * inverse_bind(joint)`; the
 //!   skinned mesh node's own transform does not apply. Nothing assumes the rest pose is the bind pose.
 //! - **Accessors.** Every component type the spec allows is read: u8 and u16 joints; f32, unorm8 and
@@ -52,8 +65,8 @@
 //!   u8, u16 and u32 indices. Sparse accessors are applied on top of their base data (or zeros).
 //!
 //! # Animation
-//! Each glTF animation is a [`Clip`] of translation, rotation and scale channels (morph-target weight
-//! channels are ignored). A clip spans from its earliest to its latest key time; [`Wrap`] chooses what a
+//! Each glTF animation is a [`Clip`] of translation, rotation and scale channels, and of morph-target
+//! weight channels ([`Clip::weight_channels`]). A clip spans from its earliest to its latest key time; [`Wrap`] chooses what a
 //! time outside that span means. Nodes without a channel keep their rest pose (the node's TRS).
 //! Interpolation follows the glTF spec:
 //! - `STEP`: the value of the last key at or before the time;
