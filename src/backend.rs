@@ -32,6 +32,16 @@ pub(crate) enum Resolved {
     Ispc(Runnable),
 }
 
+impl Resolved {
+    /// The backend that resolves to this one again, for the checked entry points.
+    pub(crate) fn backend(self) -> Backend {
+        match self {
+            Resolved::Reference => Backend::Reference,
+            Resolved::Ispc(isa) => Backend::Isa(isa.isa()),
+        }
+    }
+}
+
 impl Backend {
     /// What [`Backend::Auto`] means in this process, decided once and cached:
     /// - `ISPC_SKINNING_ISA=sse4|avx2|avx512|neon` selects that ISA, and is an error where it cannot run;

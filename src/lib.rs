@@ -30,6 +30,7 @@
 //! - [`SkinnedMesh`] + [`SkinningJob`]: blended-matrix skinning of positions, normals and tangents
 //!   (rigid for one-influence vertices), with renormalization, threads and streaming stores;
 //!   [`CrowdSkinningJob`] for every instance of a crowd.
+//! - [`morph_floats`] + [`MorphTargets`]: morph targets, base plus weighted deltas, before skinning.
 //! - [`reference`](mod@reference): the serial Rust twin of every kernel.
 //! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
 //!   on the jobs above, one stage at a time or a whole frame at once.
@@ -74,6 +75,7 @@ pub mod gltf;
 mod isa;
 mod layout;
 mod local_to_model;
+mod morph;
 mod palette;
 pub mod reference;
 mod skeleton;
@@ -89,7 +91,7 @@ pub use backend::{Backend, Threads};
 pub use blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 pub use blending::{BlendingJob, DEFAULT_BLEND_THRESHOLD};
 pub use character::crowd::CrowdFrame;
-pub use character::{Character, CharacterSkin, Frame, SkinnedVertices};
+pub use character::{Character, CharacterSkin, Frame, RigidMesh, SkinnedVertices};
 pub use error::Error;
 pub use ffi::Runnable;
 pub use isa::{build_info, BuildInfo, Isa, Unavailable};
@@ -103,6 +105,7 @@ pub use layout::palette::PaletteMatrix;
 pub use layout::trs::{Trs, TrsMut};
 pub use local_to_model::crowd::{CrowdLocalToModelJob, CrowdModels, CrowdPose};
 pub use local_to_model::{LocalToModelJob, Locals, Method};
+pub use morph::{morph_floats, MorphTargets};
 pub use palette::crowd::{CrowdPaletteJob, CrowdPalettes};
 pub use palette::PaletteJob;
 pub use skeleton::Skeleton;

@@ -10,12 +10,13 @@ use ispc_skinning::gltf::{GltfScene, Wrap};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const ASSETS: [&str; 5] = [
+const ASSETS: [&str; 6] = [
     "SimpleSkin/SimpleSkin.gltf",
     "RiggedSimple/RiggedSimple.glb",
     "RiggedFigure/RiggedFigure.glb",
     "CesiumMan/CesiumMan.glb",
     "Fox/Fox.glb",
+    "RobotExpressive/RobotExpressive.glb",
 ];
 
 fn assets() -> Option<Vec<PathBuf>> {
@@ -56,8 +57,9 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The JSON has exactly the documented shape, and its positions are the library's, bit for bit (the
-/// numbers are written in Rust's shortest round-trip form).
+/// The JSON has exactly the documented shape, lists every drawn primitive (skinned, rigid and static),
+/// and its positions are the library's, bit for bit (the numbers are written in Rust's shortest
+/// round-trip form).
 #[test]
 fn json_output_matches_the_library_for_every_asset() {
     let Some(paths) = assets() else { return };
@@ -78,14 +80,22 @@ fn json_output_matches_the_library_for_every_asset() {
             .evaluate(Some(0), time, Wrap::Clamp, &mut frame)
             .unwrap();
         let meshes = v["meshes"].as_array().unwrap();
-        assert_eq!(meshes.len(), scene.primitives().len());
-        for ((m, p), f) in meshes.iter().zip(scene.primitives()).zip(frame.meshes()) {
-            assert_eq!(m.as_object().unwrap().len(), 5);
-            assert_eq!(m["node"], p.node());
-            assert_eq!(m["mesh"], p.mesh());
-            assert_eq!(m["primitive"], p.primitive());
+        let drawn = scene.drawn(&frame);
+        assert_eq!(
+            meshes.len(),
+            scene.primitives().len() + scene.rigid_primitives().len()
+        );
+        assert_eq!(meshes.len(), drawn.len());
+        for (m, d) in meshes.iter().zip(&drawn) {
+            let f = d.vertices;
+            let keys = 6 + usize::from(f.tangents.is_some());
+            assert_eq!(m.as_object().unwrap().len(), keys);
+            assert_eq!(m["node"], d.node);
+            assert_eq!(m["mesh"], d.mesh);
+            assert_eq!(m["primitive"], d.primitive);
+            assert_eq!(m["kind"], d.kind.name());
             let positions = m["positions"].as_array().unwrap();
-            assert_eq!(positions.len(), p.vertex_count());
+            assert_eq!(positions.len(), f.positions.len());
             for (j, q) in positions.iter().zip(&f.positions) {
                 let j: Vec<f32> = j
                     .as_array()
@@ -98,6 +108,10 @@ fn json_output_matches_the_library_for_every_asset() {
             match &f.normals {
                 Some(n) => assert_eq!(m["normals"].as_array().unwrap().len(), n.len()),
                 None => assert!(m["normals"].is_null()),
+            }
+            if let Some(t) = &f.tangents {
+                assert_eq!(m["tangents"].as_array().unwrap().len(), t.len());
+                assert_eq!(m["tangents"][0].as_array().unwrap().len(), 4);
             }
         }
     }
@@ -135,14 +149,22 @@ fn obj_output_for_every_asset() {
         skin_ok(&[s(&path), "--clip", "0", "--time", "0.5", "--out", s(&out)]);
         let text = std::fs::read_to_string(&out).unwrap();
         let count = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
-        let vertices: usize = scene.primitives().iter().map(|p| p.vertex_count()).sum();
-        let triangles: usize = scene.primitives().iter().map(|p| p.triangles().len()).sum();
+        let mut frame = scene.frame_buffers();
+        scene
+            .evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+            .unwrap();
+        let drawn = scene.drawn(&frame);
+        let vertices: usize = drawn.iter().map(|d| d.vertices.positions.len()).sum();
+        let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
+        let normals: usize = drawn
+            .iter()
+            .filter_map(|d| d.vertices.normals.as_ref().map(Vec::len))
+            .sum();
         assert!(triangles > 0, "{}", path.display());
-        assert_eq!(count("o "), scene.primitives().len());
+        assert_eq!(count("o "), drawn.len());
         assert_eq!(count("v "), vertices);
         assert_eq!(count("f "), triangles);
-        let has_normals = scene.primitives()[0].skinned_mesh().has_normals();
-        assert_eq!(count("vn "), if has_normals { vertices } else { 0 });
+        assert_eq!(count("vn "), normals);
         // Every face index names a vertex of the file (1-based).
         for l in text.lines().filter(|l| l.starts_with("f ")) {
             for w in l.split_whitespace().skip(1) {
@@ -248,6 +270,54 @@ fn png_of_cesium_man_at_mid_clip() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// RobotExpressive: all 19 drawn primitives (4 skinned hands, 15 rigid parts) in the JSON, and the
+/// picture from another view is still framed and differs from the front view.
+#[test]
+fn robot_expressive_outputs_every_primitive_from_any_view() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("robot_expressive_outputs_every_primitive_from_any_view");
+    let path = &paths[5];
+    let text = skin_ok(&[s(path), "--clip-name", "Running", "--time", "0.3"]);
+    assert!(
+        text.contains("19 primitives (4 skinned, 15 rigid, 0 static)"),
+        "{text}"
+    );
+    let out = dir.join("robot.json");
+    skin_ok(&[s(path), "--clip", "5", "--time", "0.7", "--out", s(&out)]);
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let meshes = v["meshes"].as_array().unwrap();
+    assert_eq!(meshes.len(), 19);
+    let rigid = meshes.iter().filter(|m| m["kind"] == "rigid").count();
+    assert_eq!(rigid, 15);
+    let mut pictures = Vec::new();
+    for (azimuth, elevation) in [("0", "0"), ("90", "30"), ("-135", "-20")] {
+        let png = dir.join(format!("robot{azimuth}.png"));
+        skin_ok(&[
+            s(path),
+            "--time",
+            "0.5",
+            "--azimuth",
+            azimuth,
+            "--elevation",
+            elevation,
+            "--out",
+            s(&png),
+        ]);
+        let (w, h, rgb) = read_png(&png);
+        let (count, [x0, y0, x1, y1]) = silhouette(w, h, &rgb);
+        assert!(count > 0);
+        let larger = (x1 - x0 + 1).max(y1 - y0 + 1);
+        assert!(
+            (440..=470).contains(&larger),
+            "{azimuth}: spans {larger} px"
+        );
+        pictures.push(rgb);
+    }
+    assert_ne!(pictures[0], pictures[1]);
+    assert_ne!(pictures[1], pictures[2]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn summary_without_out_and_named_clips() {
     let Some(paths) = assets() else { return };
@@ -284,6 +354,8 @@ fn bad_requests_fail_with_a_message() {
             "--reference".into(),
         ],
         vec!["a.glb".into(), "--bogus".into()],
+        vec!["a.glb".into(), "--azimuth".into(), "inf".into()],
+        vec!["a.glb".into(), "--elevation".into(), "up".into()],
     ];
     if let Some(paths) = assets() {
         let f = s(&paths[3]).to_string();

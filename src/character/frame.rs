@@ -60,6 +60,29 @@ pub(crate) fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
     )
 }
 
+/// Per-frame working space of the morph pre-pass and the rigid transforms, sized once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    pub(crate) positions: Vec<Vec3>,
+    pub(crate) normals: Vec<Vec3>,
+    pub(crate) tangents: Vec<Vec3>,
+    pub(crate) tangents4: Vec<Vec4>,
+    pub(crate) transformed: Vec<Vec3>,
+}
+
+impl Scratch {
+    /// Room for `vertices` vertices in every stream.
+    pub(crate) fn with_room(vertices: usize) -> Scratch {
+        Scratch {
+            positions: vec![Vec3::ZERO; vertices],
+            normals: vec![Vec3::ZERO; vertices],
+            tangents: vec![Vec3::ZERO; vertices],
+            tangents4: vec![Vec4::ZERO; vertices],
+            transformed: vec![Vec3::ZERO; vertices],
+        }
+    }
+}
+
 /// Everything one frame writes, allocated once by [`Character::frame_buffers`](crate::Character::frame_buffers)
 /// and reused, plus how the frame's jobs run.
 ///
@@ -78,6 +101,14 @@ pub struct Frame {
     pub(crate) models: Vec<Mat4>,
     pub(crate) palettes: Vec<Vec<PaletteMatrix>>,
     pub(crate) meshes: Vec<SkinnedVertices>,
+    /// The rigid meshes' world-space vertices, one per rigid mesh of the character.
+    pub(crate) rigid: Vec<SkinnedVertices>,
+    /// Morph weights of each skinned mesh (empty for a mesh without morph targets).
+    pub(crate) mesh_weights: Vec<Vec<f32>>,
+    /// Morph weights of each rigid mesh (empty for a mesh without morph targets).
+    pub(crate) rigid_weights: Vec<Vec<f32>>,
+    /// Room for one morphed or transformed mesh, sized for the largest, so frames do not allocate.
+    pub(crate) scratch: Scratch,
     /// Level index of each of your joints.
     pub(crate) level_of: Arc<[usize]>,
     /// Who runs the frame's jobs; [`Backend::Auto`] by default.
@@ -212,10 +243,48 @@ impl Frame {
         self.meshes.get(i)
     }
 
-    /// The bounding box of every skinned position of every mesh, as (min, max); `None` without vertices.
+    /// The world-space vertices of every rigid mesh of the character (after
+    /// [`Character::rigid`](crate::Character::rigid)), in the character's rigid mesh order.
+    pub fn rigid_meshes(&self) -> &[SkinnedVertices] {
+        &self.rigid
+    }
+
+    /// The morph weights of skinned mesh `i` (empty when it has no morph targets), or `None` past the
+    /// last mesh.
+    pub fn mesh_weights(&self, i: usize) -> Option<&[f32]> {
+        self.mesh_weights.get(i).map(Vec::as_slice)
+    }
+
+    /// The morph weights of rigid mesh `i` (empty when it has no morph targets), or `None` past the last
+    /// rigid mesh.
+    pub fn rigid_weights(&self, i: usize) -> Option<&[f32]> {
+        self.rigid_weights.get(i).map(Vec::as_slice)
+    }
+
+    /// Sets the morph weights of skinned mesh `i`, one per morph target.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `i` names no skinned mesh or `weights` does not have one weight
+    /// per target.
+    pub fn set_mesh_weights(&mut self, i: usize, weights: &[f32]) -> Result<(), Error> {
+        set_weights(&mut self.mesh_weights, "skinned meshes", i, weights)
+    }
+
+    /// Sets the morph weights of rigid mesh `i`, one per morph target.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `i` names no rigid mesh or `weights` does not have one weight per
+    /// target.
+    pub fn set_rigid_weights(&mut self, i: usize, weights: &[f32]) -> Result<(), Error> {
+        set_weights(&mut self.rigid_weights, "rigid meshes", i, weights)
+    }
+
+    /// The bounding box of every position of every mesh, skinned and rigid, as (min, max); `None`
+    /// without vertices.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         self.meshes
             .iter()
+            .chain(&self.rigid)
             .filter_map(SkinnedVertices::bounds)
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
     }
@@ -246,4 +315,30 @@ impl Frame {
     pub fn level_models_mut(&mut self) -> &mut [Mat4] {
         &mut self.models
     }
+}
+
+/// One mesh's weights, checked.
+fn set_weights(
+    all: &mut [Vec<f32>],
+    what: &'static str,
+    i: usize,
+    weights: &[f32],
+) -> Result<(), Error> {
+    let len = all.len();
+    let Some(w) = all.get_mut(i) else {
+        return Err(Error::CountMismatch {
+            what,
+            expected: len,
+            got: i + 1,
+        });
+    };
+    if w.len() != weights.len() {
+        return Err(Error::CountMismatch {
+            what: "morph weights (one per target)",
+            expected: w.len(),
+            got: weights.len(),
+        });
+    }
+    w.copy_from_slice(weights);
+    Ok(())
 }

@@ -9,9 +9,12 @@
 //! 1. pose the joints with [`Frame::set_local`] or [`Frame::set_pose`] (a frame starts at the rest pose);
 //! 2. [`Character::local_to_model`]: [`LocalToModelJob`], with [`Frame::root`] placing the character;
 //! 3. [`Character::palettes`]: [`PaletteJob`] per skin, `model(joint) * inverse_bind(joint)`;
-//! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette.
+//! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette (after the morph
+//!    pre-pass, for a mesh with morph targets whose frame weights are not all zero);
+//! 5. [`Character::rigid`]: every [`RigidMesh`] (added with [`Character::with_rigid_meshes`]) morphed,
+//!    then transformed by its joint's model matrix.
 //!
-//! [`Character::evaluate`] runs stages 2 to 4. The frame carries how they run ([`Frame::backend`],
+//! [`Character::evaluate`] runs stages 2 to 5. The frame carries how they run ([`Frame::backend`],
 //! [`Frame::threads`], [`Frame::renormalize`]), and every stage first checks that the frame was made
 //! by this character ([`Error::WrongFrame`]). [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
 //!
@@ -38,8 +41,12 @@
 
 pub(crate) mod crowd;
 mod frame;
+pub(crate) mod rigid;
 
+use self::frame::Scratch;
 pub use self::frame::{Frame, SkinnedVertices};
+pub use self::rigid::RigidMesh;
+use self::rigid::SkinnedMorph;
 
 use crate::backend::Threads;
 use crate::error::Error;
@@ -47,6 +54,7 @@ use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
+use crate::morph::MorphTargets;
 use crate::palette::PaletteJob;
 use crate::skeleton::Skeleton;
 use crate::skinning::job::SkinningJob;
@@ -112,6 +120,15 @@ pub struct Character {
     /// Shared, so that a glTF mesh instanced on several nodes is prepared (and held) once.
     meshes: Vec<Arc<SkinnedMesh>>,
     mesh_skins: Vec<usize>,
+    /// Each skinned mesh's morph source (targets, and what prepares it again), if it has targets.
+    mesh_morphs: Vec<Option<Arc<SkinnedMorph>>>,
+    /// Rigid meshes, each with the joint it follows (your index, and its level index).
+    rigid: Vec<Arc<RigidMesh>>,
+    rigid_joints: Vec<usize>,
+    rigid_levels: Vec<usize>,
+    /// The morph weights a frame starts with: one vector per skinned mesh, then per rigid mesh.
+    mesh_default_weights: Vec<Vec<f32>>,
+    rigid_default_weights: Vec<Vec<f32>>,
     nouns: Nouns,
 }
 
@@ -206,8 +223,14 @@ impl Character {
                 });
             }
         }
-        let (meshes, mesh_skins) = meshes.into_iter().unzip();
+        let (meshes, mesh_skins): (Vec<_>, Vec<_>) = meshes.into_iter().unzip();
         Ok(Character {
+            mesh_morphs: vec![None; meshes.len()],
+            mesh_default_weights: vec![Vec::new(); meshes.len()],
+            rigid: Vec::new(),
+            rigid_joints: Vec::new(),
+            rigid_levels: Vec::new(),
+            rigid_default_weights: Vec::new(),
             level_of: skeleton.level_order().into(),
             rest_translations: skeleton.to_level_order(&rest_translations)?,
             rest_rotations: skeleton.to_level_order(&rest_rotations)?,
@@ -222,6 +245,100 @@ impl Character {
                 joint: "joint",
             },
         })
+    }
+
+    /// Adds meshes that follow one joint rigidly (`(mesh, joint)`, your joint index): each frame's
+    /// [`Character::rigid`] stage morphs them (when they have morph targets with weights that are not
+    /// zero) and transforms them by the joint's model matrix; see [`RigidMesh`]. A frame starts with
+    /// every morph weight zero.
+    ///
+    /// # Errors
+    /// [`Error::JointOutOfRange`] for a joint the skeleton does not have.
+    pub fn with_rigid_meshes(self, meshes: Vec<(RigidMesh, usize)>) -> Result<Character, Error> {
+        self.with_shared_rigid(
+            meshes
+                .into_iter()
+                .map(|(mesh, joint)| {
+                    let weights = vec![0.0; mesh.morph_targets().map_or(0, |m| m.count())];
+                    (Arc::new(mesh), joint, weights)
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Character::with_rigid_meshes`] with shared meshes and the morph weights a frame starts with
+    /// (one per target; the glTF mesh's or node's `weights`).
+    pub(crate) fn with_shared_rigid(
+        mut self,
+        meshes: Vec<(Arc<RigidMesh>, usize, Vec<f32>)>,
+    ) -> Result<Character, Error> {
+        for (mesh, joint, weights) in meshes {
+            let level = self
+                .skeleton
+                .level_index(joint)
+                .ok_or(Error::JointOutOfRange {
+                    joint,
+                    joints: self.skeleton.len(),
+                })?;
+            count(
+                "rigid mesh morph weights (one per target)",
+                mesh.morph_targets().map_or(0, |m| m.count()),
+                weights.len(),
+            )?;
+            self.rigid.push(mesh);
+            self.rigid_joints.push(joint);
+            self.rigid_levels.push(level);
+            self.rigid_default_weights.push(weights);
+        }
+        Ok(self)
+    }
+
+    /// Gives skinned mesh `mesh` morph targets and the weights a frame starts with (glTF loading).
+    pub(crate) fn with_skinned_morph(
+        mut self,
+        mesh: usize,
+        morph: Arc<SkinnedMorph>,
+        weights: Vec<f32>,
+    ) -> Result<Character, Error> {
+        count(
+            "skinned mesh morph weights (one per target)",
+            morph.targets.count(),
+            weights.len(),
+        )?;
+        count(
+            "skinned mesh morph vertices (one per mesh vertex)",
+            self.meshes.get(mesh).map_or(0, |m| m.vertex_count()),
+            morph.vertex_count(),
+        )?;
+        self.mesh_morphs[mesh] = Some(morph);
+        self.mesh_default_weights[mesh] = weights;
+        Ok(self)
+    }
+
+    /// Number of rigid meshes; a [`Frame`] holds world-space vertices for each
+    /// ([`Frame::rigid_meshes`]).
+    pub fn rigid_mesh_count(&self) -> usize {
+        self.rigid.len()
+    }
+
+    /// Rigid mesh `i`, or `None` past the last one.
+    pub fn rigid_mesh(&self, i: usize) -> Option<&RigidMesh> {
+        self.rigid.get(i).map(|m| &**m)
+    }
+
+    /// The joint (your index) that rigid mesh `i` follows, or `None` past the last one.
+    pub fn rigid_mesh_joint(&self, i: usize) -> Option<usize> {
+        self.rigid_joints.get(i).copied()
+    }
+
+    /// The morph targets of skinned mesh `i`, when it has any.
+    pub fn mesh_morph_targets(&self, i: usize) -> Option<&MorphTargets> {
+        Some(&self.mesh_morphs.get(i)?.as_ref()?.targets)
+    }
+
+    /// The morph weights a frame starts with: per skinned mesh, then per rigid mesh.
+    pub(crate) fn default_weights(&self) -> (&[Vec<f32>], &[Vec<f32>]) {
+        (&self.mesh_default_weights, &self.rigid_default_weights)
     }
 
     /// Names the character's kind in [`Error::WrongFrame`] messages ("scene" with "node"s for glTF).
@@ -295,6 +412,17 @@ impl Character {
                 .iter()
                 .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count()))
                 .collect(),
+            rigid: self.rigid.iter().map(|m| m.zeroed_output()).collect(),
+            mesh_weights: self.mesh_default_weights.clone(),
+            rigid_weights: self.rigid_default_weights.clone(),
+            scratch: Scratch::with_room(
+                self.rigid
+                    .iter()
+                    .map(|m| m.vertex_count())
+                    .chain(self.mesh_morphs.iter().flatten().map(|m| m.vertex_count()))
+                    .max()
+                    .unwrap_or(0),
+            ),
             level_of: self.level_of.clone(),
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
@@ -333,6 +461,50 @@ impl Character {
         for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
             check_output(out, mesh, 1)
                 .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
+        }
+        if frame.rigid.len() != self.rigid.len() {
+            return Err(wrong("rigid mesh", frame.rigid.len(), self.rigid.len()));
+        }
+        for (out, mesh) in frame.rigid.iter().zip(&self.rigid) {
+            let want = mesh.zeroed_output();
+            let len = |v: &SkinnedVertices| {
+                (
+                    v.positions.len(),
+                    v.normals.as_ref().map(Vec::len),
+                    v.tangents.as_ref().map(Vec::len),
+                )
+            };
+            if len(out) != len(&want) {
+                return Err(wrong(
+                    "rigid mesh vertex",
+                    out.positions.len(),
+                    want.positions.len(),
+                ));
+            }
+        }
+        for (got, want) in [
+            (&frame.mesh_weights, &self.mesh_default_weights),
+            (&frame.rigid_weights, &self.rigid_default_weights),
+        ] {
+            if got.len() != want.len() {
+                return Err(wrong("morph weight vector", got.len(), want.len()));
+            }
+            for (g, w) in got.iter().zip(want) {
+                if g.len() != w.len() {
+                    return Err(wrong("morph weight", g.len(), w.len()));
+                }
+            }
+        }
+        let room = frame.scratch.positions.len();
+        let needed = self
+            .rigid
+            .iter()
+            .map(|m| m.vertex_count())
+            .chain(self.mesh_morphs.iter().flatten().map(|m| m.vertex_count()))
+            .max()
+            .unwrap_or(0);
+        if room < needed {
+            return Err(wrong("scratch vertex", room, needed));
         }
         Ok(())
     }
@@ -396,30 +568,74 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
-        for ((mesh, &skin), out) in self
+        for (((mesh, &skin), out), (morph, weights)) in self
             .meshes
             .iter()
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
+            .zip(self.mesh_morphs.iter().zip(&frame.mesh_weights))
         {
-            SkinningJob::new(mesh, &frame.palettes[skin], out.output())
-                .renormalize(frame.renormalize)
-                .threads(frame.threads)
-                .backend(frame.backend)
-                .run()?;
+            // A morphed mesh with weights is morphed and prepared again; otherwise the bind pose's.
+            let morphed = match morph {
+                Some(m) if weights.iter().any(|&w| w != 0.0) => {
+                    Some(m.prepare(frame.backend.resolve()?, weights, &mut frame.scratch)?)
+                }
+                _ => None,
+            };
+            SkinningJob::new(
+                morphed.as_ref().unwrap_or(mesh),
+                &frame.palettes[skin],
+                out.output(),
+            )
+            .renormalize(frame.renormalize)
+            .threads(frame.threads)
+            .backend(frame.backend)
+            .run()?;
         }
         Ok(())
     }
 
-    /// Stages 2 to 4 from the frame's local pose: [`local_to_model`](Character::local_to_model),
-    /// [`palettes`](Character::palettes), then [`skin`](Character::skin).
+    /// Stage 5 of a frame: every rigid mesh, morphed by the frame's weights (where it has targets and
+    /// a weight is not zero) and transformed by its joint's model matrix; see [`RigidMesh`] for how
+    /// normals and tangents transform.
     ///
     /// # Errors
-    /// Those of the three stages.
+    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
+    pub fn rigid(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.check_frame(frame)?;
+        if self.rigid.is_empty() {
+            return Ok(());
+        }
+        let backend = frame.backend.resolve()?;
+        for (((mesh, &level), out), weights) in self
+            .rigid
+            .iter()
+            .zip(&self.rigid_levels)
+            .zip(&mut frame.rigid)
+            .zip(&frame.rigid_weights)
+        {
+            mesh.evaluate(
+                backend,
+                &frame.models[level],
+                weights,
+                frame.renormalize,
+                &mut frame.scratch,
+                out,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Stages 2 to 5 from the frame's local pose: [`local_to_model`](Character::local_to_model),
+    /// [`palettes`](Character::palettes), [`skin`](Character::skin), then [`rigid`](Character::rigid).
+    ///
+    /// # Errors
+    /// Those of the four stages.
     pub fn evaluate(&self, frame: &mut Frame) -> Result<(), Error> {
         self.local_to_model(frame)?;
         self.palettes(frame)?;
-        self.skin(frame)
+        self.skin(frame)?;
+        self.rigid(frame)
     }
 }
 

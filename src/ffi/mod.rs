@@ -18,6 +18,7 @@ pub(crate) mod blend;
 #[cfg(feature = "experiments")]
 pub(crate) mod experiments;
 pub(crate) mod hierarchy;
+pub(crate) mod morph;
 pub(crate) mod palette;
 pub(crate) mod skin;
 pub(crate) mod transform;
@@ -70,6 +71,10 @@ const MAX_ITEMS_PER_CALL: usize = 1 << 24;
 
 type TransformPointsFn =
     unsafe extern "C" fn(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
+
+/// `morph_floats(base, out, n, deltas, weights, targets, accumulate)` (ispc/morph.ispc).
+type MorphFloatsFn =
+    unsafe extern "C" fn(*const f32, *mut f32, i32, *mut *const f32, *const f32, i32, bool);
 
 type LtmJointFn = unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32);
 type LtmJointTrsFn = unsafe extern "C" fn(
@@ -134,6 +139,7 @@ type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut 
 pub(crate) struct Kernels {
     transform_points_vec4: TransformPointsFn,
     transform_points_vec3: TransformPointsFn,
+    morph_floats: MorphFloatsFn,
     ltm_joint: LtmJointFn,
     ltm_joint_trs: LtmJointTrsFn,
     ltm_roots_soa: LtmRootsSoaFn,
@@ -160,6 +166,7 @@ macro_rules! kernel_table {
             Kernels {
                 transform_points_vec4: isa::[<transform_points_vec4_ $suffix>],
                 transform_points_vec3: isa::[<transform_points_vec3_ $suffix>],
+                morph_floats: isa::[<morph_floats_ $suffix>],
                 ltm_joint: isa::[<ltm_joint_ $suffix>],
                 ltm_joint_trs: isa::[<ltm_joint_trs_ $suffix>],
                 ltm_roots_soa: isa::[<ltm_roots_soa_ $suffix>],

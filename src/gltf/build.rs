@@ -3,10 +3,13 @@
 //! [`Character`] that runs the frames.
 
 use super::accessors::Reader;
-use super::clips::read_clip;
+use super::clips::{read_clip, MorphOutputs};
 use super::error::GltfError;
 use super::limits::ImportLimits;
-use super::primitive::{read_primitive, LoadOptions, PrimitiveData, SkinnedPrimitive};
+use super::primitive::{
+    read_primitive, read_rigid_primitive, LoadOptions, PrimitiveData, RigidData, RigidPrimitive,
+    SkinnedPrimitive,
+};
 use super::sampling::Clip;
 use crate::{Character, CharacterSkin, Error, Skeleton};
 use ::gltf as gltf_crate;
@@ -56,6 +59,9 @@ pub(super) struct Parts {
     pub(super) skins: Vec<Skin>,
     /// The skinned primitive instances, sorted by node then primitive (the character's mesh order).
     pub(super) primitives: Vec<SkinnedPrimitive>,
+    /// The primitives drawn without a skin in the default scene, sorted by node then primitive (the
+    /// character's rigid mesh order).
+    pub(super) rigid: Vec<RigidPrimitive>,
     /// The clips, in file order.
     pub(super) clips: Vec<Clip>,
 }
@@ -70,6 +76,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     }
     ImportLimits::check("nodes", n, limits.nodes)?;
     let mut parents: Vec<Option<usize>> = vec![None; n];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut translations = Vec::with_capacity(n);
     let mut rotations = Vec::with_capacity(n);
     let mut scales = Vec::with_capacity(n);
@@ -90,6 +97,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                 .into());
             }
             parents[c] = Some(p);
+            children[p].push(c);
         }
         let (t, q, s) = match node.transform() {
             gltf_crate::scene::Transform::Matrix { matrix } => {
@@ -182,6 +190,10 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         });
     }
 
+    let mesh_targets = morph_target_counts(doc)?;
+    let drawn = default_scene_nodes(doc, &children);
+    let animated = animated_nodes(doc, &skins, &parents, &skeleton);
+
     let mut primitives = Vec::new();
     let mut prepared: HashMap<(usize, usize, usize), Arc<PrimitiveData>> = HashMap::new();
     let mut total_vertices = 0usize;
@@ -209,12 +221,13 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                 }
             };
             // Every instance costs its own output in every Frame, so the limits count instances.
-            let v = data.positions.len();
-            total_vertices = total_vertices.saturating_add(v);
-            let per_vertex = 12
-                + if data.mesh.has_normals() { 12 } else { 0 }
-                + if data.mesh.has_tangents() { 16 } else { 0 };
-            output_bytes = output_bytes.saturating_add(v.saturating_mul(per_vertex));
+            count_output(
+                data.positions.len(),
+                data.mesh.has_normals(),
+                data.mesh.has_tangents(),
+                &mut total_vertices,
+                &mut output_bytes,
+            );
             ImportLimits::check("skinned_vertices", total_vertices, limits.skinned_vertices)?;
             ImportLimits::check("output_bytes", output_bytes, limits.output_bytes)?;
             primitives.push(SkinnedPrimitive {
@@ -227,9 +240,91 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         }
     }
 
+    // Every primitive of a mesh node in the default scene that has no skin follows its node rigidly.
+    let mut rigid = Vec::new();
+    let mut rigid_read: HashMap<(usize, usize), Arc<RigidData>> = HashMap::new();
+    for node in doc.nodes() {
+        let (Some(mesh), None) = (node.mesh(), node.skin()) else {
+            continue;
+        };
+        if !drawn[node.index()] {
+            continue;
+        }
+        for prim in mesh.primitives() {
+            let key = (mesh.index(), prim.index());
+            let data = match rigid_read.get(&key) {
+                Some(d) => d.clone(),
+                None => {
+                    let d = Arc::new(read_rigid_primitive(r, &prim, mesh.index())?);
+                    rigid_read.insert(key, d.clone());
+                    d
+                }
+            };
+            let m = &data.mesh;
+            count_output(
+                m.vertex_count(),
+                m.has_normals(),
+                m.has_tangents(),
+                &mut total_vertices,
+                &mut output_bytes,
+            );
+            ImportLimits::check("skinned_vertices", total_vertices, limits.skinned_vertices)?;
+            ImportLimits::check("output_bytes", output_bytes, limits.output_bytes)?;
+            rigid.push(RigidPrimitive {
+                node: node.index(),
+                mesh: mesh.index(),
+                primitive: prim.index(),
+                animated: animated[node.index()],
+                data,
+            });
+        }
+    }
+
+    // The morph weights each drawn instance starts with: the node's, else the mesh's, else zeros.
+    let node_weights = |node: usize| -> Result<Vec<f32>, Error> {
+        let Some(gnode) = doc.nodes().nth(node) else {
+            return Ok(Vec::new());
+        };
+        let Some(mesh) = gnode.mesh() else {
+            return Ok(Vec::new());
+        };
+        let targets = mesh_targets[mesh.index()];
+        match gnode.weights() {
+            Some(w) => check_weights(w, mesh.index(), Some(node), targets),
+            None => Ok(mesh
+                .weights()
+                .map_or_else(|| vec![0.0; targets], <[f32]>::to_vec)),
+        }
+    };
+    let mut outputs: HashMap<usize, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, p) in primitives.iter().enumerate() {
+        outputs.entry(p.node).or_default().0.push(i);
+    }
+    for (i, p) in rigid.iter().enumerate() {
+        outputs.entry(p.node).or_default().1.push(i);
+    }
+    let morph_outputs = |node: usize| {
+        let targets = doc
+            .nodes()
+            .nth(node)
+            .and_then(|n| n.mesh())
+            .map_or(0, |m| mesh_targets[m.index()]);
+        let (skinned, rigid) = outputs.get(&node).cloned().unwrap_or_default();
+        MorphOutputs {
+            targets,
+            skinned,
+            rigid,
+        }
+    };
     let mut clips = Vec::new();
     for anim in doc.animations() {
-        clips.push(read_clip(r, &anim, &level, limits.keys_per_channel)?);
+        clips.push(read_clip(
+            r,
+            &anim,
+            &level,
+            &morph_outputs,
+            limits.keys_per_channel,
+        )?);
     }
 
     let character = Character::with_shared_meshes(
@@ -249,11 +344,137 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             .collect(),
     )?
     .named("scene", "node");
+    let mut character = character.with_shared_rigid(
+        rigid
+            .iter()
+            .map(|p| Ok((p.data.mesh.clone(), p.node, node_weights(p.node)?)))
+            .collect::<Result<_, Error>>()?,
+    )?;
+    for (i, p) in primitives.iter().enumerate() {
+        if let Some(morph) = &p.data.morph {
+            character = character.with_skinned_morph(i, morph.clone(), node_weights(p.node)?)?;
+        }
+    }
     Ok(Parts {
         character,
         node_names: names,
         skins,
         primitives,
+        rigid,
         clips,
     })
+}
+
+/// Adds one primitive instance's output to the running totals that the import limits bound.
+fn count_output(
+    vertices: usize,
+    normals: bool,
+    tangents: bool,
+    total_vertices: &mut usize,
+    output_bytes: &mut usize,
+) {
+    *total_vertices = total_vertices.saturating_add(vertices);
+    let per_vertex = 12 + if normals { 12 } else { 0 } + if tangents { 16 } else { 0 };
+    *output_bytes = output_bytes.saturating_add(vertices.saturating_mul(per_vertex));
+}
+
+/// Each mesh's morph target count, checked to be the same for all its primitives, and its `weights`
+/// checked against it.
+fn morph_target_counts(doc: &gltf_crate::Document) -> Result<Vec<usize>, Error> {
+    let mut counts = Vec::with_capacity(doc.meshes().len());
+    for mesh in doc.meshes() {
+        let mut first = None;
+        for prim in mesh.primitives() {
+            let t = prim.morph_targets().len();
+            match first {
+                None => first = Some(t),
+                Some(f) if f != t => {
+                    return Err(GltfError::MorphTargetCounts {
+                        mesh: mesh.index(),
+                        primitive: prim.index(),
+                        targets: t,
+                        first: f,
+                    }
+                    .into())
+                }
+                Some(_) => {}
+            }
+        }
+        let targets = first.unwrap_or(0);
+        if let Some(w) = mesh.weights() {
+            check_weights(w, mesh.index(), None, targets)?;
+        }
+        counts.push(targets);
+    }
+    Ok(counts)
+}
+
+/// A `weights` array: one finite weight per target.
+fn check_weights(
+    w: &[f32],
+    mesh: usize,
+    node: Option<usize>,
+    targets: usize,
+) -> Result<Vec<f32>, Error> {
+    if w.len() != targets || w.iter().any(|x| !x.is_finite()) {
+        return Err(GltfError::MorphWeights {
+            mesh,
+            node,
+            weights: w.len(),
+            targets,
+        }
+        .into());
+    }
+    Ok(w.to_vec())
+}
+
+/// Which nodes the default scene draws (`scene`, else the first scene): its root nodes and their
+/// descendants. A file without scenes draws every node.
+fn default_scene_nodes(doc: &gltf_crate::Document, children: &[Vec<usize>]) -> Vec<bool> {
+    let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) else {
+        return vec![true; children.len()];
+    };
+    let mut drawn = vec![false; children.len()];
+    let mut stack: Vec<usize> = scene.nodes().map(|n| n.index()).collect();
+    // The node graph is a forest (checked when the skeleton was built), so each node is pushed once.
+    while let Some(node) = stack.pop() {
+        if std::mem::replace(&mut drawn[node], true) {
+            continue;
+        }
+        stack.extend(&children[node]);
+    }
+    drawn
+}
+
+/// Whether each node, or one of its ancestors, is a joint of a skin or the target of a translation,
+/// rotation or scale channel: the nodes whose world matrix the animation moves.
+fn animated_nodes(
+    doc: &gltf_crate::Document,
+    skins: &[Skin],
+    parents: &[Option<usize>],
+    skeleton: &Skeleton,
+) -> Vec<bool> {
+    let n = parents.len();
+    let mut animated = vec![false; n];
+    for skin in skins {
+        for &j in &skin.joints {
+            animated[j] = true;
+        }
+    }
+    for anim in doc.animations() {
+        for ch in anim.channels() {
+            if ch.target().property() != gltf_crate::animation::Property::MorphTargetWeights {
+                animated[ch.target().node().index()] = true;
+            }
+        }
+    }
+    // Parents come before their children in level order.
+    let mut by_level: Vec<usize> = (0..n).collect();
+    by_level.sort_by_key(|&node| skeleton.level_index(node).unwrap_or(0));
+    for node in by_level {
+        if let Some(p) = parents[node] {
+            animated[node] |= animated[p];
+        }
+    }
+    animated
 }

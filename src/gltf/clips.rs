@@ -1,10 +1,10 @@
-//! Loading animations: each glTF animation's translation, rotation and scale channels into a
-//! [`Clip`], with the key times, counts and values checked.
+//! Loading animations: each glTF animation's translation, rotation, scale and morph-weight channels
+//! into a [`Clip`], with the key times, counts and values checked.
 
 use super::accessors::{Reader, FLOATS_AND_NORMALIZED};
 use super::error::GltfError;
 use super::limits::ImportLimits;
-use super::sampling::{unit, Channel, Clip, Interpolation, Property};
+use super::sampling::{unit, Channel, Clip, Interpolation, Property, WeightChannel};
 use crate::Error;
 use ::gltf as gltf_crate;
 use glam::Quat;
@@ -13,15 +13,25 @@ use gltf_crate::animation::{Interpolation as GltfInterpolation, Property as Gltf
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// What a `weights` channel on a node drives: the morph target count of the node's mesh (0 when it
+/// has no mesh or no targets) and the scene's outputs of the node (skinned, then rigid instances).
+pub(super) struct MorphOutputs {
+    pub(super) targets: usize,
+    pub(super) skinned: Vec<usize>,
+    pub(super) rigid: Vec<usize>,
+}
+
 /// Reads one animation; `level` maps a glTF node index to its level-order index.
 pub(super) fn read_clip(
     r: &Reader<'_>,
     anim: &gltf_crate::Animation<'_>,
     level: &dyn Fn(usize) -> usize,
+    morph_outputs: &dyn Fn(usize) -> MorphOutputs,
     max_keys: usize,
 ) -> Result<Clip, GltfError<Error>> {
     let a = anim.index();
     let mut channels = Vec::new();
+    let mut weights = Vec::new();
     // Channels whose samplers read the same key-time accessor share a track: the batch sampler looks
     // their keys up once per instance.
     let mut tracks: HashMap<usize, usize> = HashMap::new();
@@ -32,10 +42,10 @@ pub(super) fn read_clip(
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
     for ch in anim.channels() {
         let property = match ch.target().property() {
-            GltfProperty::Translation => Property::Translation,
-            GltfProperty::Rotation => Property::Rotation,
-            GltfProperty::Scale => Property::Scale,
-            GltfProperty::MorphTargetWeights => continue,
+            GltfProperty::Translation => Some(Property::Translation),
+            GltfProperty::Rotation => Some(Property::Rotation),
+            GltfProperty::Scale => Some(Property::Scale),
+            GltfProperty::MorphTargetWeights => None,
         };
         let sampler = ch.sampler();
         let s = sampler.index();
@@ -80,6 +90,62 @@ pub(super) fn read_clip(
             times
         };
         let output = sampler.output();
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        let Some(property) = property else {
+            let node = ch.target().node().index();
+            let outputs = morph_outputs(node);
+            r.check_format(
+                &output,
+                "morph weight keys",
+                &[Dimensions::Scalar],
+                &FLOATS_AND_NORMALIZED,
+            )?;
+            let expected = times
+                .len()
+                .checked_mul(per_key)
+                .and_then(|x| x.checked_mul(outputs.targets));
+            if times.is_empty() || outputs.targets == 0 || expected != Some(output.count()) {
+                return Err(GltfError::WeightKeys {
+                    animation: a,
+                    sampler: s,
+                    node,
+                    times: times.len(),
+                    values: output.count(),
+                    targets: outputs.targets,
+                });
+            }
+            let values = r.floats(&output)?;
+            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                return Err(GltfError::KeyValue {
+                    animation: a,
+                    sampler: s,
+                    key: i / (outputs.targets * per_key),
+                });
+            }
+            start = start.min(times[0]);
+            end = end.max(times[times.len() - 1]);
+            if !(end - start).is_finite() {
+                return Err(GltfError::KeyTimes {
+                    animation: a,
+                    sampler: s,
+                    key: 0,
+                });
+            }
+            weights.push(WeightChannel {
+                node,
+                interpolation,
+                times,
+                values: values.into(),
+                targets: outputs.targets,
+                skinned: outputs.skinned,
+                rigid: outputs.rigid,
+            });
+            continue;
+        };
         let c = if property == Property::Rotation {
             r.check_format(
                 &output,
@@ -96,11 +162,6 @@ pub(super) fn read_clip(
                 &[DataType::F32],
             )?;
             3
-        };
-        let per_key = if interpolation == Interpolation::CubicSpline {
-            3
-        } else {
-            1
         };
         if times.is_empty() || times.len().checked_mul(per_key) != Some(output.count()) {
             return Err(GltfError::KeyCount {
@@ -157,7 +218,7 @@ pub(super) fn read_clip(
             values,
         });
     }
-    if channels.is_empty() {
+    if channels.is_empty() && weights.is_empty() {
         (start, end) = (0.0, 0.0);
     }
     Ok(Clip {
@@ -165,6 +226,7 @@ pub(super) fn read_clip(
         start,
         end,
         channels,
+        weights,
         tracks: tracks.len(),
     })
 }

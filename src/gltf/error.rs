@@ -158,6 +158,88 @@ pub enum GltfError<E> {
         /// The rule it broke.
         error: Box<E>,
     },
+    /// Rule: a primitive that is not skinned has as many normals and tangents as positions.
+    AttributeCount {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// `NORMAL` or `TANGENT`.
+        attribute: &'static str,
+        /// Elements of the attribute.
+        count: usize,
+        /// Vertices (POSITION elements).
+        vertices: usize,
+    },
+    /// Rule: a morph target's POSITION, NORMAL or TANGENT deltas have one element per vertex (and are
+    /// VEC3 of a type the attribute allows, checked as [`GltfError::AccessorFormat`]).
+    MorphDeltas {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// The target index.
+        target: usize,
+        /// `POSITION`, `NORMAL` or `TANGENT`.
+        attribute: &'static str,
+        /// Elements of the delta accessor.
+        count: usize,
+        /// Vertices of the primitive.
+        vertices: usize,
+    },
+    /// Rule: morph target deltas are finite.
+    MorphDeltaValue {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// The target index.
+        target: usize,
+        /// `POSITION`, `NORMAL` or `TANGENT`.
+        attribute: &'static str,
+        /// The first vertex whose delta is not finite.
+        vertex: usize,
+    },
+    /// Rule: every primitive of a mesh has the same number of morph targets (the spec's rule: one
+    /// weight per target, shared by the primitives).
+    MorphTargetCounts {
+        /// The mesh index.
+        mesh: usize,
+        /// The first primitive whose count differs from primitive 0's.
+        primitive: usize,
+        /// Its target count.
+        targets: usize,
+        /// Primitive 0's target count.
+        first: usize,
+    },
+    /// Rule: a mesh's `weights` (or a node's, which override them) has one finite weight per morph
+    /// target.
+    MorphWeights {
+        /// The mesh index.
+        mesh: usize,
+        /// The node, when the node's `weights` break the rule.
+        node: Option<usize>,
+        /// Weights given.
+        weights: usize,
+        /// Morph targets of the mesh.
+        targets: usize,
+    },
+    /// Rule: a `weights` animation channel targets a node whose mesh has morph targets, and its sampler
+    /// has one output per key and target (three per key and target for `CUBICSPLINE`).
+    WeightKeys {
+        /// The animation index.
+        animation: usize,
+        /// The sampler index within it.
+        sampler: usize,
+        /// The node the channel targets.
+        node: usize,
+        /// Key times.
+        times: usize,
+        /// Output elements (scalars).
+        values: usize,
+        /// Morph targets of the node's mesh (0 when it has none, or no mesh).
+        targets: usize,
+    },
     /// Rule: a skin's inverse bind matrices are MAT4 f32, at least one per joint, all finite.
     InverseBindMatrices {
         /// The skin index.
@@ -289,6 +371,40 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
             GltfError::Primitive { mesh, primitive, skin, error } => {
                 write!(f, "mesh {mesh} primitive {primitive} (skin {skin}): {error}")
             }
+            GltfError::AttributeCount { mesh, primitive, attribute, count, vertices } => write!(
+                f,
+                "mesh {mesh} primitive {primitive}: {count} {attribute} elements for {vertices} vertices"
+            ),
+            GltfError::MorphDeltas { mesh, primitive, target, attribute, count, vertices } => write!(
+                f,
+                "mesh {mesh} primitive {primitive} morph target {target}: {count} {attribute} deltas for {vertices} vertices"
+            ),
+            GltfError::MorphDeltaValue { mesh, primitive, target, attribute, vertex } => write!(
+                f,
+                "mesh {mesh} primitive {primitive} morph target {target}: the {attribute} delta of vertex {vertex} is not finite"
+            ),
+            GltfError::MorphTargetCounts { mesh, primitive, targets, first } => write!(
+                f,
+                "mesh {mesh}: primitive {primitive} has {} but primitive 0 has {first}; every primitive of a mesh has the same targets",
+                Count(*targets, "morph target")
+            ),
+            GltfError::MorphWeights { mesh, node, weights, targets } => match node {
+                Some(node) => write!(
+                    f,
+                    "node {node} (mesh {mesh}): {weights} weights for {}, or a weight that is not finite",
+                    Count(*targets, "morph target")
+                ),
+                None => write!(
+                    f,
+                    "mesh {mesh}: {weights} weights for {}, or a weight that is not finite",
+                    Count(*targets, "morph target")
+                ),
+            },
+            GltfError::WeightKeys { animation, sampler, node, times, values, targets } => write!(
+                f,
+                "animation {animation} sampler {sampler}: a weights channel on node {node} ({}) has {times} key times and {values} outputs; it needs one output per key and target (three for CUBICSPLINE), and a mesh with targets",
+                Count(*targets, "morph target")
+            ),
             GltfError::InverseBindMatrices { skin, reason } => {
                 write!(f, "skin {skin}: inverse bind matrices: {reason}")
             }

@@ -42,8 +42,21 @@
 //!   more than 8 influences (JOINTS_2 and up) keep the heaviest 8, the crate's influence LOD rule; fewer
 //!   with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
 //!   ([`LoadOptions::weights`]). Any primitive mode is skinned; [`SkinnedPrimitive::triangles`] lists the
-//!   triangles of triangle, strip and fan primitives (empty for points and lines). Mesh nodes without a
-//!   skin and morph targets are ignored.
+//!   triangles of triangle, strip and fan primitives (empty for points and lines).
+//! - **Rigid and static primitives.** Every primitive of a mesh node without a skin in the default
+//!   scene (`scene`, else the first scene; every node when the file has none) is a [`RigidPrimitive`]
+//!   and one of the character's [`RigidMesh`](crate::RigidMesh)es, following its node's world matrix
+//!   (see [`Character::rigid`] for how normals and tangents transform). [`GltfScene::drawn`] lists
+//!   every drawn primitive of a frame, skinned and rigid, sorted by node then primitive.
+//! - **Morph targets.** POSITION, NORMAL and TANGENT deltas (sparse accessors included), weighted by the
+//!   node's `weights`, else the mesh's, else zeros, or by the clip's `weights` channel
+//!   ([`WeightChannel`]), are applied before skinning and before a rigid mesh's transform
+//!   ([`morph_floats`](crate::morph_floats)). Every primitive of a mesh has the same target count
+//!   ([`GltfError::MorphTargetCounts`]), each delta accessor is VEC3 with one element per vertex
+//!   ([`GltfError::MorphDeltas`], [`GltfError::AccessorFormat`]) and finite
+//!   ([`GltfError::MorphDeltaValue`]), `weights` has one finite weight per target
+//!   ([`GltfError::MorphWeights`]), and a weights channel one output per key and target, three for
+//!   `CUBICSPLINE` ([`GltfError::WeightKeys`]).
 //! - **Skinned output** follows the glTF spec: world space, `world(joint) * inverse_bind(joint)`; the
 //!   skinned mesh node's own transform does not apply. Nothing assumes the rest pose is the bind pose.
 //! - **Accessors.** Every component type the spec allows is read: u8 and u16 joints; f32, unorm8 and
@@ -52,8 +65,8 @@
 //!   u8, u16 and u32 indices. Sparse accessors are applied on top of their base data (or zeros).
 //!
 //! # Animation
-//! Each glTF animation is a [`Clip`] of translation, rotation and scale channels (morph-target weight
-//! channels are ignored). A clip spans from its earliest to its latest key time; [`Wrap`] chooses what a
+//! Each glTF animation is a [`Clip`] of translation, rotation and scale channels, and of morph-target
+//! weight channels ([`Clip::weight_channels`]). A clip spans from its earliest to its latest key time; [`Wrap`] chooses what a
 //! time outside that span means. Nodes without a channel keep their rest pose (the node's TRS).
 //! Interpolation follows the glTF spec:
 //! - `STEP`: the value of the last key at or before the time;
@@ -122,8 +135,8 @@ mod validate;
 pub use self::build::Skin;
 pub use self::error::READ_BUDGET_SLACK;
 pub use self::limits::ImportLimits;
-pub use self::primitive::{LoadOptions, SkinnedPrimitive};
-pub use self::sampling::{Channel, Clip, Interpolation, Property, Wrap};
+pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive};
+pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 
 use self::accessors::Reader;
@@ -133,6 +146,45 @@ use std::path::Path;
 
 /// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
 pub type GltfError = self::error::GltfError<Error>;
+
+/// How a drawn primitive moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrimitiveKind {
+    /// Skinned: a mesh node with a skin.
+    Skinned,
+    /// Rigid: a mesh node without a skin, under a joint or an animated node.
+    Rigid,
+    /// Static: a mesh node without a skin and without an animated ancestor.
+    Static,
+}
+
+impl PrimitiveKind {
+    /// `skinned`, `rigid` or `static`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrimitiveKind::Skinned => "skinned",
+            PrimitiveKind::Rigid => "rigid",
+            PrimitiveKind::Static => "static",
+        }
+    }
+}
+
+/// One drawn primitive instance of a frame, from [`GltfScene::drawn`].
+#[derive(Clone, Copy, Debug)]
+pub struct DrawnPrimitive<'a> {
+    /// The glTF node that instances the mesh.
+    pub node: usize,
+    /// The glTF mesh index.
+    pub mesh: usize,
+    /// The primitive index within the mesh.
+    pub primitive: usize,
+    /// How it moves.
+    pub kind: PrimitiveKind,
+    /// Its triangles (vertex indices).
+    pub triangles: &'a [[u32; 3]],
+    /// Its world-space vertices in the frame.
+    pub vertices: &'a SkinnedVertices,
+}
 
 /// A loaded glTF file: its node hierarchy, skins, skinned primitives and clips.
 ///
@@ -146,6 +198,7 @@ pub struct GltfScene {
     node_names: Vec<Option<String>>,
     skins: Vec<Skin>,
     primitives: Vec<SkinnedPrimitive>,
+    rigid: Vec<RigidPrimitive>,
     clips: Vec<Clip>,
     /// One AoSoA block of the rest pose, which the crowd sampler copies into every block; made on the
     /// first crowd sampling (it is the size of a one-instance crowd pose).
@@ -209,6 +262,7 @@ impl GltfScene {
             node_names: parts.node_names,
             skins: parts.skins,
             primitives: parts.primitives,
+            rigid: parts.rigid,
             clips: parts.clips,
             crowd_rest: std::sync::OnceLock::new(),
         })
@@ -248,6 +302,50 @@ impl GltfScene {
     /// The skinned primitive instances, sorted by node index then primitive index.
     pub fn primitives(&self) -> &[SkinnedPrimitive] {
         &self.primitives
+    }
+
+    /// The primitives of the default scene drawn without a skin (rigid under an animated node, or
+    /// static), sorted by node index then primitive index: the character's rigid meshes, whose
+    /// world-space vertices are [`Frame::rigid_meshes`] (in the same order).
+    pub fn rigid_primitives(&self) -> &[RigidPrimitive] {
+        &self.rigid
+    }
+
+    /// Every drawn primitive instance with its vertices in `frame` (after an evaluation), skinned and
+    /// rigid together, sorted by node index then primitive index.
+    pub fn drawn<'a>(&'a self, frame: &'a Frame) -> Vec<DrawnPrimitive<'a>> {
+        let skinned = self
+            .primitives
+            .iter()
+            .zip(frame.meshes())
+            .map(|(p, v)| DrawnPrimitive {
+                node: p.node(),
+                mesh: p.mesh(),
+                primitive: p.primitive(),
+                kind: PrimitiveKind::Skinned,
+                triangles: p.triangles(),
+                vertices: v,
+            });
+        let rigid = self
+            .rigid
+            .iter()
+            .zip(frame.rigid_meshes())
+            .map(|(p, v)| DrawnPrimitive {
+                node: p.node(),
+                mesh: p.mesh(),
+                primitive: p.primitive(),
+                kind: if p.is_animated() {
+                    PrimitiveKind::Rigid
+                } else {
+                    PrimitiveKind::Static
+                },
+                triangles: p.triangles(),
+                vertices: v,
+            });
+        let mut all: Vec<_> = skinned.chain(rigid).collect();
+        // Stable, and the two lists are each sorted already; a node is either skinned or not.
+        all.sort_by_key(|d| (d.node, d.primitive));
+        all
     }
 
     /// The animation clips, in file order.
@@ -319,8 +417,23 @@ impl GltfScene {
         frame.translations.copy_from_slice(translations);
         frame.rotations.copy_from_slice(rotations);
         frame.scales.copy_from_slice(scales);
+        let (mesh_weights, rigid_weights) = self.character.default_weights();
+        for (w, d) in frame.mesh_weights.iter_mut().zip(mesh_weights) {
+            w.copy_from_slice(d);
+        }
+        for (w, d) in frame.rigid_weights.iter_mut().zip(rigid_weights) {
+            w.copy_from_slice(d);
+        }
         let Some(clip) = clip else { return Ok(()) };
         let t = clip.wrap_time(time, wrap);
+        for ch in &clip.weights {
+            for &i in &ch.skinned {
+                ch.sample_into(t, &mut frame.mesh_weights[i]);
+            }
+            for &i in &ch.rigid {
+                ch.sample_into(t, &mut frame.rigid_weights[i]);
+            }
+        }
         for ch in &clip.channels {
             let v = ch.sample(t);
             match ch.property {

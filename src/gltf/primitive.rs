@@ -7,8 +7,11 @@ use super::accessors::{
 };
 use super::error::GltfError;
 use super::limits::ImportLimits;
+use crate::character::rigid::SkinnedMorph;
 use crate::MAX_INFLUENCES;
-use crate::{Attribute, Error, MeshInput, PrepareOptions, SkinnedMesh, WeightPolicy};
+use crate::{
+    Attribute, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh, SkinnedMesh, WeightPolicy,
+};
 use ::gltf as gltf_crate;
 use glam::{Vec3, Vec4};
 use gltf_crate::accessor::{DataType, Dimensions};
@@ -45,7 +48,9 @@ pub(super) struct PrimitiveData {
     pub(super) mesh: Arc<SkinnedMesh>,
     /// The bind-pose positions as stored in the file.
     pub(super) positions: Vec<Vec3>,
-    triangles: Vec<[u32; 3]>,
+    pub(super) triangles: Vec<[u32; 3]>,
+    /// The morph source, when the primitive has morph targets.
+    pub(super) morph: Option<Arc<SkinnedMorph>>,
 }
 
 /// One skinned primitive on one node: what a [`Frame`](crate::Frame) holds skinned vertices for.
@@ -101,6 +106,62 @@ impl SkinnedPrimitive {
     }
 }
 
+/// One primitive drawn without a skin on one node of the default scene: its vertices follow the node's
+/// world matrix (after morphing, when the mesh has targets). What a [`Frame`](crate::Frame) holds
+/// world-space vertices for in [`Frame::rigid_meshes`](crate::Frame::rigid_meshes).
+#[derive(Clone, Debug)]
+pub struct RigidPrimitive {
+    pub(super) node: usize,
+    pub(super) mesh: usize,
+    pub(super) primitive: usize,
+    pub(super) animated: bool,
+    pub(super) data: Arc<RigidData>,
+}
+
+impl RigidPrimitive {
+    /// The glTF node that instances the mesh.
+    pub fn node(&self) -> usize {
+        self.node
+    }
+
+    /// The glTF mesh index.
+    pub fn mesh(&self) -> usize {
+        self.mesh
+    }
+
+    /// The primitive index within the mesh.
+    pub fn primitive(&self) -> usize {
+        self.primitive
+    }
+
+    /// Whether the node or one of its ancestors is a joint of a skin or the target of a translation,
+    /// rotation or scale channel: a rigid primitive that moves with the animation. `false` for a static
+    /// one, whose world matrix changes only with [`Frame::root`](crate::Frame::root).
+    pub fn is_animated(&self) -> bool {
+        self.animated
+    }
+
+    /// The mesh the frame's rigid stage runs on.
+    pub fn rigid_mesh(&self) -> &RigidMesh {
+        &self.data.mesh
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.data.mesh.vertex_count()
+    }
+
+    /// The positions as stored in the file (mesh space).
+    pub fn bind_positions(&self) -> &[Vec3] {
+        self.data.mesh.positions()
+    }
+
+    /// Triangles as vertex indices, as [`SkinnedPrimitive::triangles`] gives them.
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.data.triangles
+    }
+}
+
 fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
     if expected == got {
         Ok(())
@@ -128,26 +189,13 @@ pub(super) fn read_primitive(
         primitive,
         attribute,
     };
-    let positions = match prim.get(&Semantic::Positions) {
-        Some(acc) => r.vec3s(&acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
-        None => return Err(missing("POSITION".into())),
-    };
-    let normals = match prim.get(&Semantic::Normals) {
-        Some(acc) => Some(r.vec3s(&acc, "NORMAL", &SIGNED_FLOATS)?),
-        None => None,
-    };
-    let tangents = match prim.get(&Semantic::Tangents) {
-        Some(acc) => {
-            r.check_format(&acc, "TANGENT", &[Dimensions::Vec4], &SIGNED_FLOATS)?;
-            let f = r.floats(&acc)?;
-            Some(
-                f.chunks_exact(4)
-                    .map(|c| Vec4::new(c[0], c[1], c[2], c[3]))
-                    .collect::<Vec<_>>(),
-            )
-        }
-        None => None,
-    };
+    let Geometry {
+        positions,
+        normals,
+        tangents,
+        triangles,
+    } = read_geometry(r, prim, mesh)?;
+    let targets = read_morph_targets(r, prim, mesh, positions.len())?;
     let sets = prim
         .attributes()
         .filter_map(|(s, _)| match s {
@@ -228,7 +276,72 @@ pub(super) fn read_primitive(
     prep.weights = options.weights;
     prep.max_influences = options.max_influences;
     let skinned = SkinnedMesh::prepare(&input, &prep).map_err(wrap)?;
+    let morph = targets.map(|targets| {
+        Arc::new(SkinnedMorph {
+            handedness: tangents
+                .as_ref()
+                .map_or_else(Vec::new, |t| t.iter().map(|t| t.w).collect()),
+            tangents: tangents
+                .as_ref()
+                .map(|t| t.iter().map(|t| t.truncate()).collect()),
+            normals: normals.clone(),
+            positions: positions.clone(),
+            joints: joints.into_iter().take(2).collect(),
+            weights: weights.into_iter().take(2).collect(),
+            options: prep,
+            targets,
+        })
+    });
 
+    Ok(PrimitiveData {
+        mesh: Arc::new(skinned),
+        positions,
+        triangles,
+        morph,
+    })
+}
+
+/// A primitive's vertices and triangles, what every kind of primitive has.
+pub(super) struct Geometry {
+    pub(super) positions: Vec<Vec3>,
+    pub(super) normals: Option<Vec<Vec3>>,
+    pub(super) tangents: Option<Vec<Vec4>>,
+    pub(super) triangles: Vec<[u32; 3]>,
+}
+
+/// Reads POSITION, NORMAL, TANGENT and the triangles of one primitive.
+pub(super) fn read_geometry(
+    r: &Reader<'_>,
+    prim: &gltf_crate::Primitive<'_>,
+    mesh: usize,
+) -> Result<Geometry, GltfError<Error>> {
+    let primitive = prim.index();
+    let missing = |attribute: String| GltfError::MissingAttribute {
+        mesh,
+        primitive,
+        attribute,
+    };
+    let positions = match prim.get(&Semantic::Positions) {
+        Some(acc) => r.vec3s(&acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
+        None => return Err(missing("POSITION".into())),
+    };
+    let normals = match prim.get(&Semantic::Normals) {
+        Some(acc) => Some(r.vec3s(&acc, "NORMAL", &SIGNED_FLOATS)?),
+        None => None,
+    };
+    let tangents = match prim.get(&Semantic::Tangents) {
+        Some(acc) => {
+            r.check_format(&acc, "TANGENT", &[Dimensions::Vec4], &SIGNED_FLOATS)?;
+            let f = r.floats(&acc)?;
+            Some(
+                f.chunks_exact(4)
+                    .map(|c| Vec4::new(c[0], c[1], c[2], c[3]))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
+    let v = positions.len();
     let indices: Vec<u32> = match prim.indices() {
         Some(acc) => {
             r.check_format(
@@ -275,10 +388,122 @@ pub(super) fn read_primitive(
             .collect(),
         _ => Vec::new(),
     };
-    Ok(PrimitiveData {
-        mesh: Arc::new(skinned),
+    Ok(Geometry {
         positions,
+        normals,
+        tangents,
         triangles,
+    })
+}
+
+/// Reads a primitive's morph targets (`None` without any): POSITION, NORMAL and TANGENT deltas, each
+/// VEC3 with one element per vertex, sparse accessors included.
+pub(super) fn read_morph_targets(
+    r: &Reader<'_>,
+    prim: &gltf_crate::Primitive<'_>,
+    mesh: usize,
+    vertices: usize,
+) -> Result<Option<MorphTargets>, GltfError<Error>> {
+    let primitive = prim.index();
+    let (mut positions, mut normals, mut tangents) = (Vec::new(), Vec::new(), Vec::new());
+    for (target, t) in prim.morph_targets().enumerate() {
+        for (attribute, acc, out, types) in [
+            (
+                "POSITION",
+                t.positions(),
+                &mut positions,
+                &FLOATS_AND_NORMALIZED[..],
+            ),
+            ("NORMAL", t.normals(), &mut normals, &SIGNED_FLOATS[..]),
+            ("TANGENT", t.tangents(), &mut tangents, &SIGNED_FLOATS[..]),
+        ] {
+            let deltas = match acc {
+                Some(acc) => {
+                    if acc.count() != vertices {
+                        return Err(GltfError::MorphDeltas {
+                            mesh,
+                            primitive,
+                            target,
+                            attribute,
+                            count: acc.count(),
+                            vertices,
+                        });
+                    }
+                    let usage = match attribute {
+                        "POSITION" => "morph target POSITION deltas",
+                        "NORMAL" => "morph target NORMAL deltas",
+                        _ => "morph target TANGENT deltas",
+                    };
+                    let d = r.vec3s(&acc, usage, types)?;
+                    if let Some(vertex) = d.iter().position(|v| !v.is_finite()) {
+                        return Err(GltfError::MorphDeltaValue {
+                            mesh,
+                            primitive,
+                            target,
+                            attribute,
+                            vertex,
+                        });
+                    }
+                    Some(d)
+                }
+                None => None,
+            };
+            out.push(deltas);
+        }
+    }
+    if positions.is_empty() {
+        return Ok(None);
+    }
+    // Every delta was checked to have one element per vertex above.
+    MorphTargets::new(vertices, positions, normals, tangents)
+        .map(Some)
+        .map_err(|e| GltfError::Parse {
+            message: format!("mesh {mesh} primitive {primitive}: {e}"),
+        })
+}
+
+/// The bind data of one primitive that is not skinned (shared by its instances).
+#[derive(Debug)]
+pub(super) struct RigidData {
+    pub(super) mesh: Arc<RigidMesh>,
+    pub(super) triangles: Vec<[u32; 3]>,
+}
+
+/// Reads one primitive that is drawn without a skin, with its morph targets.
+pub(super) fn read_rigid_primitive(
+    r: &Reader<'_>,
+    prim: &gltf_crate::Primitive<'_>,
+    mesh: usize,
+) -> Result<RigidData, GltfError<Error>> {
+    let g = read_geometry(r, prim, mesh)?;
+    let primitive = prim.index();
+    let v = g.positions.len();
+    for (what, len) in [
+        ("NORMAL", g.normals.as_ref().map(Vec::len)),
+        ("TANGENT", g.tangents.as_ref().map(Vec::len)),
+    ] {
+        if let Some(got) = len.filter(|&l| l != v) {
+            return Err(GltfError::AttributeCount {
+                mesh,
+                primitive,
+                attribute: what,
+                count: got,
+                vertices: v,
+            });
+        }
+    }
+    let targets = read_morph_targets(r, prim, mesh, v)?;
+    // The counts were checked above; RigidMesh repeats the check.
+    let wrap = |error: Error| GltfError::Parse {
+        message: format!("mesh {mesh} primitive {primitive}: {error}"),
+    };
+    let mut rigid = RigidMesh::new(g.positions, g.normals, g.tangents).map_err(wrap)?;
+    if let Some(t) = targets {
+        rigid = rigid.with_morph_targets(t).map_err(wrap)?;
+    }
+    Ok(RigidData {
+        mesh: Arc::new(rigid),
+        triangles: g.triangles,
     })
 }
 

@@ -101,23 +101,7 @@ impl Channel {
 
     /// Where `t` falls among the key times; the same for every channel of the same track.
     pub(super) fn locate(&self, t: f32) -> Located {
-        // A channel has at least one key (checked when loaded).
-        let (Some(&first), Some(&last)) = (self.times.first(), self.times.last()) else {
-            return Located::Key(0);
-        };
-        if t.is_nan() || t <= first {
-            return Located::Key(0);
-        }
-        if t >= last {
-            return Located::Key(self.times.len() - 1);
-        }
-        // times[k] <= t < times[k + 1], with 0 <= k < n - 1 because first < t < last.
-        let k = self.times.partition_point(|&x| x <= t).saturating_sub(1);
-        let (t0, t1) = (self.times[k], self.times[k + 1]);
-        Located::Between {
-            k,
-            u: (t - t0) / (t1 - t0),
-        }
+        locate(&self.times, t)
     }
 
     /// The value of key `k` padded with zeros (zeros past the last key): [`Channel::key_value`]
@@ -189,6 +173,107 @@ impl Channel {
     }
 }
 
+/// Where `t` falls among strictly increasing key times.
+fn locate(times: &[f32], t: f32) -> Located {
+    // A channel has at least one key (checked when loaded).
+    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+        return Located::Key(0);
+    };
+    if t.is_nan() || t <= first {
+        return Located::Key(0);
+    }
+    if t >= last {
+        return Located::Key(times.len() - 1);
+    }
+    // times[k] <= t < times[k + 1], with 0 <= k < n - 1 because first < t < last.
+    let k = times.partition_point(|&x| x <= t).saturating_sub(1);
+    let (t0, t1) = (times[k], times[k + 1]);
+    Located::Between {
+        k,
+        u: (t - t0) / (t1 - t0),
+    }
+}
+
+/// The morph-target weights of one node, animated (a glTF channel with the `weights` path).
+///
+/// Each key holds one weight per morph target of the node's mesh; a `CUBICSPLINE` key holds three
+/// blocks of that many weights: in-tangents, values, out-tangents. Sampling follows the same rules as
+/// [`Channel::sample`] for each weight: `STEP` the key at or before the time, `LINEAR` `(1 - u) a + u b`,
+/// `CUBICSPLINE` the Hermite spline with tangents scaled by the key interval; the ends are held.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightChannel {
+    pub(super) node: usize,
+    pub(super) interpolation: Interpolation,
+    pub(super) times: std::sync::Arc<[f32]>,
+    /// `targets` floats per key (three blocks of `targets` for `CUBICSPLINE`).
+    pub(super) values: std::sync::Arc<[f32]>,
+    pub(super) targets: usize,
+    /// The scene's outputs this channel drives: skinned primitive instances, then rigid ones.
+    pub(super) skinned: Vec<usize>,
+    pub(super) rigid: Vec<usize>,
+}
+
+impl WeightChannel {
+    /// The glTF node whose mesh's weights it animates.
+    pub fn node(&self) -> usize {
+        self.node
+    }
+
+    /// The interpolation.
+    pub fn interpolation(&self) -> Interpolation {
+        self.interpolation
+    }
+
+    /// Key times, strictly increasing.
+    pub fn times(&self) -> &[f32] {
+        &self.times
+    }
+
+    /// Weights per key: the morph target count of the node's mesh.
+    pub fn targets(&self) -> usize {
+        self.targets
+    }
+
+    /// Weight `i` of key `k` (the value block for `CUBICSPLINE`), `part` 0, 1, 2 choosing the
+    /// in-tangent, value and out-tangent of a `CUBICSPLINE` key. Zero past the data (never reached: the
+    /// counts are checked when loaded).
+    fn get(&self, k: usize, part: usize, i: usize) -> f32 {
+        let n = self.targets;
+        let at = match self.interpolation {
+            Interpolation::CubicSpline => k * 3 * n + part * n + i,
+            _ => k * n + i,
+        };
+        self.values.get(at).copied().unwrap_or(0.0)
+    }
+
+    /// Writes the weights at time `t` into `out` (the first `min(out.len(), targets)` of them).
+    pub fn sample_into(&self, t: f32, out: &mut [f32]) {
+        let (k, u) = match locate(&self.times, t) {
+            Located::Key(k) => (k, None),
+            Located::Between { k, u } => (k, Some(u)),
+        };
+        let dt = match (self.times.get(k), self.times.get(k + 1)) {
+            (Some(&t0), Some(&t1)) => t1 - t0,
+            _ => 0.0,
+        };
+        for (i, o) in out.iter_mut().enumerate().take(self.targets) {
+            *o = match (self.interpolation, u) {
+                (Interpolation::Step, _) | (_, None) => self.get(k, 1, i),
+                (Interpolation::Linear, Some(u)) => {
+                    self.get(k, 1, i) * (1.0 - u) + self.get(k + 1, 1, i) * u
+                }
+                (Interpolation::CubicSpline, Some(u)) => {
+                    let (u2, u3) = (u * u, u * u * u);
+                    (2.0 * u3 - 3.0 * u2 + 1.0) * self.get(k, 1, i)
+                        + (u3 - 2.0 * u2 + u) * dt * self.get(k, 2, i)
+                        + (-2.0 * u3 + 3.0 * u2) * self.get(k + 1, 1, i)
+                        + (u3 - u2) * dt * self.get(k + 1, 0, i)
+                }
+            };
+        }
+    }
+}
+
 /// Where a time falls among a channel's keys.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Located {
@@ -235,6 +320,8 @@ pub struct Clip {
     pub(super) start: f32,
     pub(super) end: f32,
     pub(super) channels: Vec<Channel>,
+    /// The morph-target weight channels.
+    pub(super) weights: Vec<WeightChannel>,
     /// The number of distinct key-time arrays (tracks) of the channels.
     pub(super) tracks: usize,
 }
@@ -260,9 +347,14 @@ impl Clip {
         self.end - self.start
     }
 
-    /// The translation, rotation and scale channels (morph-target weight channels are not kept).
+    /// The translation, rotation and scale channels.
     pub fn channels(&self) -> &[Channel] {
         &self.channels
+    }
+
+    /// The morph-target weight channels.
+    pub fn weight_channels(&self) -> &[WeightChannel] {
+        &self.weights
     }
 
     /// The time that is sampled for `t`: clamped into the span, or wrapped into `[start, end)`.

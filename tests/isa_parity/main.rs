@@ -7,6 +7,7 @@ mod blend;
 mod common;
 mod harness;
 mod hierarchy;
+mod morph;
 mod skin;
 mod transform;
 
@@ -20,6 +21,7 @@ fn main() {
         ("local_to_model_partial", hierarchy::check_partial),
         ("crowd_local_to_model", hierarchy::check_crowd),
         ("skin_palette", hierarchy::check_palette),
+        ("morph_floats", morph::check_morph),
         ("skin_pnt", skin::check_skin),
         ("skin_pnt_compact", skin::check_skin_compact),
         ("skin_outputs", skin::check_skin_outputs),

@@ -7,6 +7,8 @@ pub mod info;
 #[cfg(feature = "gltf")]
 pub mod render;
 pub mod skin;
+#[cfg(feature = "gltf")]
+pub mod skin_output;
 
 /// Why a command failed, and the exit status that says so: 2 for a request that cannot be carried out
 /// as asked (bad options, an ISA this CPU lacks, an unknown output type), 1 for an input file that is

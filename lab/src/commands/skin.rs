@@ -1,20 +1,23 @@
 //! `ispc-skinning skin FILE`: poses a glTF character at one time of one clip and skins every skinned
 //! primitive, then prints a summary or writes JSON, OBJ or a PNG picture.
 //!
-//! Outputs (chosen by the `--out` extension), all in glTF world space:
-//! - `.json`: `{"asset", "clip", "time", "meshes": [{"node", "mesh", "primitive", "positions",
-//!   "normals"}]}`, entries sorted by node index then primitive index, `normals` null when absent;
+//! Every drawn primitive instance of the default scene comes out: skinned ones, rigid ones (mesh nodes
+//! under a joint or an animated node) and static ones, with morph targets applied. Outputs (chosen by
+//! the `--out` extension), all in glTF world space, are written by `commands::skin_output`:
+//! - `.json`: `{"asset", "clip", "time", "meshes": [{"node", "mesh", "primitive", "kind", "positions",
+//!   "normals", "tangents"}]}`, entries sorted by node index then primitive index, `normals` null when
+//!   absent, `tangents` only when present;
 //! - `.obj`: one `o` per primitive with `v`, `vn` (when the primitive has normals) and `f` lines from
 //!   the primitive's triangles;
-//! - `.png`: a shaded picture, drawn by `commands::render`.
+//! - `.png`: a shaded picture, drawn by `commands::render` from `--azimuth` and `--elevation`.
 
 use super::Failure;
 use clap::Args;
 use ispc_skinning::{Backend, Isa};
 #[cfg(feature = "gltf")]
 use {
-    ispc_skinning::gltf::{Frame, GltfError, GltfScene, Wrap},
-    std::fmt::Write as _,
+    super::skin_output::{json, obj},
+    ispc_skinning::gltf::{GltfError, GltfScene, PrimitiveKind, Wrap},
     std::io::Write as _,
     std::path::Path,
     std::time::Instant,
@@ -32,8 +35,9 @@ pub enum ClipChoice {
 /// The arguments of `skin`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Outputs, all in glTF world space: PATH.json writes the skinned positions and \
-normals, PATH.obj the skinned geometry, PATH.png a shaded 512 x 512 picture; without --out, a summary."
+    after_help = "Outputs, all in glTF world space, of every drawn primitive (skinned, rigid and \
+static): PATH.json writes the positions, normals and tangents, PATH.obj the geometry, PATH.png a shaded \
+512 x 512 picture seen from --azimuth and --elevation; without --out, a summary."
 )]
 pub struct SkinArgs {
     /// The character: a .gltf or .glb file.
@@ -61,6 +65,12 @@ pub struct SkinArgs {
     /// Run the serial Rust reference instead of an ISA.
     #[arg(long)]
     pub reference: bool,
+    /// The picture's camera turn around +Y, in degrees (0 looks down -Z, 90 from +X).
+    #[arg(long, value_name = "DEG", default_value_t = 0.0, value_parser = parse_angle, allow_negative_numbers = true)]
+    pub azimuth: f32,
+    /// The picture's camera height, in degrees above the horizontal plane (90 looks straight down).
+    #[arg(long, value_name = "DEG", default_value_t = 0.0, value_parser = parse_angle, allow_negative_numbers = true)]
+    pub elevation: f32,
     /// Import and output limits: a file over one fails with a message naming it.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -130,6 +140,13 @@ fn parse_time(v: &str) -> Result<f32, String> {
         .ok()
         .filter(|t: &f32| t.is_finite())
         .ok_or_else(|| format!("--time takes a finite number of seconds, not '{v}'"))
+}
+
+fn parse_angle(v: &str) -> Result<f32, String> {
+    v.parse()
+        .ok()
+        .filter(|a: &f32| a.is_finite())
+        .ok_or_else(|| format!("takes a finite angle in degrees, not '{v}'"))
 }
 
 fn parse_isa(v: &str) -> Result<Isa, String> {
@@ -231,8 +248,10 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             Backend::Auto => Backend::selected().map_err(|e| e.to_string())?,
             b => b,
         };
-        let vertices: usize = scene.primitives().iter().map(|p| p.vertex_count()).sum();
-        let triangles: usize = scene.primitives().iter().map(|p| p.triangles().len()).sum();
+        let drawn = scene.drawn(&frame);
+        let vertices: usize = drawn.iter().map(|d| d.vertices.positions.len()).sum();
+        let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
+        let kind = |k: PrimitiveKind| drawn.iter().filter(|d| d.kind == k).count();
         println!("asset:     {asset}");
         match clip {
             Some(c) => println!(
@@ -247,14 +266,17 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             },
         }
         println!(
-            "meshes:    {} skinned primitives, {vertices} vertices, {triangles} triangles, {} skins, {} nodes",
-            scene.primitives().len(),
+            "meshes:    {} primitives ({} skinned, {} rigid, {} static), {vertices} vertices, {triangles} triangles, {} skins, {} nodes",
+            drawn.len(),
+            kind(PrimitiveKind::Skinned),
+            kind(PrimitiveKind::Rigid),
+            kind(PrimitiveKind::Static),
             scene.skins().len(),
             scene.node_count()
         );
         println!("backend:   {}", backend.name());
         println!(
-            "time:      {:.3} ms for one frame (sample, local to model, palette, skin; first frame, cold caches)",
+            "time:      {:.3} ms for one frame (sample, local to model, palette, morph, skin, rigid; first frame, cold caches)",
             elapsed.as_secs_f64() * 1e3
         );
         return Ok(());
@@ -269,22 +291,27 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         ))
     };
     let max = args.limits.max_output_bytes;
+    let drawn = scene.drawn(&frame);
+    let camera = super::render::Camera {
+        azimuth: args.azimuth,
+        elevation: args.elevation,
+    };
     let bytes = match ext.as_deref() {
-        Some("json") => json(&scene, &frame, &asset, clip, args.time, max)
+        Some("json") => json(&drawn, &asset, clip, args.time, max)
             .map_err(over)?
             .into_bytes(),
-        Some("obj") => obj(&scene, &frame, &asset, clip, args.time, max)
+        Some("obj") => obj(&drawn, &asset, clip, args.time, max)
             .map_err(over)?
             .into_bytes(),
         Some("png") => {
-            let work = super::render::work(&scene, &frame, args.limits.max_render_work);
+            let work = super::render::work(&drawn, camera, args.limits.max_render_work);
             if work > args.limits.max_render_work {
                 return Err(Failure::input(format!(
                     "{}: the picture needs over {work} units of work (triangles and their pixel tests), over --max-render-work {}",
                     args.file, args.limits.max_render_work
                 )));
             }
-            super::render::png(&scene, &frame)?
+            super::render::png(&drawn, camera)?
         }
         _ => {
             return Err(Failure::from(format!(
@@ -295,166 +322,4 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     std::fs::File::create(out)
         .and_then(|mut f| f.write_all(&bytes))
         .map_err(|e| Failure::from(format!("cannot write '{out}': {e}")))
-}
-
-/// Text output that stops at a size limit: `check` fails once more than `max` bytes are written, so
-/// a file whose skinned output is huge ends in an error instead of filling memory.
-#[cfg(feature = "gltf")]
-struct Capped {
-    s: String,
-    max: usize,
-}
-
-#[cfg(feature = "gltf")]
-impl Capped {
-    fn check(&self) -> Result<(), usize> {
-        if self.s.len() > self.max {
-            Err(self.s.len())
-        } else {
-            Ok(())
-        }
-    }
-}
-
-/// A JSON number; JSON has no NaN or infinity, so those are written as null.
-#[cfg(feature = "gltf")]
-fn num(s: &mut String, v: f32) {
-    if v.is_finite() {
-        // Rust's shortest round-trip form, which is valid JSON (for example 0.1, -2, 1e-7).
-        let _ = write!(s, "{v}");
-    } else {
-        s.push_str("null");
-    }
-}
-
-#[cfg(feature = "gltf")]
-fn vec3s(out: &mut Capped, v: &[glam::Vec3]) -> Result<(), usize> {
-    let s = &mut out.s;
-    s.push('[');
-    for (i, p) in v.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        if i % 1024 == 0 && s.len() > out.max {
-            return Err(s.len());
-        }
-        s.push('[');
-        num(s, p.x);
-        s.push(',');
-        num(s, p.y);
-        s.push(',');
-        num(s, p.z);
-        s.push(']');
-    }
-    s.push(']');
-    out.check()
-}
-
-#[cfg(feature = "gltf")]
-fn json(
-    scene: &GltfScene,
-    frame: &Frame,
-    asset: &str,
-    clip: Option<usize>,
-    time: f32,
-    max: usize,
-) -> Result<String, usize> {
-    let mut out = Capped {
-        s: String::new(),
-        max,
-    };
-    let asset = serde_json::to_string(asset).unwrap_or_else(|_| "\"\"".into());
-    let _ = write!(out.s, "{{\"asset\": {asset}, \"clip\": ");
-    match clip {
-        Some(c) => {
-            let _ = write!(out.s, "{c}");
-        }
-        None => out.s.push_str("null"),
-    }
-    out.s.push_str(", \"time\": ");
-    num(&mut out.s, time);
-    out.s.push_str(", \"meshes\": [");
-    // The scene's primitives are already sorted by node index, then primitive index.
-    for (i, (p, mesh)) in scene.primitives().iter().zip(frame.meshes()).enumerate() {
-        if i > 0 {
-            out.s.push_str(", ");
-        }
-        let _ = write!(
-            out.s,
-            "{{\"node\": {}, \"mesh\": {}, \"primitive\": {}, \"positions\": ",
-            p.node(),
-            p.mesh(),
-            p.primitive()
-        );
-        vec3s(&mut out, &mesh.positions)?;
-        out.s.push_str(", \"normals\": ");
-        match &mesh.normals {
-            Some(n) => vec3s(&mut out, n)?,
-            None => out.s.push_str("null"),
-        }
-        out.s.push('}');
-    }
-    out.s.push_str("]}\n");
-    out.check()?;
-    Ok(out.s)
-}
-
-#[cfg(feature = "gltf")]
-fn obj(
-    scene: &GltfScene,
-    frame: &Frame,
-    asset: &str,
-    clip: Option<usize>,
-    time: f32,
-    max: usize,
-) -> Result<String, usize> {
-    let mut out = Capped {
-        s: String::new(),
-        max,
-    };
-    let s = &mut out.s;
-    let clip = clip.map_or("none (rest pose)".to_string(), |c| c.to_string());
-    let _ = writeln!(
-        s,
-        "# ispc-skinning skin: {asset}, clip {clip}, time {time} s, glTF world space"
-    );
-    // OBJ indices are 1-based and global across objects.
-    let mut base = 1usize;
-    for (p, mesh) in scene.primitives().iter().zip(frame.meshes()) {
-        let _ = writeln!(
-            out.s,
-            "o node{}_mesh{}_primitive{}",
-            p.node(),
-            p.mesh(),
-            p.primitive()
-        );
-        for (i, v) in mesh.positions.iter().enumerate() {
-            let _ = writeln!(out.s, "v {} {} {}", v.x, v.y, v.z);
-            if i % 1024 == 0 {
-                out.check()?;
-            }
-        }
-        if let Some(normals) = &mesh.normals {
-            for (i, n) in normals.iter().enumerate() {
-                let _ = writeln!(out.s, "vn {} {} {}", n.x, n.y, n.z);
-                if i % 1024 == 0 {
-                    out.check()?;
-                }
-            }
-        }
-        for (i, t) in p.triangles().iter().enumerate() {
-            let [a, b, c] = t.map(|i| i as usize + base);
-            if mesh.normals.is_some() {
-                let _ = writeln!(out.s, "f {a}//{a} {b}//{b} {c}//{c}");
-            } else {
-                let _ = writeln!(out.s, "f {a} {b} {c}");
-            }
-            if i % 1024 == 0 {
-                out.check()?;
-            }
-        }
-        base += mesh.positions.len();
-    }
-    out.check()?;
-    Ok(out.s)
 }

@@ -1,0 +1,300 @@
+//! Meshes that are not skinned: [`RigidMesh`], which follows one joint's model matrix (a glTF mesh node
+//! without a skin, under an animated node or not), and the morph source of a skinned mesh
+//! ([`SkinnedMorph`]), which the skin stage re-prepares when its morph weights are not all zero.
+//!
+//! A rigid mesh's world vertices each frame are, with `M` the joint's model matrix:
+//! - positions `M * (p, 1)`, through the batch transform kernel ([`transform_points3`]);
+//! - normals `N * n` with `N` the inverse transpose of M's upper 3x3 (so that they stay perpendicular
+//!   to the surface under non-uniform scale), through the same kernel with `N` as a matrix without
+//!   translation; a singular M (a zero scale) uses its cofactor matrix, the inverse transpose times
+//!   the determinant, which gives the same directions;
+//! - tangents `M3 * t.xyz` (tangents lie in the surface, so they take M itself), through the same
+//!   kernel; the handedness `w` is negated when M mirrors (negative determinant), so that
+//!   `cross(n, t) * w` still gives the transformed bitangent;
+//! - normals and tangents are then made unit length as the frame's [`Renormalize`] asks, like skinned
+//!   ones (`Fast` and `Precise` both divide by the length here; `None` leaves them as transformed).
+//!
+//! Morph targets are applied first, in mesh space: base plus the weighted deltas of the targets whose
+//! weight is not zero ([`MorphTargets`]), then the transform.
+
+use crate::backend::Resolved;
+use crate::error::Error;
+use crate::layout::output::Renormalize;
+use crate::morph::{MorphStream, MorphTargets};
+use crate::skinning::input::{Attribute, MeshInput, PrepareOptions};
+use crate::skinning::mesh::SkinnedMesh;
+use crate::transform::transform_points3;
+use glam::{Mat3, Mat4, Vec3, Vec4};
+
+use super::frame::{Scratch, SkinnedVertices};
+
+/// A mesh that moves rigidly with one joint of a [`Character`](crate::Character): positions, optional
+/// normals and tangents in the joint's space, and optional morph targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RigidMesh {
+    positions: Vec<Vec3>,
+    normals: Option<Vec<Vec3>>,
+    tangents: Option<Vec<Vec3>>,
+    handedness: Vec<f32>,
+    morph: Option<MorphTargets>,
+}
+
+impl RigidMesh {
+    /// A rigid mesh from its vertices (tangents with their handedness in w).
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when normals or tangents do not have one entry per position.
+    pub fn new(
+        positions: Vec<Vec3>,
+        normals: Option<Vec<Vec3>>,
+        tangents: Option<Vec<Vec4>>,
+    ) -> Result<RigidMesh, Error> {
+        let n = positions.len();
+        for (what, len) in [
+            (
+                "rigid mesh normals (one per vertex)",
+                normals.as_ref().map(Vec::len),
+            ),
+            (
+                "rigid mesh tangents (one per vertex)",
+                tangents.as_ref().map(Vec::len),
+            ),
+        ] {
+            if let Some(len) = len.filter(|&l| l != n) {
+                return Err(Error::CountMismatch {
+                    what,
+                    expected: n,
+                    got: len,
+                });
+            }
+        }
+        let handedness = tangents
+            .as_ref()
+            .map_or_else(Vec::new, |t| t.iter().map(|t| t.w).collect());
+        Ok(RigidMesh {
+            positions,
+            normals,
+            tangents: tangents.map(|t| t.iter().map(|t| t.truncate()).collect()),
+            handedness,
+            morph: None,
+        })
+    }
+
+    /// Adds morph targets, applied before the transform.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when the targets are for another vertex count.
+    pub fn with_morph_targets(mut self, targets: MorphTargets) -> Result<RigidMesh, Error> {
+        if targets.vertex_count() != self.positions.len() {
+            return Err(Error::CountMismatch {
+                what: "morph target vertices (one per mesh vertex)",
+                expected: self.positions.len(),
+                got: targets.vertex_count(),
+            });
+        }
+        self.morph = Some(targets);
+        Ok(self)
+    }
+
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// The positions, in the joint's space.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.positions
+    }
+
+    /// Whether the mesh has normals.
+    pub fn has_normals(&self) -> bool {
+        self.normals.is_some()
+    }
+
+    /// Whether the mesh has tangents.
+    pub fn has_tangents(&self) -> bool {
+        self.tangents.is_some()
+    }
+
+    /// The morph targets, when there are any.
+    pub fn morph_targets(&self) -> Option<&MorphTargets> {
+        self.morph.as_ref()
+    }
+
+    /// Zeroed world-space outputs for this mesh.
+    pub(crate) fn zeroed_output(&self) -> SkinnedVertices {
+        let n = self.positions.len();
+        SkinnedVertices {
+            positions: vec![Vec3::ZERO; n],
+            normals: self.normals.as_ref().map(|_| vec![Vec3::ZERO; n]),
+            tangents: self.tangents.as_ref().map(|_| vec![Vec4::ZERO; n]),
+        }
+    }
+
+    /// One frame of this mesh: morph with `weights` (when any is not zero), then transform by `model`
+    /// into `out`, which [`RigidMesh::zeroed_output`] shaped. `scratch` has room for the mesh.
+    pub(crate) fn evaluate(
+        &self,
+        backend: Resolved,
+        model: &Mat4,
+        weights: &[f32],
+        renormalize: Renormalize,
+        scratch: &mut Scratch,
+        out: &mut SkinnedVertices,
+    ) -> Result<(), Error> {
+        let n = self.positions.len();
+        let Scratch {
+            positions: mp,
+            normals: mn,
+            tangents: mt,
+            transformed,
+            ..
+        } = scratch;
+        let (mp, mn, mt, transformed) = (
+            &mut mp[..n],
+            &mut mn[..n],
+            &mut mt[..n],
+            &mut transformed[..n],
+        );
+        let morph = self
+            .morph
+            .as_ref()
+            .filter(|_| weights.iter().any(|&w| w != 0.0));
+        let positions: &[Vec3] = match morph {
+            Some(m) if m.moves(MorphStream::Positions) => {
+                m.apply(
+                    backend,
+                    MorphStream::Positions,
+                    weights,
+                    &self.positions,
+                    mp,
+                );
+                mp
+            }
+            _ => &self.positions,
+        };
+        transform_points3(backend.backend(), model, positions, &mut out.positions)?;
+        let m3 = Mat3::from_mat4(*model);
+        let det = m3.determinant();
+        if let (Some(base), Some(dst)) = (&self.normals, out.normals.as_mut()) {
+            let normals: &[Vec3] = match morph {
+                Some(m) if m.moves(MorphStream::Normals) => {
+                    m.apply(backend, MorphStream::Normals, weights, base, mn);
+                    mn
+                }
+                _ => base,
+            };
+            let cofactor = Mat3::from_cols(
+                m3.y_axis.cross(m3.z_axis),
+                m3.z_axis.cross(m3.x_axis),
+                m3.x_axis.cross(m3.y_axis),
+            );
+            let normal_matrix = if det.is_normal() {
+                cofactor * (1.0 / det)
+            } else {
+                cofactor
+            };
+            transform_points3(
+                backend.backend(),
+                &Mat4::from_mat3(normal_matrix),
+                normals,
+                dst,
+            )?;
+            if renormalize != Renormalize::None {
+                dst.iter_mut().for_each(|v| *v = v.normalize_or_zero());
+            }
+        }
+        if let (Some(base), Some(dst)) = (&self.tangents, out.tangents.as_mut()) {
+            let tangents: &[Vec3] = match morph {
+                Some(m) if m.moves(MorphStream::Tangents) => {
+                    m.apply(backend, MorphStream::Tangents, weights, base, mt);
+                    mt
+                }
+                _ => base,
+            };
+            transform_points3(
+                backend.backend(),
+                &Mat4::from_mat3(m3),
+                tangents,
+                transformed,
+            )?;
+            let flip = if det < 0.0 { -1.0 } else { 1.0 };
+            for ((d, t), &w) in dst.iter_mut().zip(&*transformed).zip(&self.handedness) {
+                let t = if renormalize == Renormalize::None {
+                    *t
+                } else {
+                    t.normalize_or_zero()
+                };
+                *d = t.extend(w * flip);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a skinned mesh with morph targets is prepared from: its bind-pose vertices, influences and
+/// prepare options, and the targets. When a frame's weights are not all zero, the skin stage morphs the
+/// vertices and prepares the mesh again ([`SkinnedMesh::prepare`] allocates: this is the one stage that
+/// does, and only for morphed meshes with weights).
+#[derive(Clone, Debug)]
+pub(crate) struct SkinnedMorph {
+    pub(crate) positions: Vec<Vec3>,
+    pub(crate) normals: Option<Vec<Vec3>>,
+    pub(crate) tangents: Option<Vec<Vec3>>,
+    pub(crate) handedness: Vec<f32>,
+    /// One or two sets of four influences per vertex.
+    pub(crate) joints: Vec<Vec<[u16; 4]>>,
+    pub(crate) weights: Vec<Vec<[f32; 4]>>,
+    pub(crate) options: PrepareOptions,
+    pub(crate) targets: MorphTargets,
+}
+
+impl SkinnedMorph {
+    /// Number of vertices.
+    pub(crate) fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// The morphed mesh for `weights`, prepared; the morphed vertices go through `scratch`.
+    pub(crate) fn prepare(
+        &self,
+        backend: Resolved,
+        weights: &[f32],
+        scratch: &mut Scratch,
+    ) -> Result<SkinnedMesh, Error> {
+        let n = self.positions.len();
+        let t = &self.targets;
+        let positions = &mut scratch.positions[..n];
+        t.apply(
+            backend,
+            MorphStream::Positions,
+            weights,
+            &self.positions,
+            positions,
+        );
+        let mut input = MeshInput::new(
+            Attribute::vec3(positions),
+            Attribute::joints_u16(&self.joints[0]),
+            Attribute::weights_f32(&self.weights[0]),
+        );
+        if let (Some(j), Some(w)) = (self.joints.get(1), self.weights.get(1)) {
+            input.joints[1] = Some(Attribute::joints_u16(j));
+            input.weights[1] = Some(Attribute::weights_f32(w));
+        }
+        if let Some(base) = &self.normals {
+            let normals = &mut scratch.normals[..n];
+            t.apply(backend, MorphStream::Normals, weights, base, normals);
+            input.normals = Some(Attribute::vec3(normals));
+        }
+        if let Some(base) = &self.tangents {
+            let tangents = &mut scratch.tangents[..n];
+            t.apply(backend, MorphStream::Tangents, weights, base, tangents);
+            let t4 = &mut scratch.tangents4[..n];
+            for ((d, t), &w) in t4.iter_mut().zip(&*tangents).zip(&self.handedness) {
+                *d = t.extend(w);
+            }
+            input.tangents = Some(Attribute::vec4(t4));
+        }
+        SkinnedMesh::prepare(&input, &self.options)
+    }
+}
