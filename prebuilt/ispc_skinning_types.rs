@@ -5,13 +5,14 @@
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct SkinGroupArgs {
-    pub form: i32,
     pub influences: i32,
     pub rigid: i32,
     pub compact: i32,
+    pub components: i32,
     pub first: i32,
     pub count: i32,
     pub readable: i32,
+    pub renormalize: i32,
     pub blocks: *const f32,
     pub joints: *const u32,
     pub weights: *const f32,

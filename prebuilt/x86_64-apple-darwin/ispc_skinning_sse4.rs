@@ -6,6 +6,25 @@ pub mod ispc_skinning_sse4 {
 use super::*;
 
 unsafe extern "C" {
+    pub fn blend_trs_sse4(
+        t: *const *const f32,
+        q: *const *const f32,
+        s: *const *const f32,
+        jw: *const *const f32,
+        weights: *const f32,
+        layers: i32,
+        additive: i32,
+        rt: *const f32,
+        rq: *const f32,
+        rs: *const f32,
+        threshold: f32,
+        ot: *mut f32,
+        oq: *mut f32,
+        os: *mut f32,
+        n: i32,
+    );
+}
+unsafe extern "C" {
     pub fn crowd_ltm_trs_sse4(
         locals: *const f32,
         models: *mut f32,
@@ -115,7 +134,15 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_sse4(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
+    pub fn morph_floats_sse4(
+        base: *const f32,
+        out: *mut f32,
+        n: i32,
+        deltas: *mut *const f32,
+        weights: *const f32,
+        targets: i32,
+        accumulate: bool,
+    );
 }
 unsafe extern "C" {
     pub fn skin_group_sse4(a: *const SkinGroupArgs);

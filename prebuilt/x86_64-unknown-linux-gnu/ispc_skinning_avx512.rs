@@ -6,6 +6,25 @@ pub mod ispc_skinning_avx512 {
 use super::*;
 
 unsafe extern "C" {
+    pub fn blend_trs_avx512(
+        t: *const *const f32,
+        q: *const *const f32,
+        s: *const *const f32,
+        jw: *const *const f32,
+        weights: *const f32,
+        layers: i32,
+        additive: i32,
+        rt: *const f32,
+        rq: *const f32,
+        rs: *const f32,
+        threshold: f32,
+        ot: *mut f32,
+        oq: *mut f32,
+        os: *mut f32,
+        n: i32,
+    );
+}
+unsafe extern "C" {
     pub fn crowd_ltm_trs_avx512(
         locals: *const f32,
         models: *mut f32,
@@ -115,7 +134,15 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
-    pub fn renormalize_rows_avx512(v: *mut f32, count: i32, stride: i32, packed: bool, mode: i32);
+    pub fn morph_floats_avx512(
+        base: *const f32,
+        out: *mut f32,
+        n: i32,
+        deltas: *mut *const f32,
+        weights: *const f32,
+        targets: i32,
+        accumulate: bool,
+    );
 }
 unsafe extern "C" {
     pub fn skin_group_avx512(a: *const SkinGroupArgs);
