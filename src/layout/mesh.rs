@@ -163,25 +163,34 @@ impl InfluenceGroup {
         }
     }
 
-    /// Component s of vertex v (0 for a component the group does not hold).
-    fn component(&self, v: usize, s: usize) -> f32 {
-        if s >= self.components {
-            return 0.0;
-        }
+    /// The 10 attribute floats of vertex v, px py pz nx ny nz tx ty tz tw (0 for a component the
+    /// group does not hold): its block sliced once, then one float per run.
+    pub(crate) fn attributes(&self, v: usize) -> [f32; 10] {
         let c = self.components;
-        self.blocks[v / SKIN_BLOCK * c * SKIN_BLOCK + s * SKIN_BLOCK + v % SKIN_BLOCK]
+        let block = &self.blocks[v / SKIN_BLOCK * c * SKIN_BLOCK..][..c * SKIN_BLOCK];
+        let lane = v % SKIN_BLOCK;
+        std::array::from_fn(|s| {
+            if s < c {
+                block[s * SKIN_BLOCK + lane]
+            } else {
+                0.0
+            }
+        })
     }
 
     pub(crate) fn position(&self, v: usize) -> [f32; 3] {
-        [0, 1, 2].map(|s| self.component(v, s))
+        let a = self.attributes(v);
+        [a[0], a[1], a[2]]
     }
 
     pub(crate) fn normal(&self, v: usize) -> [f32; 3] {
-        [3, 4, 5].map(|s| self.component(v, s))
+        let a = self.attributes(v);
+        [a[3], a[4], a[5]]
     }
 
     pub(crate) fn tangent(&self, v: usize) -> [f32; 4] {
-        [6, 7, 8, 9].map(|s| self.component(v, s))
+        let a = self.attributes(v);
+        [a[6], a[7], a[8], a[9]]
     }
 }
 
