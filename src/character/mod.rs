@@ -294,6 +294,7 @@ impl Character {
     }
 
     /// Gives skinned mesh `mesh` morph targets and the weights a frame starts with (glTF loading).
+    #[cfg(feature = "gltf")]
     pub(crate) fn with_skinned_morph(
         mut self,
         mesh: usize,
@@ -336,7 +337,8 @@ impl Character {
         Some(&self.mesh_morphs.get(i)?.as_ref()?.targets)
     }
 
-    /// The morph weights a frame starts with: per skinned mesh, then per rigid mesh.
+    /// The morph weights a frame starts with: per skinned mesh, then per rigid mesh (glTF scenes).
+    #[cfg(feature = "gltf")]
     pub(crate) fn default_weights(&self) -> (&[Vec<f32>], &[Vec<f32>]) {
         (&self.mesh_default_weights, &self.rigid_default_weights)
     }
