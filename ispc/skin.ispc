@@ -249,21 +249,28 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
             unit3(tx, ty, tz, c.renormalize);
     }
 
-    // Whole gangs of consecutive outputs go to packed streams with one interleaving store per attribute;
-    // everything else (indexed outputs, interleaved buffers, the last partial gang) with per-lane stores.
+    // Whole gangs of consecutive outputs go to packed streams with one interleaving store per attribute:
+    // always in a contiguous call, and in a listed one when the gang's indices happen to be consecutive
+    // (SkinnedMesh::prepare arranges most of them so). Everything else (scattered indices, interleaved
+    // buffers, the last partial gang) gets per-lane stores.
     const uniform bool sequential = c.first >= 0;
-    const uniform bool whole = sequential && rem == W;
+    uniform bool whole = sequential && rem == W;
+    uniform int o0 = c.first + v0;
+    if (!sequential && rem == W) {
+        const varying int listed = (int)c.vertices[v0 + programIndex];
+        o0 = extract(listed, 0);
+        whole = all(listed == o0 + programIndex);
+    }
     const uniform bool pack_p = whole && c.pos_stride == 3;
     const uniform bool pack_n = WN && whole && c.nrm_stride == 3;
     const uniform bool pack_t = WT && whole && c.tng_stride == 4;
     if (whole) {
-        const uniform int o = c.first + v0;
         if (pack_p)
-            soa_to_aos3(x, y, z, c.pos + 3 * o);
+            soa_to_aos3(x, y, z, c.pos + 3 * o0);
         if (pack_n)
-            soa_to_aos3(nx, ny, nz, c.nrm + 3 * o);
+            soa_to_aos3(nx, ny, nz, c.nrm + 3 * o0);
         if (pack_t)
-            soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o);
+            soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o0);
         if (pack_p && (!WN || pack_n) && (!WT || pack_t))
             return;
     }

@@ -825,10 +825,10 @@ fn compact_rigid_vertices_stay_exact() {
 
 #[test]
 fn compact_influences_halve_the_influence_bytes() {
-    // SkinnedMesh::heap_bytes: a positions-only vertex holds 12 bytes of attributes and a 4-byte index,
-    // plus 8 bytes per influence, or 4 when compact. One influence of weight 1 is rigid in both forms:
+    // SkinnedMesh::heap_bytes: a positions-only vertex holds 12 bytes of attributes, a 4-byte index and
+    // a 1-byte influence count, plus 8 bytes per influence, or 4 when compact. One influence of weight 1 is rigid in both forms:
     // its joint alone, 4 bytes. Attributes and influences are padded to whole blocks of 16 vertices
-    // (100 vertices take 112 places); the indices are not.
+    // (100 vertices take 112 places); the indices and counts are not.
     let mut rng = Rng::new(11);
     let n = 100;
     let padded = 112;
@@ -843,9 +843,61 @@ fn compact_influences_halve_the_influence_bytes() {
         let per_influence = if k == 1 { 4 } else { 8 };
         assert_eq!(
             exact.heap_bytes(),
-            padded * (12 + per_influence * k) + 4 * n,
+            padded * (12 + per_influence * k) + 5 * n,
             "k={k}"
         );
-        assert_eq!(compact.heap_bytes(), padded * (12 + 4 * k) + 4 * n, "k={k}");
+        assert_eq!(compact.heap_bytes(), padded * (12 + 4 * k) + 5 * n, "k={k}");
+    }
+}
+
+#[test]
+fn runs_of_mixed_counts_are_promoted_exactly_and_keep_their_own_counts() {
+    // Counts change from one vertex to the next, as in real meshes, so preparing puts each whole run of
+    // 16 vertices in the group of its largest count, padded with zero-weight influences (see
+    // SkinnedMesh::prepare). The results must still be each vertex's own blend, computed here with glam
+    // from the input alone, on every backend; and the histogram and permutation speak of own counts.
+    let mut rng = Rng::new(5);
+    let n = 16 * 7 + 5;
+    let count = |v: usize| 1 + (v * 5 + v / 3) % 4;
+    let pos: Vec<Vec3> = (0..n).map(|_| random_vec3(&mut rng, -1.0..1.0)).collect();
+    let mut joints = vec![[0u8; 4]; n];
+    let mut weights = vec![[0.0f32; 4]; n];
+    for v in 0..n {
+        for i in 0..count(v) {
+            joints[v][i] = ((v + 3 * i) % 6) as u8;
+            weights[v][i] = rng.range(0.25, 1.25);
+        }
+    }
+    let input = MeshInput::new(
+        Attribute::vec3(&pos),
+        Attribute::joints_u8(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(6)).unwrap();
+    let mut histogram = [0usize; 9];
+    (0..n).for_each(|v| histogram[count(v)] += 1);
+    assert_eq!(mesh.influence_histogram(), histogram);
+    let perm = mesh.permutation();
+    assert!(perm
+        .windows(2)
+        .all(|w| count(w[0] as usize) <= count(w[1] as usize)));
+
+    let (matrices, palette) = random_palette(6, &mut rng);
+    for backend in common::backends() {
+        let got = skin(&mesh, &palette, backend);
+        for v in 0..n {
+            let sum: f32 = weights[v].iter().sum();
+            let blended = (0..count(v)).fold(Mat4::ZERO, |m, i| {
+                m + matrices[joints[v][i] as usize] * (weights[v][i] / sum)
+            });
+            let want = blended.transform_point3(pos[v]);
+            assert!(
+                got[v].abs_diff_eq(want, 1e-5),
+                "{} vertex {v} ({} influences): {} instead of {want}",
+                backend.name(),
+                count(v),
+                got[v]
+            );
+        }
     }
 }

@@ -448,9 +448,12 @@ unsafe fn skin_block(
     };
     // SAFETY: the caller's contract. The kernel reads `args` once; through it, the group's inputs from
     // `start` on, in whole gangs that the padding keeps inside the vectors (see above), listed indices
-    // of the `len` real vertices only (masked), and palette entries below palette.len() (padding has
-    // joint 0, below the joint count of any group with influences); it writes the outputs the caller
-    // vouches for, for the `len` real vertices only. It prefetches (never loads) inputs of vertices
+    // of the `len` real vertices only (masked, or a whole gang of them at once when all its lanes are
+    // real), and palette entries below palette.len() (block padding has joint 0, below the joint count
+    // of any group with influences, and a promoted vertex's zero-weight influences repeat one of its
+    // own joints); it writes the outputs the caller vouches
+    // for, for the `len` real vertices only: a whole gang whose listed indices are o, o + 1, ...,
+    // o + W - 1 is written as that one range, which holds exactly those vertices' outputs. It prefetches (never loads) inputs of vertices
     // below `readable`, counted from `start`, which the group's vectors also hold. A group is never
     // asked for attributes it lacks (asserted in skin_mesh), and the rigid and compact forms never read
     // `weights`.

@@ -9,7 +9,10 @@
 //!
 //! [`SkinnedMesh::prepare`] validates everything once, so that the skinning kernels need no per-vertex
 //! checks, and converts the data into the seed's "SSE friendly" form: vertices grouped by influence count
-//! (Davies' future work), each group with its own contiguous arrays. Its rules, each its own [`Error`]:
+//! (Davies' future work), each group with its own contiguous arrays. Whole runs of 16 consecutive
+//! vertices stay together in the group of their largest count, the others padded with zero-weight
+//! influences, so that the kernels write each run's outputs with whole-gang stores (exact: the padding
+//! adds zeros; see `group_of_runs`). Its rules, each its own [`Error`]:
 //! - positions are `F32x3`, normals `F32x3`, tangents `F32x4` (w is the handedness sign, preserved),
 //!   joints `U8x4`/`U16x4`, weights `F32x4`/`Unorm8x4`/`Unorm16x4` ([`Error::AttributeFormat`]);
 //! - every attribute has one element per position ([`Error::CountMismatch`]) and fits in its buffer
@@ -35,6 +38,7 @@ use crate::error::Error;
 use crate::layout::format::Format;
 use crate::layout::mesh::{
     padded, unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
+    SKIN_BLOCK,
 };
 use crate::skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
 
@@ -71,6 +75,45 @@ fn quantize_unorm16(influences: &[(u32, f32)], policy: WeightPolicy) -> Result<[
         }
     }
     Ok(q)
+}
+
+/// Vertices per run of [`group_of_runs`]: one [`SKIN_BLOCK`], so that a run fills a whole gang on
+/// every ISA (4, 8 or 16 lanes) and starts where a kernel call may start.
+const RUN: usize = SKIN_BLOCK;
+
+/// Which group each vertex goes to, in the order the groups are filled: `(vertex, influences)`.
+///
+/// Grouping by influence count alone scatters a group's outputs over the mesh, because real meshes
+/// mix counts from one vertex to the next (CesiumMan's runs of one count average 4 vertices). The
+/// kernels then store each output lane by lane, which cost a third of CesiumMan's frame. So each whole
+/// run of [`RUN`] consecutive vertices goes together to the group of its largest count, its other
+/// vertices promoted with zero-weight influences: the run's outputs are consecutive, and the kernels
+/// store them with whole-gang interleaving stores. Promotion costs blending work (CesiumMan: 2.3 to
+/// 3.1 influences per vertex on average) and is exact (each added product is zero). Runs are placed
+/// first, in order, so each starts at a multiple of RUN in its group; the vertices of the last, partial
+/// run, and those of runs holding a vertex with no influence (kept apart under `WeightPolicy::Keep`),
+/// follow in their own groups.
+///
+/// A mesh whose counts never decrease (one count, or reordered by [`SkinnedMesh::permutation`]) has
+/// contiguous groups already: it is grouped by count alone, with no promotion.
+fn group_of_runs(n: usize, count: impl Fn(usize) -> usize) -> Vec<(usize, usize)> {
+    if (1..n).all(|v| count(v - 1) <= count(v)) {
+        return (0..n).map(|v| (v, count(v))).collect();
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut rest = Vec::new();
+    for run in (0..n).step_by(RUN) {
+        let vertices = run..(run + RUN).min(n);
+        let whole = vertices.len() == RUN && vertices.clone().all(|v| count(v) > 0);
+        if whole {
+            let k = vertices.clone().map(&count).max().unwrap_or(0);
+            order.extend(vertices.map(|v| (v, k)));
+        } else {
+            rest.extend(vertices.map(|v| (v, count(v))));
+        }
+    }
+    order.extend(rest);
+    order
 }
 
 /// Where a mesh's joints and weights come from, checked against the positions: the glTF-style
@@ -188,6 +231,8 @@ pub struct SkinnedMesh {
     joint_count: usize,
     has_normals: bool,
     has_tangents: bool,
+    /// Each vertex's own influence count (its group may hold it with more, see `group_of_runs`).
+    counts: Vec<u8>,
     /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
     /// `WeightPolicy::Keep`).
     pub(crate) kernel: KernelMesh,
@@ -240,8 +285,13 @@ impl SkinnedMesh {
                 ..Default::default()
             })
             .collect();
+        // Pass 1: every vertex's influences, validated, LOD-truncated and (by policy) normalized, kept
+        // flat: vertex v's are `kept[starts[v]..starts[v + 1]]`.
         let mut slots: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
         let mut influences: Vec<(u32, f32)> = Vec::with_capacity(MAX_INFLUENCES);
+        let mut kept: Vec<(u32, f32)> = Vec::with_capacity(n * 2);
+        let mut starts: Vec<usize> = Vec::with_capacity(n + 1);
+        starts.push(0);
         // The largest joint index with a non-zero weight, plus one.
         let mut used_joints = 0;
         for v in 0..n {
@@ -286,7 +336,14 @@ impl SkinnedMesh {
                 }
                 influences.iter_mut().for_each(|i| i.1 /= sum);
             }
-            let g = &mut groups[influences.len()];
+            kept.extend_from_slice(&influences);
+            starts.push(kept.len());
+        }
+
+        // Pass 2: each vertex's group (see `group_of_runs`), then pass 3 fills the groups in that order.
+        let count = |v: usize| starts[v + 1] - starts[v];
+        for (v, k) in group_of_runs(n, count) {
+            let g = &mut groups[k];
             // v < n <= MAX_VERTICES < u32::MAX, checked above; the conversion says so instead of
             // truncating.
             g.vertices
@@ -295,22 +352,31 @@ impl SkinnedMesh {
                     max: MAX_VERTICES,
                 })?);
             let p = input.positions.floats(v);
-            let n = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            let nrm = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
             let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
             let at = g.vertices.len() - 1;
             g.push_attributes(
                 at,
-                &[p[0], p[1], p[2], n[0], n[1], n[2], t[0], t[1], t[2], t[3]],
+                &[
+                    p[0], p[1], p[2], nrm[0], nrm[1], nrm[2], t[0], t[1], t[2], t[3],
+                ],
             );
+            let own = &kept[starts[v]..starts[v + 1]];
+            // A vertex promoted to a group of more influences repeats its first joint with weight 0:
+            // the extra products add exact zeros, and a joint the vertex already uses cannot bring in a
+            // non-finite matrix that the vertex's own result would not have had.
+            let pad = own.first().map_or(0, |i| i.0);
+            let padding = (own.len()..k).map(|_| (pad, 0.0));
             if options.compact_influences {
-                let quantized = quantize_unorm16(&influences, options.weights)
+                let quantized = quantize_unorm16(own, options.weights)
                     .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
-                for (&(j, _), &q) in influences.iter().zip(&quantized) {
+                for (&(j, _), &q) in own.iter().zip(&quantized) {
                     // Joints come from u8 or u16 attributes, so they fit the low 16 bits.
                     g.table.push(j, unorm16(q), q);
                 }
+                padding.for_each(|(j, _)| g.table.push(j, 0.0, 0));
             } else {
-                for &(j, w) in &influences {
+                for (j, w) in own.iter().copied().chain(padding) {
                     g.table.push(j, w, 0);
                 }
             }
@@ -335,6 +401,8 @@ impl SkinnedMesh {
             joint_count,
             has_normals: input.normals.is_some(),
             has_tangents: input.tangents.is_some(),
+            // At most MAX_INFLUENCES (8) each, after the LOD above.
+            counts: (0..n).map(|v| count(v) as u8).collect(),
             kernel: KernelMesh::new(n, joint_count, groups),
         })
     }
@@ -363,17 +431,28 @@ impl SkinnedMesh {
     }
 
     /// Heap bytes the prepared mesh holds: per vertex its attribute block (16 bytes for positions
-    /// only, else 48), its original index (4), and its influences (8 bytes each, 4 with
+    /// only, else 48), its original index (4), its influence count (1), and its influences (8 bytes each, 4 with
     /// [`PrepareOptions::compact_influences`]). When every one-influence vertex has weight exactly 1
     /// (always with [`WeightPolicy::Normalize`]), those vertices hold only their joint, 4 bytes in all.
     /// Spare capacity and the fixed-size parts of the struct are not counted.
     pub fn heap_bytes(&self) -> usize {
-        self.kernel.groups().iter().map(InfluenceGroup::bytes).sum()
+        self.counts.len()
+            + self
+                .kernel
+                .groups()
+                .iter()
+                .map(InfluenceGroup::bytes)
+                .sum::<usize>()
     }
 
-    /// How many vertices have 0, 1, ..., 8 influences.
+    /// How many vertices have 0, 1, ..., 8 influences (their own, before any promotion; see the
+    /// module docs).
     pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
-        std::array::from_fn(|k| self.kernel.groups()[k].vertices.len())
+        let mut histogram = [0; MAX_INFLUENCES + 1];
+        for &k in &self.counts {
+            histogram[usize::from(k)] += 1;
+        }
+        histogram
     }
 
     /// True when each influence group covers one contiguous range of original vertices: always for a
@@ -384,16 +463,15 @@ impl SkinnedMesh {
         self.kernel.groups().iter().all(|g| g.contiguous)
     }
 
-    /// The vertex order the kernels work in (grouped by influence count): `permutation()[i]` is the
-    /// original index of the i-th vertex. Reordering the vertex buffers this way once (and remapping the
-    /// index buffer with the inverse) makes the output writes sequential; the results are in original
-    /// order either way.
+    /// The vertices sorted by influence count (stably): `permutation()[i]` is the original index of the
+    /// i-th vertex. Reordering the vertex buffers this way once (and remapping the index buffer with
+    /// the inverse) makes every influence group one contiguous range
+    /// ([`streams_sequentially`](Self::streams_sequentially)), with no promoted vertex; the results are
+    /// in original order either way.
     pub fn permutation(&self) -> Vec<u32> {
-        self.kernel
-            .groups()
-            .iter()
-            .flat_map(|g| g.vertices.iter().copied())
-            .collect()
+        let mut order: Vec<u32> = (0..self.counts.len() as u32).collect();
+        order.sort_by_key(|&v| self.counts[v as usize]);
+        order
     }
 }
 
