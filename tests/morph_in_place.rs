@@ -157,10 +157,10 @@ fn fresh(
         out.chunks_exact(3).map(Vec3::from_slice).collect()
     };
     let [p, nm, t] = targets;
-    let positions = morph(&m.positions, &p);
-    let normals = morph(&m.normals, &nm);
+    let positions = morph(&m.positions, p);
+    let normals = morph(&m.normals, nm);
     let t3: Vec<Vec3> = m.tangents.iter().map(|t| t.truncate()).collect();
-    let tangents: Vec<Vec4> = morph(&t3, &t)
+    let tangents: Vec<Vec4> = morph(&t3, t)
         .iter()
         .zip(&m.tangents)
         .map(|(t, w)| t.extend(w.w))
