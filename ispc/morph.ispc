@@ -33,3 +33,31 @@ export void EXPORT(morph_floats)(uniform const float base[], uniform float out[]
         }
     }
 }
+
+// The same sum over strided rows, for one attribute of a prepared mesh's AoSoA blocks (see
+// InfluenceGroup in src/layout/mesh.rs): row r of the output starts at out + r * stride, row r of the
+// base at base + r * stride, and row r of each delta at deltas[k] + r * row, packed. With row = 48 (x, y
+// and z runs of 16 vertices) and stride the block's floats, the skinning pass reads the morphed vertices
+// where it reads the bind pose, and neither the prepared mesh's other attributes nor its padding are
+// touched. Every ISA's gang width divides 48, so no row needs a masked tail.
+//
+// out[r*stride + j] = (accumulate ? out : base)[r*stride + j] + sum_{k < targets} weights[k] * deltas[k][r*row + j]
+// for r in [0, rows), j in [0, row). base and out hold at least (rows - 1) * stride + row floats, every
+// deltas[k] rows * row; base is not read when accumulate is set.
+export void EXPORT(morph_rows)(uniform const float base[], uniform float out[], uniform int rows,
+                               uniform int row, uniform int stride,
+                               uniform const float *uniform deltas[], uniform const float weights[],
+                               uniform int targets, uniform bool accumulate)
+{
+    uniform const float *uniform from = accumulate ? (uniform const float *uniform)out : base;
+    for (uniform int r = 0; r < rows; ++r) {
+        uniform int o = r * stride;
+        uniform int d = r * row;
+        foreach (j = 0 ... row) {
+            float acc = from[o + j];
+            for (uniform int k = 0; k < targets; ++k)
+                acc += weights[k] * deltas[k][d + j];
+            out[o + j] = acc;
+        }
+    }
+}

@@ -118,6 +118,58 @@ fn run<'a>(
     }
 }
 
+/// [`run`] over strided rows (`(rows, row, stride)`): row r of `out` and `base` starts at float
+/// `r * stride`, row r of each delta at `r * row`; the floats between rows are neither read nor written.
+/// The caller has checked the lengths (`base` and `out` hold `(rows - 1) * stride + row` floats or more,
+/// every delta `rows * row`, `0 < row <= stride`). Nothing allocates.
+pub(crate) fn run_rows<'a>(
+    backend: Resolved,
+    base: &[f32],
+    targets: impl Iterator<Item = (Option<&'a [f32]>, f32)>,
+    (rows, row, stride): (usize, usize, usize),
+    out: &mut [f32],
+) {
+    let active = targets.filter_map(|(d, w)| Some((d?, w)).filter(|_| w != 0.0));
+    match backend {
+        Resolved::Reference => {
+            // The sum of reference::morph_floats, row by row: in target order, base first.
+            for r in 0..rows {
+                let at = r * stride..r * stride + row;
+                out[at.clone()].copy_from_slice(&base[at]);
+            }
+            for (d, w) in active {
+                for r in 0..rows {
+                    let o = &mut out[r * stride..r * stride + row];
+                    for (o, &x) in o.iter_mut().zip(&d[r * row..(r + 1) * row]) {
+                        *o += w * x;
+                    }
+                }
+            }
+        }
+        Resolved::Ispc(isa) => {
+            let mut deltas: [&[f32]; MORPH_BATCH] = [&[]; MORPH_BATCH];
+            let mut weights = [0.0f32; MORPH_BATCH];
+            let mut filled = 0;
+            let mut first = true;
+            for (d, w) in active {
+                deltas[filled] = d;
+                weights[filled] = w;
+                filled += 1;
+                if filled == MORPH_BATCH {
+                    let b = first.then_some(base);
+                    ffi::morph_rows(isa, b, &deltas, &weights, rows, row, stride, out);
+                    (filled, first) = (0, false);
+                }
+            }
+            // The last partial batch, or the copy of the base when no target is active.
+            if filled > 0 || first {
+                let (d, w) = (&deltas[..filled], &weights[..filled]);
+                ffi::morph_rows(isa, first.then_some(base), d, w, rows, row, stride, out);
+            }
+        }
+    }
+}
+
 /// One mesh's morph targets: for each target, optional deltas of positions, normals and tangents (xyz;
 /// glTF morphs no handedness), one per vertex.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -182,10 +234,11 @@ impl MorphTargets {
 
     /// Whether any target has deltas for this stream.
     pub(crate) fn moves(&self, stream: MorphStream) -> bool {
-        self.stream(stream).iter().any(Option::is_some)
+        self.deltas(stream).iter().any(Option::is_some)
     }
 
-    fn stream(&self, stream: MorphStream) -> &[Option<Vec<Vec3>>] {
+    /// Each target's deltas of one stream (`None` where the target does not move it).
+    pub(crate) fn deltas(&self, stream: MorphStream) -> &[Option<Vec<Vec3>>] {
         match stream {
             MorphStream::Positions => &self.positions,
             MorphStream::Normals => &self.normals,
@@ -204,7 +257,7 @@ impl MorphTargets {
         out: &mut [Vec3],
     ) {
         let targets = self
-            .stream(stream)
+            .deltas(stream)
             .iter()
             .zip(weights)
             .map(|(d, &w)| (d.as_deref().map(bytemuck::cast_slice::<Vec3, f32>), w));

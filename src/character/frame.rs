@@ -60,13 +60,12 @@ pub(crate) fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
     )
 }
 
-/// Per-frame working space of the morph pre-pass and the rigid transforms, sized once.
+/// Per-frame working space of the rigid meshes' morph and transforms, sized once.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scratch {
     pub(crate) positions: Vec<Vec3>,
     pub(crate) normals: Vec<Vec3>,
     pub(crate) tangents: Vec<Vec3>,
-    pub(crate) tangents4: Vec<Vec4>,
     pub(crate) transformed: Vec<Vec3>,
 }
 
@@ -77,7 +76,6 @@ impl Scratch {
             positions: vec![Vec3::ZERO; vertices],
             normals: vec![Vec3::ZERO; vertices],
             tangents: vec![Vec3::ZERO; vertices],
-            tangents4: vec![Vec4::ZERO; vertices],
             transformed: vec![Vec3::ZERO; vertices],
         }
     }
@@ -103,6 +101,10 @@ pub struct Frame {
     pub(crate) meshes: Vec<SkinnedVertices>,
     /// The rigid meshes' world-space vertices, one per rigid mesh of the character.
     pub(crate) rigid: Vec<SkinnedVertices>,
+    /// Per skinned mesh with morph targets, the frame's own copy of its prepared mesh, into whose blocks
+    /// the skin stage writes the morphed bind pose (made once, so that frames do not allocate and the
+    /// shared character stays immutable); `None` for a mesh without targets.
+    pub(crate) morphed: Vec<Option<SkinnedMesh>>,
     /// Morph weights of each skinned mesh (empty for a mesh without morph targets).
     pub(crate) mesh_weights: Vec<Vec<f32>>,
     /// Morph weights of each rigid mesh (empty for a mesh without morph targets).

@@ -10,7 +10,8 @@
 //! 2. [`Character::local_to_model`]: [`LocalToModelJob`], with [`Frame::root`] placing the character;
 //! 3. [`Character::palettes`]: [`PaletteJob`] per skin, `model(joint) * inverse_bind(joint)`;
 //! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette (after the morph
-//!    pre-pass, for a mesh with morph targets whose frame weights are not all zero);
+//!    pre-pass, for a mesh with morph targets whose frame weights are not all zero: it writes the
+//!    morphed bind pose into the frame's own copy of the prepared mesh, in place);
 //! 5. [`Character::rigid`]: every [`RigidMesh`] (added with [`Character::with_rigid_meshes`]) morphed,
 //!    then transformed by its joint's model matrix.
 //!
@@ -41,12 +42,13 @@
 
 pub(crate) mod crowd;
 mod frame;
+pub(crate) mod morph;
 pub(crate) mod rigid;
 
 use self::frame::Scratch;
 pub use self::frame::{Frame, SkinnedVertices};
+use self::morph::SkinnedMorph;
 pub use self::rigid::RigidMesh;
-use self::rigid::SkinnedMorph;
 
 use crate::backend::Threads;
 use crate::error::Error;
@@ -120,7 +122,7 @@ pub struct Character {
     /// Shared, so that a glTF mesh instanced on several nodes is prepared (and held) once.
     meshes: Vec<Arc<SkinnedMesh>>,
     mesh_skins: Vec<usize>,
-    /// Each skinned mesh's morph source (targets, and what prepares it again), if it has targets.
+    /// Each skinned mesh's morph targets, if it has any, permuted into the prepared mesh's layout.
     mesh_morphs: Vec<Option<Arc<SkinnedMorph>>>,
     /// Rigid meshes, each with the joint it follows (your index, and its level index).
     rigid: Vec<Arc<RigidMesh>>,
@@ -293,8 +295,32 @@ impl Character {
         Ok(self)
     }
 
-    /// Gives skinned mesh `mesh` morph targets and the weights a frame starts with (glTF loading).
-    #[cfg(feature = "gltf")]
+    /// Gives skinned mesh `mesh` morph targets, applied to its bind pose before skinning whenever a
+    /// frame's weights for it are not all zero ([`Frame::set_mesh_weights`]; a frame starts with every
+    /// weight zero). The targets are permuted once, here, into the prepared mesh's layout, so that a
+    /// frame morphs the mesh in place without preparing it again.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when `mesh` names no mesh, or the targets are for another vertex count.
+    pub fn with_mesh_morph_targets(
+        self,
+        mesh: usize,
+        targets: MorphTargets,
+    ) -> Result<Character, Error> {
+        let Some(prepared) = self.meshes.get(mesh) else {
+            return Err(Error::CountMismatch {
+                what: "skinned meshes",
+                expected: self.meshes.len(),
+                got: mesh + 1,
+            });
+        };
+        let weights = vec![0.0; targets.count()];
+        let morph = Arc::new(SkinnedMorph::new(prepared, targets)?);
+        self.with_skinned_morph(mesh, morph, weights)
+    }
+
+    /// Gives skinned mesh `mesh` morph targets and the weights a frame starts with (glTF loading shares
+    /// one [`SkinnedMorph`] between the nodes that instance a mesh).
     pub(crate) fn with_skinned_morph(
         mut self,
         mesh: usize,
@@ -306,11 +332,20 @@ impl Character {
             morph.targets.count(),
             weights.len(),
         )?;
-        count(
-            "skinned mesh morph vertices (one per mesh vertex)",
-            self.meshes.get(mesh).map_or(0, |m| m.vertex_count()),
-            morph.vertex_count(),
-        )?;
+        let Some(prepared) = self.meshes.get(mesh) else {
+            return Err(Error::CountMismatch {
+                what: "skinned meshes",
+                expected: self.meshes.len(),
+                got: mesh + 1,
+            });
+        };
+        if !morph.fits(prepared) {
+            return Err(Error::CountMismatch {
+                what: "skinned mesh morph vertices (one per mesh vertex)",
+                expected: prepared.vertex_count(),
+                got: morph.vertex_count(),
+            });
+        }
         self.mesh_morphs[mesh] = Some(morph);
         self.mesh_default_weights[mesh] = weights;
         Ok(self)
@@ -415,16 +450,15 @@ impl Character {
                 .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count()))
                 .collect(),
             rigid: self.rigid.iter().map(|m| m.zeroed_output()).collect(),
+            morphed: self
+                .meshes
+                .iter()
+                .zip(&self.mesh_morphs)
+                .map(|(mesh, morph)| morph.as_ref().map(|_| SkinnedMesh::clone(mesh)))
+                .collect(),
             mesh_weights: self.mesh_default_weights.clone(),
             rigid_weights: self.rigid_default_weights.clone(),
-            scratch: Scratch::with_room(
-                self.rigid
-                    .iter()
-                    .map(|m| m.vertex_count())
-                    .chain(self.mesh_morphs.iter().flatten().map(|m| m.vertex_count()))
-                    .max()
-                    .unwrap_or(0),
-            ),
+            scratch: Scratch::with_room(self.scratch_room()),
             level_of: self.level_of.clone(),
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
@@ -497,18 +531,47 @@ impl Character {
                 }
             }
         }
-        let room = frame.scratch.positions.len();
-        let needed = self
-            .rigid
+        // The morphed copies: one per mesh with targets, grouped as the mesh is (the morph checks the
+        // groups again before it writes).
+        let copies = |m: &[Option<SkinnedMesh>]| m.iter().flatten().count();
+        let (made_for, here) = (
+            copies(&frame.morphed),
+            self.mesh_morphs.iter().flatten().count(),
+        );
+        if frame.morphed.len() != self.meshes.len() || made_for != here {
+            return Err(wrong("morphed mesh", made_for, here));
+        }
+        for ((copy, mesh), morph) in frame
+            .morphed
             .iter()
-            .map(|m| m.vertex_count())
-            .chain(self.mesh_morphs.iter().flatten().map(|m| m.vertex_count()))
-            .max()
-            .unwrap_or(0);
+            .zip(&self.meshes)
+            .zip(&self.mesh_morphs)
+        {
+            match (copy, morph) {
+                (Some(c), Some(m)) if m.fits(c) => {}
+                (None, None) => {}
+                _ => {
+                    let len = copy.as_ref().map_or(0, |c| c.vertex_count());
+                    return Err(wrong("morphed mesh vertex", len, mesh.vertex_count()));
+                }
+            }
+        }
+        let room = frame.scratch.positions.len();
+        let needed = self.scratch_room();
         if room < needed {
             return Err(wrong("scratch vertex", room, needed));
         }
         Ok(())
+    }
+
+    /// The scratch vertices a frame needs: room for the largest rigid mesh (skinned meshes are morphed
+    /// in place, in the frame's copy).
+    fn scratch_room(&self) -> usize {
+        self.rigid
+            .iter()
+            .map(|m| m.vertex_count())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Stage 2 of a frame: every joint's model matrix from the frame's local pose
@@ -570,29 +633,28 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
-        for (((mesh, &skin), out), (morph, weights)) in self
+        for ((((mesh, &skin), out), (morph, weights)), copy) in self
             .meshes
             .iter()
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
             .zip(self.mesh_morphs.iter().zip(&frame.mesh_weights))
+            .zip(&mut frame.morphed)
         {
-            // A morphed mesh with weights is morphed and prepared again; otherwise the bind pose's.
-            let morphed = match morph {
-                Some(m) if weights.iter().any(|&w| w != 0.0) => {
-                    Some(m.prepare(frame.backend.resolve()?, weights, &mut frame.scratch)?)
+            // A mesh with morph weights is morphed into the frame's copy, in place; otherwise the
+            // shared mesh's bind pose is skinned as it is.
+            let skinned: &SkinnedMesh = match (morph, copy) {
+                (Some(m), Some(c)) if weights.iter().any(|&w| w != 0.0) => {
+                    m.morph_into(frame.backend.resolve()?, mesh, weights, c)?;
+                    c
                 }
-                _ => None,
+                _ => mesh,
             };
-            SkinningJob::new(
-                morphed.as_ref().unwrap_or(mesh),
-                &frame.palettes[skin],
-                out.output(),
-            )
-            .renormalize(frame.renormalize)
-            .threads(frame.threads)
-            .backend(frame.backend)
-            .run()?;
+            SkinningJob::new(skinned, &frame.palettes[skin], out.output())
+                .renormalize(frame.renormalize)
+                .threads(frame.threads)
+                .backend(frame.backend)
+                .run()?;
         }
         Ok(())
     }

@@ -1,6 +1,5 @@
 //! Meshes that are not skinned: [`RigidMesh`], which follows one joint's model matrix (a glTF mesh node
-//! without a skin, under an animated node or not), and the morph source of a skinned mesh
-//! ([`SkinnedMorph`]), which the skin stage re-prepares when its morph weights are not all zero.
+//! without a skin, under an animated node or not).
 //!
 //! A rigid mesh's world vertices each frame are, with `M` the joint's model matrix:
 //! - positions `M * (p, 1)`, through the batch transform kernel ([`transform_points3`]);
@@ -21,8 +20,6 @@ use crate::backend::Resolved;
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::morph::{MorphStream, MorphTargets};
-use crate::skinning::input::{Attribute, MeshInput, PrepareOptions};
-use crate::skinning::mesh::SkinnedMesh;
 use crate::transform::transform_points3;
 use glam::{Mat3, Mat4, Vec3, Vec4};
 
@@ -229,72 +226,5 @@ impl RigidMesh {
             }
         }
         Ok(())
-    }
-}
-
-/// What a skinned mesh with morph targets is prepared from: its bind-pose vertices, influences and
-/// prepare options, and the targets. When a frame's weights are not all zero, the skin stage morphs the
-/// vertices and prepares the mesh again ([`SkinnedMesh::prepare`] allocates: this is the one stage that
-/// does, and only for morphed meshes with weights).
-#[derive(Clone, Debug)]
-pub(crate) struct SkinnedMorph {
-    pub(crate) positions: Vec<Vec3>,
-    pub(crate) normals: Option<Vec<Vec3>>,
-    pub(crate) tangents: Option<Vec<Vec3>>,
-    pub(crate) handedness: Vec<f32>,
-    /// One or two sets of four influences per vertex.
-    pub(crate) joints: Vec<Vec<[u16; 4]>>,
-    pub(crate) weights: Vec<Vec<[f32; 4]>>,
-    pub(crate) options: PrepareOptions,
-    pub(crate) targets: MorphTargets,
-}
-
-impl SkinnedMorph {
-    /// Number of vertices.
-    pub(crate) fn vertex_count(&self) -> usize {
-        self.positions.len()
-    }
-
-    /// The morphed mesh for `weights`, prepared; the morphed vertices go through `scratch`.
-    pub(crate) fn prepare(
-        &self,
-        backend: Resolved,
-        weights: &[f32],
-        scratch: &mut Scratch,
-    ) -> Result<SkinnedMesh, Error> {
-        let n = self.positions.len();
-        let t = &self.targets;
-        let positions = &mut scratch.positions[..n];
-        t.apply(
-            backend,
-            MorphStream::Positions,
-            weights,
-            &self.positions,
-            positions,
-        );
-        let mut input = MeshInput::new(
-            Attribute::vec3(positions),
-            Attribute::joints_u16(&self.joints[0]),
-            Attribute::weights_f32(&self.weights[0]),
-        );
-        if let (Some(j), Some(w)) = (self.joints.get(1), self.weights.get(1)) {
-            input.joints[1] = Some(Attribute::joints_u16(j));
-            input.weights[1] = Some(Attribute::weights_f32(w));
-        }
-        if let Some(base) = &self.normals {
-            let normals = &mut scratch.normals[..n];
-            t.apply(backend, MorphStream::Normals, weights, base, normals);
-            input.normals = Some(Attribute::vec3(normals));
-        }
-        if let Some(base) = &self.tangents {
-            let tangents = &mut scratch.tangents[..n];
-            t.apply(backend, MorphStream::Tangents, weights, base, tangents);
-            let t4 = &mut scratch.tangents4[..n];
-            for ((d, t), &w) in t4.iter_mut().zip(&*tangents).zip(&self.handedness) {
-                *d = t.extend(w);
-            }
-            input.tangents = Some(Attribute::vec4(t4));
-        }
-        SkinnedMesh::prepare(&input, &self.options)
     }
 }

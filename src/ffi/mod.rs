@@ -75,6 +75,18 @@ type TransformPointsFn =
 /// `morph_floats(base, out, n, deltas, weights, targets, accumulate)` (ispc/morph.ispc).
 type MorphFloatsFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *mut *const f32, *const f32, i32, bool);
+/// `morph_rows(base, out, rows, row, stride, deltas, weights, targets, accumulate)` (ispc/morph.ispc).
+type MorphRowsFn = unsafe extern "C" fn(
+    *const f32,
+    *mut f32,
+    i32,
+    i32,
+    i32,
+    *mut *const f32,
+    *const f32,
+    i32,
+    bool,
+);
 
 type LtmJointFn = unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32);
 type LtmJointTrsFn = unsafe extern "C" fn(
@@ -140,6 +152,7 @@ pub(crate) struct Kernels {
     transform_points_vec4: TransformPointsFn,
     transform_points_vec3: TransformPointsFn,
     morph_floats: MorphFloatsFn,
+    morph_rows: MorphRowsFn,
     ltm_joint: LtmJointFn,
     ltm_joint_trs: LtmJointTrsFn,
     ltm_roots_soa: LtmRootsSoaFn,
@@ -167,6 +180,7 @@ macro_rules! kernel_table {
                 transform_points_vec4: isa::[<transform_points_vec4_ $suffix>],
                 transform_points_vec3: isa::[<transform_points_vec3_ $suffix>],
                 morph_floats: isa::[<morph_floats_ $suffix>],
+                morph_rows: isa::[<morph_rows_ $suffix>],
                 ltm_joint: isa::[<ltm_joint_ $suffix>],
                 ltm_joint_trs: isa::[<ltm_joint_trs_ $suffix>],
                 ltm_roots_soa: isa::[<ltm_roots_soa_ $suffix>],

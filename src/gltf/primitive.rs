@@ -7,7 +7,7 @@ use super::accessors::{
 };
 use super::error::GltfError;
 use super::limits::ImportLimits;
-use crate::character::rigid::SkinnedMorph;
+use crate::character::morph::SkinnedMorph;
 use crate::MAX_INFLUENCES;
 use crate::{
     Attribute, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh, SkinnedMesh, WeightPolicy,
@@ -49,7 +49,7 @@ pub(super) struct PrimitiveData {
     /// The bind-pose positions as stored in the file.
     pub(super) positions: Vec<Vec3>,
     pub(super) triangles: Vec<[u32; 3]>,
-    /// The morph source, when the primitive has morph targets.
+    /// The morph targets, permuted into the prepared mesh's layout, when the primitive has any.
     pub(super) morph: Option<Arc<SkinnedMorph>>,
 }
 
@@ -276,22 +276,10 @@ pub(super) fn read_primitive(
     prep.weights = options.weights;
     prep.max_influences = options.max_influences;
     let skinned = SkinnedMesh::prepare(&input, &prep).map_err(wrap)?;
-    let morph = targets.map(|targets| {
-        Arc::new(SkinnedMorph {
-            handedness: tangents
-                .as_ref()
-                .map_or_else(Vec::new, |t| t.iter().map(|t| t.w).collect()),
-            tangents: tangents
-                .as_ref()
-                .map(|t| t.iter().map(|t| t.truncate()).collect()),
-            normals: normals.clone(),
-            positions: positions.clone(),
-            joints: joints.into_iter().take(2).collect(),
-            weights: weights.into_iter().take(2).collect(),
-            options: prep,
-            targets,
-        })
-    });
+    let morph = targets
+        .map(|targets| SkinnedMorph::new(&skinned, targets).map(Arc::new))
+        .transpose()
+        .map_err(wrap)?;
 
     Ok(PrimitiveData {
         mesh: Arc::new(skinned),

@@ -288,6 +288,12 @@ impl KernelMesh {
         &self.groups
     }
 
+    /// Each group's attribute blocks, to be rewritten in place (a frame's morphed copy of a mesh). Only
+    /// the floats can change, not the lengths, so every invariant of [`KernelMesh::new`] still holds.
+    pub(crate) fn blocks_mut(&mut self) -> impl Iterator<Item = &mut [f32]> {
+        self.groups.iter_mut().map(|g| g.blocks.as_mut_slice())
+    }
+
     /// Floats per vertex in every group's blocks: 3, 6 or 10.
     pub(crate) fn components(&self) -> usize {
         self.groups[0].components

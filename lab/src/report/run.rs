@@ -7,7 +7,7 @@ use crate::report::peer::{self, Peer};
 use crate::report::row::Row;
 use crate::report::timing::Budget;
 use crate::report::{
-    blend, character, chart, davies, hierarchy, json, renormalize, skinning, transform,
+    blend, character, chart, davies, hierarchy, json, morph, renormalize, skinning, transform,
 };
 use clap::Args;
 use ispc_skinning::Isa;
@@ -35,7 +35,7 @@ pub struct Options {
 }
 
 /// The report's sections, in the order they run: one step of the progress bar each.
-const SECTIONS: u64 = 8;
+const SECTIONS: u64 = 9;
 
 /// Runs the report with `options`: prints the header, the table and the summaries to stdout.
 ///
@@ -108,6 +108,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
     bar.inc(1);
+    morph::rows(budget, &isas, &mut rows, &bar);
+    bar.inc(1);
     renormalize::rows(budget, &isas, &mut rows, &bar);
     bar.inc(1);
     bar.set_message("Davies' 64 cylinders");
@@ -125,6 +127,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     hierarchy::print_summary(&rows);
     blend::print_summary(&rows);
     skinning::print_summary(&rows);
+    morph::print_summary(&rows);
     renormalize::print_summary(&rows);
     davies::print_summary(&rows);
     if let Some(path) = &options.json {

@@ -1,0 +1,176 @@
+//! The morph targets of a skinned mesh ([`SkinnedMorph`]), kept in the prepared mesh's own layout so
+//! that a frame morphs its bind pose in place, with no allocation and no new preparation.
+//!
+//! A prepared mesh holds its vertices grouped by influence count, each group in AoSoA blocks of
+//! [`SKIN_BLOCK`] vertices (px py pz nx ny nz tx ty tz tw runs; see `InfluenceGroup`). When the targets
+//! are attached, each target's deltas are permuted once into that vertex order and packed the same way,
+//! one attribute at a time: per block, the x, y and z runs of the block's vertices (48 floats). The
+//! per-frame morph of one attribute of one group is then a straight stream over packed deltas, written
+//! at the attribute's rows of the blocks (`morph_rows` in ispc/morph.ispc), and the skinning kernels read
+//! the morphed vertices exactly where they read the bind pose. The handedness run and the padding are
+//! never written, so they keep the prepared mesh's values.
+//!
+//! The morphed blocks go into the frame's own copy of the prepared mesh
+//! ([`Frame`](crate::Frame) makes it once), so the shared [`Character`](crate::Character) stays
+//! immutable. The result is the same, float for float, as morphing the vertices in mesh order and
+//! preparing the mesh again: preparation copies each attribute float into its block unchanged, and
+//! each morphed float is the same sum, base first and then the targets in order.
+
+use crate::backend::Resolved;
+use crate::error::Error;
+use crate::layout::mesh::{padded, MAX_INFLUENCES, SKIN_BLOCK};
+use crate::morph::{run_rows, MorphStream, MorphTargets};
+use crate::skinning::mesh::SkinnedMesh;
+
+/// The attributes a target can move, with the offset of their first run in a block's runs.
+const STREAMS: [(MorphStream, usize); 3] = [
+    (MorphStream::Positions, 0),
+    (MorphStream::Normals, 3),
+    (MorphStream::Tangents, 6),
+];
+
+/// Floats of one attribute (three runs) per block.
+const ROW: usize = 3 * SKIN_BLOCK;
+
+/// A skinned mesh's morph targets: as given (mesh order, for
+/// [`Character::mesh_morph_targets`](crate::Character::mesh_morph_targets)) and permuted into the
+/// prepared mesh's blocks for the frame's morph (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct SkinnedMorph {
+    pub(crate) targets: MorphTargets,
+    /// Blocks of each influence group, as the mesh the deltas were permuted for has them.
+    group_blocks: [usize; MAX_INFLUENCES + 1],
+    /// Per attribute (positions, normals, tangents), per target: its deltas for every group in turn,
+    /// [`ROW`] floats per block (zero for the padding), or `None` when the target does not move the
+    /// attribute or the mesh does not have it.
+    deltas: [Vec<Option<Vec<f32>>>; 3],
+}
+
+impl SkinnedMorph {
+    /// The targets of `mesh`, permuted into its blocks.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when the targets are for another vertex count.
+    pub(crate) fn new(mesh: &SkinnedMesh, targets: MorphTargets) -> Result<SkinnedMorph, Error> {
+        if targets.vertex_count() != mesh.vertex_count() {
+            return Err(Error::CountMismatch {
+                what: "morph target vertices (one per mesh vertex)",
+                expected: mesh.vertex_count(),
+                got: targets.vertex_count(),
+            });
+        }
+        let groups = mesh.kernel.groups();
+        let group_blocks = std::array::from_fn(|k| padded(groups[k].vertices.len()) / SKIN_BLOCK);
+        let total: usize = group_blocks.iter().sum();
+        let present = [true, mesh.has_normals(), mesh.has_tangents()];
+        let deltas = std::array::from_fn(|s| {
+            let (stream, _) = STREAMS[s];
+            targets
+                .deltas(stream)
+                .iter()
+                .map(|d| {
+                    let d = d.as_ref().filter(|_| present[s])?;
+                    let mut packed = vec![0.0f32; total * ROW];
+                    let mut start = 0;
+                    for g in groups {
+                        for (v, &original) in g.vertices.iter().enumerate() {
+                            let at = start + v / SKIN_BLOCK * ROW + v % SKIN_BLOCK;
+                            let delta = d[original as usize];
+                            for c in 0..3 {
+                                packed[at + c * SKIN_BLOCK] = delta[c];
+                            }
+                        }
+                        start += padded(g.vertices.len()) / SKIN_BLOCK * ROW;
+                    }
+                    Some(packed)
+                })
+                .collect()
+        });
+        Ok(SkinnedMorph {
+            targets,
+            group_blocks,
+            deltas,
+        })
+    }
+
+    /// Number of vertices.
+    pub(crate) fn vertex_count(&self) -> usize {
+        self.targets.vertex_count()
+    }
+
+    /// Whether these deltas were permuted for a mesh with `mesh`'s groups.
+    pub(crate) fn fits(&self, mesh: &SkinnedMesh) -> bool {
+        let groups = mesh.kernel.groups();
+        mesh.vertex_count() == self.vertex_count()
+            && (0..=MAX_INFLUENCES)
+                .all(|k| padded(groups[k].vertices.len()) / SKIN_BLOCK == self.group_blocks[k])
+    }
+
+    /// Writes `mesh`'s bind attributes morphed by `weights` into the blocks of `out`, a copy of `mesh`:
+    /// every attribute that some target moves, base plus the weighted deltas of the targets whose
+    /// weight is not zero (the others are not read). Nothing allocates.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] when there is not one weight per target, or when `mesh` or `out` is not
+    /// the mesh these targets were attached to.
+    pub(crate) fn morph_into(
+        &self,
+        backend: Resolved,
+        mesh: &SkinnedMesh,
+        weights: &[f32],
+        out: &mut SkinnedMesh,
+    ) -> Result<(), Error> {
+        if weights.len() != self.targets.count() {
+            return Err(Error::CountMismatch {
+                what: "skinned mesh morph weights (one per target)",
+                expected: self.targets.count(),
+                got: weights.len(),
+            });
+        }
+        for m in [mesh, &*out] {
+            let fits = self.fits(m) && m.kernel.components() == mesh.kernel.components();
+            if !fits {
+                return Err(Error::CountMismatch {
+                    what: "morphed mesh vertices (the mesh the morph targets were attached to)",
+                    expected: self.vertex_count(),
+                    got: m.vertex_count(),
+                });
+            }
+        }
+        let stride = mesh.kernel.components() * SKIN_BLOCK;
+        for (s, &(_, first_run)) in STREAMS.iter().enumerate() {
+            let targets = &self.deltas[s];
+            if targets.iter().all(Option::is_none) {
+                // No target moves this attribute: the copy's bind values are never overwritten.
+                continue;
+            }
+            let offset = first_run * SKIN_BLOCK;
+            let mut start = 0;
+            for ((base, dst), &blocks) in mesh
+                .kernel
+                .groups()
+                .iter()
+                .zip(out.kernel.blocks_mut())
+                .zip(&self.group_blocks)
+            {
+                let range = start..start + blocks * ROW;
+                start = range.end;
+                if blocks == 0 {
+                    continue;
+                }
+                let active = targets
+                    .iter()
+                    .zip(weights)
+                    .map(|(d, &w)| (d.as_deref().map(|d| &d[range.clone()]), w));
+                run_rows(
+                    backend,
+                    &base.blocks[offset..],
+                    active,
+                    (blocks, ROW, stride),
+                    &mut dst[offset..],
+                );
+            }
+        }
+        Ok(())
+    }
+}
