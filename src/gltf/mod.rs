@@ -434,8 +434,20 @@ impl GltfScene {
                 ch.sample_into(t, &mut frame.rigid_weights[i]);
             }
         }
+        // Channels that share key times (a track) are adjacent when a node's translation, rotation and
+        // scale come from one exporter's sampler input, as is common: where the time falls is then
+        // looked up once for the run of them.
+        let mut last: Option<(usize, sampling::Located)> = None;
         for ch in &clip.channels {
-            let v = ch.sample(t);
+            let at = match last {
+                Some((track, at)) if track == ch.track => at,
+                _ => {
+                    let at = ch.locate(t);
+                    last = Some((ch.track, at));
+                    at
+                }
+            };
+            let v = ch.sample_at(at);
             match ch.property {
                 Property::Translation => frame.translations[ch.level] = Vec3::new(v[0], v[1], v[2]),
                 Property::Rotation => frame.rotations[ch.level] = Quat::from_array(v),

@@ -114,8 +114,12 @@ impl Channel {
             _ => (c, 0),
         };
         let i = k.saturating_mul(stride).saturating_add(offset);
-        let get = |j: usize| self.values.get(i.saturating_add(j)).copied().unwrap_or(0.0);
-        [get(0), get(1), get(2), if c == 4 { get(3) } else { 0.0 }]
+        // One bounds check per key, with the length known to the compiler in each arm.
+        let at = |n: usize| self.values.get(i..i.saturating_add(n));
+        match c {
+            4 => at(4).map_or([0.0; 4], |v| [v[0], v[1], v[2], v[3]]),
+            _ => at(3).map_or([0.0; 4], |v| [v[0], v[1], v[2], 0.0]),
+        }
     }
 
     /// The value at a located time (see [`Channel::locate`]).
