@@ -94,7 +94,7 @@ fn accessors_report_the_parts() {
     // The options and their defaults.
     assert_eq!(frame.root, Mat4::IDENTITY);
     assert_eq!(frame.backend, Backend::Auto);
-    assert_eq!(frame.renormalize, Renormalize::Precise);
+    assert_eq!(frame.renormalize, Renormalize::None);
     assert_eq!(frame.threads, Threads::One);
     let root = Mat4::from_translation(Vec3::Z);
     let built = c

@@ -560,7 +560,7 @@ fn crowd_buffers_start_at_the_rest_pose_with_the_frame_defaults() {
     let crowd = c.crowd_buffers(17).unwrap();
     assert_eq!(crowd.backend, Backend::Auto);
     assert_eq!(crowd.threads, Threads::All);
-    assert_eq!(crowd.renormalize, Renormalize::Precise);
+    assert_eq!(crowd.renormalize, Renormalize::None);
     assert_eq!(crowd.roots(), &[Mat4::IDENTITY; 17]);
     assert_eq!(crowd.pose().instances(), 17);
     assert_eq!(crowd.pose().joints(), rig.n);

@@ -4,18 +4,19 @@
 /// Whether skinned normals and tangents are made unit length again.
 ///
 /// The default, everywhere ([`SkinningJob`](crate::SkinningJob), [`Frame`](crate::Frame), the crowd
-/// jobs), is [`Renormalize::Precise`]: a renderer needs unit vectors, and linear blend skinning leaves a
-/// normal between joints that disagree short (by up to 21% at a 30-degree bend between neighbouring
-/// joints). Measured on the machine of docs/RESULTS.md, it costs 12-22% over `None` on separate streams
-/// with AVX-512 and AVX2 at 4 influences (pn), 17-41% with tangents (pnt), and the same as `Fast`, whose
-/// pass costs the same memory traffic. Choose `None` where the consumer normalizes anyway (a fragment
-/// shader).
+/// jobs), is [`Renormalize::None`], as in ozz-animation. Linear blend skinning leaves a normal between
+/// joints that disagree short (by up to 21% at a 30-degree bend between neighbouring joints), but the
+/// consumers of skinned normals normalize them anyway: a fragment shader after interpolation, a ray
+/// tracer at the hit point (an interpolated normal is short even from unit vertices). Renormalizing on
+/// the CPU is then paid twice: on CesiumMan's whole frame it cost 30% (`Precise`) and 26% (`Fast`) over
+/// `None` with AVX2 (docs/RESULTS.md). Choose `Precise` where the vertex normals themselves are the
+/// product (an exported mesh: `skin --out` does), or `Fast` where 1e-6 of unit length is enough.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Renormalize {
-    /// Left as the blended matrix makes them.
-    None,
-    /// Divided by their length (a square root and a division). The default.
+    /// Left as the blended matrix makes them. The default.
     #[default]
+    None,
+    /// Divided by their length (a square root and a division).
     Precise,
     /// Multiplied by an approximate reciprocal square root refined by one Newton step (ISPC's `rsqrt`);
     /// the tests bound its error at 1e-6 of unit length. The reference computes the precise result.

@@ -92,7 +92,7 @@ pub struct SkinningJob<'a> {
     pub mesh: &'a SkinnedMesh,
     /// Palette rows (from [`PaletteJob`](crate::PaletteJob)), at least the mesh's joint count.
     pub palette: &'a [PaletteMatrix],
-    /// Renormalization of normals and tangents; [`Renormalize::Precise`] by default (see [`Renormalize`]).
+    /// Renormalization of normals and tangents; [`Renormalize::None`] by default (see [`Renormalize`]).
     pub renormalize: Renormalize,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,

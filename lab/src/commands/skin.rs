@@ -228,7 +228,12 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             scene.clips().len()
         )));
     }
-    let mut frame = scene.frame_buffers().backend(backend);
+    // The written normals are the product here, so they are made unit length (not the runtime's
+    // default, see Renormalize).
+    let mut frame = scene
+        .frame_buffers()
+        .backend(backend)
+        .renormalize(ispc_skinning::Renormalize::Precise);
     let start = Instant::now();
     // With --blend the JSON's "clip" is null: the pose is the blend, not one clip.
     let clip = if args.blend.is_some() { None } else { clip };
