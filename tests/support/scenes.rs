@@ -182,6 +182,60 @@ pub fn animated_pose(
     (t, q, s)
 }
 
+/// An additive layer's deltas: the difference of the animated poses (seed `seed`) at times 0 and 0.2,
+/// translation and rotation relative (`b - a`, `b * a^-1`) and scale as a ratio (`b / a`), as an
+/// additive clip holds. The deltas are small, as real additive clips' are.
+pub fn additive_delta_pose(joints: usize, seed: u64) -> (Vec<Vec3>, Vec<Quat>, Vec<Vec3>) {
+    let (at, aq, as_) = animated_pose(joints, 0.0, true, seed);
+    let (bt, bq, bs) = animated_pose(joints, 0.2, true, seed);
+    (
+        at.iter().zip(&bt).map(|(a, b)| *b - *a).collect(),
+        aq.iter().zip(&bq).map(|(a, b)| *b * a.inverse()).collect(),
+        as_.iter().zip(&bs).map(|(a, b)| *b / *a).collect(),
+    )
+}
+
+/// Per-joint weights like an upper-body layer's mask: 1 on the first half of the joints, fading to 0
+/// over the rest.
+pub fn upper_body_mask(joints: usize) -> Vec<f32> {
+    (0..joints)
+        .map(|j| (2.0 - 2.0 * j as f32 / joints as f32).clamp(0.0, 1.0))
+        .collect()
+}
+
+/// One pose's streams: translations, rotations and scales.
+pub type Pose = (Vec<Vec3>, Vec<Quat>, Vec<Vec3>);
+
+/// The report's blending workload on `joints` joints, which the lab's `blend_2layers` and
+/// `blend_additive` rows and the ozz-animation-rs peer both blend, so that they do the same work.
+#[derive(Clone, Debug)]
+pub struct BlendScene {
+    /// The rest pose (the fallback below the threshold).
+    pub rest: Pose,
+    /// The first layer (weight 0.3; masked by `mask` in `blend_additive`).
+    pub a: Pose,
+    /// The second layer (weight 0.7).
+    pub b: Pose,
+    /// The additive layer's deltas (weight 0.5, in `blend_additive`).
+    pub delta: Pose,
+    /// The first layer's per-joint weights in `blend_additive`.
+    pub mask: Vec<f32>,
+}
+
+/// The layer weights of [`BlendScene`]: the two normal layers, then the additive one.
+pub const BLEND_WEIGHTS: [f32; 3] = [0.3, 0.7, 0.5];
+
+/// The blending workload on `joints` joints (see [`BlendScene`]).
+pub fn blend_scene(joints: usize) -> BlendScene {
+    BlendScene {
+        rest: animated_pose(joints, 0.0, true, 1),
+        a: animated_pose(joints, 0.4, true, 2),
+        b: animated_pose(joints, 1.1, true, 3),
+        delta: additive_delta_pose(joints, 4),
+        mask: upper_body_mask(joints),
+    }
+}
+
 /// One cylinder of Davies' skinning scene: a tube along +y weighted to a chain of bones, with its bind
 /// pose. Vertices are rings of `segments` around the axis, `rings` of them from y = 0 to y = `height`.
 #[derive(Clone, Debug)]

@@ -1,8 +1,10 @@
 //! The blending rows of the report: `blend_2layers` (two normal layers, weights 0.3 and 0.7) and
 //! `blend_additive` (the same two layers, the first with per-joint weights, plus one additive layer) on
 //! 120 and 1,000 joints, and `crowd_blend` (256 instances of 64 joints, the `blend_additive` layers with
-//! a weight per instance), each ISA beside the serial reference in the same round-robin.
+//! a weight per instance), each ISA beside the serial reference in the same round-robin. The poses are
+//! `scenes::blend_scene`'s, which the ozz-animation-rs peer blends too under `bench --peers`.
 
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use glam::{Quat, Vec3};
@@ -10,7 +12,10 @@ use indicatif::ProgressBar;
 use ispc_skinning::{
     Backend, BlendLayer, BlendingJob, CrowdBlendLayer, CrowdBlendingJob, Isa, Skeleton, Trs, TrsMut,
 };
-use scenes::{animated_pose, humanoid_parents};
+use scenes::{
+    additive_delta_pose, animated_pose, blend_scene, humanoid_parents, upper_body_mask,
+    BLEND_WEIGHTS,
+};
 
 /// One pose's streams.
 struct Pose {
@@ -20,24 +25,8 @@ struct Pose {
 }
 
 impl Pose {
-    fn animated(n: usize, time: f32, seed: u64) -> Pose {
-        let (t, q, s) = animated_pose(n, time, true, seed);
+    fn from((t, q, s): scenes::Pose) -> Pose {
         Pose { t, q, s }
-    }
-
-    /// Small deltas: the difference of two nearby animated poses (translation and rotation relative,
-    /// scale as a ratio), as an additive clip holds.
-    fn delta(n: usize, seed: u64) -> Pose {
-        let (a, b) = (Pose::animated(n, 0.0, seed), Pose::animated(n, 0.2, seed));
-        Pose {
-            t: a.t.iter().zip(&b.t).map(|(x, y)| *y - *x).collect(),
-            q: a.q
-                .iter()
-                .zip(&b.q)
-                .map(|(x, y)| *y * x.inverse())
-                .collect(),
-            s: a.s.iter().zip(&b.s).map(|(x, y)| *y / *x).collect(),
-        }
     }
 
     fn trs(&self) -> Trs<'_> {
@@ -53,36 +42,38 @@ impl Pose {
     }
 }
 
-/// A mask like an upper-body layer's: 1 on the first half of the joints, fading to 0 over the rest.
-fn mask(n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|j| (2.0 - 2.0 * j as f32 / n as f32).clamp(0.0, 1.0))
-        .collect()
-}
-
-/// Appends the `blend_2layers`, `blend_additive` and `crowd_blend` rows.
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
+/// Appends the `blend_2layers`, `blend_additive` and `crowd_blend` rows; with a peer, ozz-animation-rs
+/// blends the same poses (`scenes::blend_scene`) in the round-robins of the first two.
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    mut peer: Option<&mut Peer>,
+) {
     let who = backends(isas);
+    let [wa, wb, wd] = BLEND_WEIGHTS;
     for n in [120, 1000] {
         let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
-        let rest = Pose::animated(n, 0.0, 1);
-        let (a, b, d) = (
-            Pose::animated(n, 0.4, 2),
-            Pose::animated(n, 1.1, 3),
-            Pose::delta(n, 4),
+        let scene = blend_scene(n);
+        let (rest, a, b, d) = (
+            Pose::from(scene.rest),
+            Pose::from(scene.a),
+            Pose::from(scene.b),
+            Pose::from(scene.delta),
         );
-        let jw = mask(n);
+        let jw = scene.mask;
         for (kernel, additive) in [("blend_2layers", false), ("blend_additive", true)] {
             progress.set_message(format!("{kernel}, {n} joints"));
             let layers = if additive {
                 [
-                    BlendLayer::new(a.trs(), 0.3).joint_weights(&jw),
-                    BlendLayer::new(b.trs(), 0.7),
+                    BlendLayer::new(a.trs(), wa).joint_weights(&jw),
+                    BlendLayer::new(b.trs(), wb),
                 ]
             } else {
-                [BlendLayer::new(a.trs(), 0.3), BlendLayer::new(b.trs(), 0.7)]
+                [BlendLayer::new(a.trs(), wa), BlendLayer::new(b.trs(), wb)]
             };
-            let added = [BlendLayer::new(d.trs(), 0.5)];
+            let added = [BlendLayer::new(d.trs(), wd)];
             let added: &[BlendLayer<'_>] = if additive { &added } else { &[] };
             let mut outs: Vec<Pose> = who.iter().map(|_| Pose::zeroed(n)).collect();
             let (s, rest, layers) = (&skeleton, &rest, &layers);
@@ -105,7 +96,13 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                     }) as Box<dyn FnMut()>
                 })
                 .collect();
-            let times = median_ns_per_call(budget, &mut candidates);
+            let job = Job {
+                kernel,
+                size: n,
+                influences: None,
+                file: None,
+            };
+            let times = peer::median_ns_per_call(peer.as_deref_mut(), job, budget, &mut candidates);
             drop(candidates);
             push_rows(rows, kernel, &who, &times, n, None);
         }
@@ -123,7 +120,7 @@ fn crowd_rows(
     let (n, instances) = (64, 256);
     progress.set_message(format!("crowd_blend, {instances} x {n}"));
     let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
-    let rest = Pose::animated(n, 0.0, 1);
+    let rest = Pose::from(animated_pose(n, 0.0, true, 1));
     let many = |time: f32, seed: u64, delta: bool| {
         let mut p = Pose {
             t: Vec::new(),
@@ -131,11 +128,11 @@ fn crowd_rows(
             s: Vec::new(),
         };
         for i in 0..instances {
-            let one = if delta {
-                Pose::delta(n, seed + i as u64)
+            let one = Pose::from(if delta {
+                additive_delta_pose(n, seed + i as u64)
             } else {
-                Pose::animated(n, time + 0.01 * i as f32, seed)
-            };
+                animated_pose(n, time + 0.01 * i as f32, true, seed)
+            });
             p.t.extend(one.t);
             p.q.extend(one.q);
             p.s.extend(one.s);
@@ -148,7 +145,7 @@ fn crowd_rows(
         .collect();
     let wb: Vec<f32> = wa.iter().map(|w| 1.0 - w).collect();
     let wd = vec![0.5f32; instances];
-    let jw = mask(n);
+    let jw = upper_body_mask(n);
     let layers = [
         CrowdBlendLayer::new(a.trs(), &wa).joint_weights(&jw),
         CrowdBlendLayer::new(b.trs(), &wb),

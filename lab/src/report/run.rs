@@ -103,7 +103,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     hierarchy::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
     bar.inc(1);
-    blend::rows(budget, &isas, &mut rows, &bar);
+    blend::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+    check(&peer)?;
     bar.inc(1);
     skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;

@@ -3,8 +3,8 @@
 //! starts it as a child process; it answers one line per command on stdin:
 //!
 //! - `setup <kernel> <size> [<file>]`: builds the workload (`skin_p`, `skin_pn`, `skin_pnt`,
-//!   `local_to_model_trs` or `gltf_frame` with the glTF file), checks its output once against the
-//!   library's serial reference and answers `ok <id>`.
+//!   `local_to_model_trs`, `blend_2layers`, `blend_additive` or `gltf_frame` with the glTF file),
+//!   checks its output once against the library's serial reference and answers `ok <id>`.
 //! - `calibrate <id> <sample_ns>`: warms the workload up and answers `reps <n>`, the number of calls that
 //!   fill one sample of `sample_ns` nanoseconds (the same rule as the report's own calibration).
 //! - `sample <id> <reps>`: runs the workload `reps` times and answers `ns <t>`, the mean time per call in
@@ -14,6 +14,7 @@
 //! Any failure answers `error <message>` on one line.
 
 mod archive;
+mod blending;
 mod gltf_frame;
 mod workload;
 mod workloads;
@@ -35,6 +36,7 @@ fn setup(args: &[&str], rest: &str) -> Result<Box<dyn Workload>, String> {
     match kernel {
         "skin_p" | "skin_pn" | "skin_pnt" => workloads::skinning(kernel, size),
         "local_to_model_trs" => workloads::local_to_model_trs(size),
+        "blend_2layers" | "blend_additive" => blending::blending(kernel, size),
         "gltf_frame" if !rest.is_empty() => gltf_frame::setup(std::path::Path::new(rest), size),
         "gltf_frame" => Err("setup gltf_frame <vertices> <file>".into()),
         _ => Err(format!("the ozz-rs peer has no workload {kernel}")),

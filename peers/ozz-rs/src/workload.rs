@@ -3,6 +3,6 @@
 
 /// One workload set up for timing; `run` is the call that is timed.
 pub trait Workload {
-    /// One call: one skinning job, one local-to-model job or one whole frame.
+    /// One call: one skinning job, one local-to-model job, one blending job or one whole frame.
     fn run(&mut self);
 }
