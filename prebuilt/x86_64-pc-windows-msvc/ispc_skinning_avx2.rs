@@ -145,6 +145,19 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn morph_rows_avx2(
+        base: *const f32,
+        out: *mut f32,
+        rows: i32,
+        row: i32,
+        stride: i32,
+        deltas: *mut *const f32,
+        weights: *const f32,
+        targets: i32,
+        accumulate: bool,
+    );
+}
+unsafe extern "C" {
     pub fn skin_group_avx2(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
