@@ -57,75 +57,100 @@ static inline varying Pose load_gang(uniform const float * uniform t, uniform co
 }
 
 // The weight of each lane's joint: `weight` times its joint weight when the layer has joint weights.
+// A whole gang reads its joint weights with one plain load; only a partial gang masks the read.
 static inline varying float lane_weight(uniform float weight, uniform const float * uniform jw, uniform int j0,
                                         uniform int count)
 {
-    varying float w = weight;
-    if (jw != NULL) {
-        varying float j = 0.0f;
-        if (programIndex < count)
-            j = jw[j0 + programIndex];
-        w = weight * j;
-    }
-    return w;
+    if (jw == NULL)
+        return weight;
+    if (count == programCount)
+        return weight * jw[j0 + programIndex];
+    varying float j = 0.0f;
+    if (programIndex < count)
+        j = jw[j0 + programIndex];
+    return weight * j;
 }
 
-// acc += w * p, with p's quaternion negated where it points away from the accumulated one.
-static inline void accumulate(varying Pose * uniform acc, const varying Pose &p, varying float w)
+// The per-lane choice of a or b. Selects, not a varying `if`, so that the execution mask stays all on:
+// a varying `if` around assignments to a struct makes ISPC keep the struct in memory and write it with
+// masked stores, which AVX2 has only as vmaskmovps (slow on AMD, and a load that follows one cannot take
+// its value from the store buffer).
+static inline varying Pose select_pose(varying bool c, const varying Pose &a, const varying Pose &b)
 {
-    acc->tx += w * p.tx;
-    acc->ty += w * p.ty;
-    acc->tz += w * p.tz;
-    const varying float d = acc->qx * p.qx + acc->qy * p.qy + acc->qz * p.qz + acc->qw * p.qw;
-    const varying float sw = d < 0.0f ? -w : w;
-    acc->qx += sw * p.qx;
-    acc->qy += sw * p.qy;
-    acc->qz += sw * p.qz;
-    acc->qw += sw * p.qw;
-    acc->sx += w * p.sx;
-    acc->sy += w * p.sy;
-    acc->sz += w * p.sz;
+    varying Pose r;
+    r.tx = c ? a.tx : b.tx;
+    r.ty = c ? a.ty : b.ty;
+    r.tz = c ? a.tz : b.tz;
+    r.qx = c ? a.qx : b.qx;
+    r.qy = c ? a.qy : b.qy;
+    r.qz = c ? a.qz : b.qz;
+    r.qw = c ? a.qw : b.qw;
+    r.sx = c ? a.sx : b.sx;
+    r.sy = c ? a.sy : b.sy;
+    r.sz = c ? a.sz : b.sz;
+    return r;
 }
 
-// q / |q|, or the identity for a zero quaternion.
-static inline void normalize_quat(varying float &x, varying float &y, varying float &z, varying float &w)
+// acc + w * p, with p's quaternion negated where it points away from the accumulated one. The helpers
+// take and return values (not pointers or references to varying data): values stay in registers, while
+// a varying struct written through a pointer stays on the stack.
+static inline varying Pose accumulate(const varying Pose &acc, const varying Pose &p, varying float w)
+{
+    varying Pose r;
+    r.tx = acc.tx + w * p.tx;
+    r.ty = acc.ty + w * p.ty;
+    r.tz = acc.tz + w * p.tz;
+    const varying float d = acc.qx * p.qx + acc.qy * p.qy + acc.qz * p.qz + acc.qw * p.qw;
+    const varying float sw = d < 0.0f ? -w : w;
+    r.qx = acc.qx + sw * p.qx;
+    r.qy = acc.qy + sw * p.qy;
+    r.qz = acc.qz + sw * p.qz;
+    r.qw = acc.qw + sw * p.qw;
+    r.sx = acc.sx + w * p.sx;
+    r.sy = acc.sy + w * p.sy;
+    r.sz = acc.sz + w * p.sz;
+    return r;
+}
+
+struct Quat {
+    float x, y, z, w;
+};
+
+// q / |q|, or the identity for a zero quaternion (selects, for the reason select_pose gives).
+static inline varying Quat normalize_quat(varying float x, varying float y, varying float z, varying float w)
 {
     const varying float n = x * x + y * y + z * z + w * w;
-    if (n > 0.0f) {
-        const varying float inv = 1.0f / sqrt(n);
-        x *= inv;
-        y *= inv;
-        z *= inv;
-        w *= inv;
-    } else {
-        x = 0.0f;
-        y = 0.0f;
-        z = 0.0f;
-        w = 1.0f;
-    }
+    const varying bool nonzero = n > 0.0f;
+    const varying float inv = 1.0f / sqrt(nonzero ? n : 1.0f);
+    varying Quat r;
+    r.x = nonzero ? x * inv : 0.0f;
+    r.y = nonzero ? y * inv : 0.0f;
+    r.z = nonzero ? z * inv : 0.0f;
+    r.w = nonzero ? w * inv : 1.0f;
+    return r;
 }
 
-// Applies one additive layer's deltas to out with weight w.
-static inline void add_delta(varying Pose * uniform out, const varying Pose &d, varying float w)
+// out with one additive layer's deltas d applied with weight w.
+static inline varying Pose add_delta(const varying Pose &out, const varying Pose &d, varying float w)
 {
-    out->tx += w * d.tx;
-    out->ty += w * d.ty;
-    out->tz += w * d.tz;
+    varying Pose r;
+    r.tx = out.tx + w * d.tx;
+    r.ty = out.ty + w * d.ty;
+    r.tz = out.tz + w * d.tz;
     // The delta on the w >= 0 side, then nlerp from the identity by w.
     const varying float sign = d.qw < 0.0f ? -1.0f : 1.0f;
-    varying float ix = sign * d.qx * w, iy = sign * d.qy * w, iz = sign * d.qz * w;
-    varying float iw = (sign * d.qw - 1.0f) * w + 1.0f;
-    normalize_quat(ix, iy, iz, iw);
+    const varying Quat i = normalize_quat(sign * d.qx * w, sign * d.qy * w, sign * d.qz * w,
+                                          (sign * d.qw - 1.0f) * w + 1.0f);
     // q = i * q (Hamilton product): the delta is applied after (outside) the blended rotation.
-    const varying float qx = out->qx, qy = out->qy, qz = out->qz, qw = out->qw;
-    out->qw = iw * qw - ix * qx - iy * qy - iz * qz;
-    out->qx = iw * qx + ix * qw + iy * qz - iz * qy;
-    out->qy = iw * qy - ix * qz + iy * qw + iz * qx;
-    out->qz = iw * qz + ix * qy - iy * qx + iz * qw;
+    r.qw = i.w * out.qw - i.x * out.qx - i.y * out.qy - i.z * out.qz;
+    r.qx = i.w * out.qx + i.x * out.qw + i.y * out.qz - i.z * out.qy;
+    r.qy = i.w * out.qy - i.x * out.qz + i.y * out.qw + i.z * out.qx;
+    r.qz = i.w * out.qz + i.x * out.qy - i.y * out.qx + i.z * out.qw;
     const varying float one_minus = 1.0f - w;
-    out->sx *= one_minus + w * d.sx;
-    out->sy *= one_minus + w * d.sy;
-    out->sz *= one_minus + w * d.sz;
+    r.sx = out.sx * (one_minus + w * d.sx);
+    r.sy = out.sy * (one_minus + w * d.sy);
+    r.sz = out.sz * (one_minus + w * d.sz);
+    return r;
 }
 
 // Blends joints [0, n). Layer l (0 <= l < layers + additive) is the pose (t[l], q[l], s[l]) with weight
@@ -151,25 +176,24 @@ export void EXPORT(blend_trs)(uniform const float * uniform const t[], uniform c
                 continue;
             const varying float w = lane_weight(weights[l], jw[l], j0, count);
             const varying Pose p = load_gang(t[l], q[l], s[l], j0, count);
-            accumulate(&acc, p, w);
+            acc = accumulate(acc, p, w);
             total += w;
         }
-        if (any(total < threshold)) {
+        const varying bool below = total < threshold;
+        if (any(below)) {
             const varying Pose r = load_gang(rt, rq, rs, j0, count);
-            if (total < threshold) {
-                accumulate(&acc, r, threshold - total);
-                total = threshold;
-            }
+            acc = select_pose(below, accumulate(acc, r, threshold - total), acc);
+            total = below ? threshold : total;
         }
+        const varying Quat nq = normalize_quat(acc.qx, acc.qy, acc.qz, acc.qw);
         varying Pose out;
         out.tx = acc.tx / total;
         out.ty = acc.ty / total;
         out.tz = acc.tz / total;
-        out.qx = acc.qx;
-        out.qy = acc.qy;
-        out.qz = acc.qz;
-        out.qw = acc.qw;
-        normalize_quat(out.qx, out.qy, out.qz, out.qw);
+        out.qx = nq.x;
+        out.qy = nq.y;
+        out.qz = nq.z;
+        out.qw = nq.w;
         out.sx = acc.sx / total;
         out.sy = acc.sy / total;
         out.sz = acc.sz / total;
@@ -178,7 +202,7 @@ export void EXPORT(blend_trs)(uniform const float * uniform const t[], uniform c
                 continue;
             const varying float w = lane_weight(weights[a], jw[a], j0, count);
             const varying Pose d = load_gang(t[a], q[a], s[a], j0, count);
-            add_delta(&out, d, w);
+            out = add_delta(out, d, w);
         }
         if (count == programCount) {
             soa_to_aos3(out.tx, out.ty, out.tz, ot + 3 * j0);
