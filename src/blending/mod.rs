@@ -235,8 +235,21 @@ pub(crate) fn check_inputs(
             });
         }
         if let Some(jw) = l.joint_weights {
-            // A product that overflows to infinity is as bad as an infinite weight.
-            if let Some(joint) = jw.iter().position(|&w| bad(w) || bad(w * l.weight)) {
+            // A product that overflows to infinity is as bad as an infinite weight. The scan is
+            // branch-free over blocks (`&`, not `||`, and no early exit inside a block), so that it
+            // vectorizes: the early-exit `position` over every joint cost about a third of an ISA's
+            // blend_additive call. The first bad joint is looked up only when there is one.
+            // `l.weight` is finite and not negative (checked above), so for a finite w >= 0 the
+            // product is not negative and not NaN either: three comparisons decide.
+            let w0 = l.weight;
+            let good = |w: f32| (w >= 0.0) & (w < f32::INFINITY) & (w * w0 < f32::INFINITY);
+            let all_good = jw
+                .chunks(256)
+                .all(|c| c.iter().fold(true, |ok, &w| ok & good(w)));
+            if let Some(joint) = (!all_good)
+                .then(|| jw.iter().position(|&w| bad(w) || bad(w * w0)))
+                .flatten()
+            {
                 return Err(Error::BlendWeight {
                     layer,
                     additive: is_additive,
