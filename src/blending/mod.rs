@@ -1,9 +1,10 @@
 //! Blending: N layers of local TRS poses into one, with per-joint weights, a rest-pose fallback below a
 //! weight threshold, and additive layers on top.
 //!
-//! [`BlendingJob`] follows ozz-animation's `BlendingJob` (and ozz-animation-rs's): the same passes, the
-//! same threshold rule and the same additive equation, so a pose blended here and there agrees within
-//! rounding. Per joint `j`, with `w_i = layers[i].weight * joint_weights_i[j]` (or `layers[i].weight`
+//! [`BlendingJob`] follows ozz-animation's `BlendingJob`: the same passes, the same threshold rule and
+//! the same additive equation, so a pose blended here and there agrees within rounding.
+//! (ozz-animation-rs 0.11 differs in one place: it multiplies an additive layer's rotation on the
+//! right, `q * dq`, where ozz's C++ and this crate multiply on the left.) Per joint `j`, with `w_i = layers[i].weight * joint_weights_i[j]` (or `layers[i].weight`
 //! when the layer has no joint weights):
 //!
 //! 1. **Normal layers**, in order: `T += w_i t_i`, `S += w_i s_i`, `W += w_i`, and `Q += w_i q_i'` where
@@ -16,7 +17,8 @@
 //!    pulled towards the rest pose: with `W = 0.04` and the default threshold 0.1, 40% layers and 60%
 //!    rest pose. Above the threshold the rest pose plays no part. ozz computes the same thing; its
 //!    job-wide shortcut when no layer has joint weights gives the same result.
-//! 3. **Normalization:** `t = T / W`, `s = S / W`, `q = Q / |Q|` (the identity where `Q` is zero). Input
+//! 3. **Normalization:** `t = T r`, `s = S r` with `r = 1 / W` (as ozz computes it), `q = Q / |Q|` (the
+//!    identity where `Q` is zero). Input
 //!    quaternions need not be unit length; their length acts as an extra weight on the rotation, as in
 //!    ozz.
 //! 4. **Additive layers**, in order, each with its own `w_a` (layer weight times joint weight):
@@ -46,8 +48,9 @@
 //! apply). Pose values themselves are not checked: a NaN in a layer that is read propagates to that
 //! joint's output, as a NaN keyframe would.
 //!
-//! The ISPC kernel (`ispc/blend.ispc`) puts the lanes across joints and loops over the layers inside
-//! each gang; the serial reference is [`reference::blend`]. They compute the same operations in the
+//! The ISPC kernel (`ispc/blend.ispc`) takes one gang of joints at a time and loops over the layers
+//! inside each gang (rotations one joint per lane, translations and scales in memory order; see
+//! docs/BLENDING.md); the serial reference is [`reference::blend`]. They compute the same operations in the
 //! same order and differ only where ISPC fuses a multiply-add.
 
 pub(crate) mod crowd;

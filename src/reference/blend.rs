@@ -114,9 +114,11 @@ pub(crate) fn blend_joint(
         sums.add(&rest, j, threshold - sums.weight);
         sums.weight = threshold;
     }
-    let mut t = sums.t / sums.weight;
+    // One reciprocal and two products, as the kernel and ozz compute it (not two divisions).
+    let inv = 1.0 / sums.weight;
+    let mut t = sums.t * inv;
     let mut q = normalize(sums.q);
-    let mut s = sums.s / sums.weight;
+    let mut s = sums.s * inv;
     for layer in additive.iter().filter(|l| l.weight != 0.0) {
         let w = layer.weight_of(j);
         t += w * layer.pose.translations[j];
