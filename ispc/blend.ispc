@@ -252,11 +252,22 @@ export void EXPORT(blend_trs)(uniform const float * uniform const t[], uniform c
         varying Quat sq;
         sq.x = sq.y = sq.z = sq.w = 0.0f;
         varying float total = 0.0f;
+        // Two passes over the layers, rotations then translations and scales, each in layer order: one
+        // pass holding all eleven sums and the loaded layer ran out of AVX2's sixteen vector registers
+        // and spilled on every layer (llvm-mca put the store pipe beside the shuffle pipe).
         for (uniform int l = 0; l < layers; l++) {
             const uniform float weight = weights[l];
             if (weight == 0.0f)
                 continue;
             const varying float w = lane_weight(weight, jw[l], j0, count);
+            const varying Quat lq = load_quats(q[l], j0, count);
+            sq = madd_quat(sq, hemisphere(sq, lq, w), lq);
+            total += w;
+        }
+        for (uniform int l = 0; l < layers; l++) {
+            const uniform float weight = weights[l];
+            if (weight == 0.0f)
+                continue;
             const varying Flat3 lt = load_flat3(t[l], j0, count, 0.0f);
             const varying Flat3 ls = load_flat3(s[l], j0, count, 1.0f);
             if (jw[l] == NULL) {
@@ -264,13 +275,10 @@ export void EXPORT(blend_trs)(uniform const float * uniform const t[], uniform c
                 st = madd3u(st, weight, lt);
                 ss = madd3u(ss, weight, ls);
             } else {
-                const varying Flat3 fw = spread3(w);
+                const varying Flat3 fw = spread3(lane_weight(weight, jw[l], j0, count));
                 st = madd3(st, fw, lt);
                 ss = madd3(ss, fw, ls);
             }
-            const varying Quat lq = load_quats(q[l], j0, count);
-            sq = madd_quat(sq, hemisphere(sq, lq, w), lq);
-            total += w;
         }
         const varying bool below = total < threshold;
         if (any(below)) {
