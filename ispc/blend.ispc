@@ -233,6 +233,91 @@ static inline varying Quat add_rotation(const varying Quat &q, const varying Qua
     return r;
 }
 
+// Blends joints j0 .. j0 + count (count <= programCount) of blend_trs's arrays. It is inlined twice:
+// with count = programCount for the whole gangs, where every test of count folds away (no partial-gang
+// code or masks in the hot loop), and once with the remainder.
+static inline void blend_gang(uniform const float * uniform const t[], uniform const float * uniform const q[],
+                              uniform const float * uniform const s[], uniform const float * uniform const jw[],
+                              uniform const float weights[], uniform int layers, uniform int additive,
+                              uniform const float rt[], uniform const float rq[], uniform const float rs[],
+                              uniform float threshold, uniform float ot[], uniform float oq[], uniform float os[],
+                              uniform int j0, uniform int count)
+{
+    varying Flat3 st, ss;
+    st.v0 = st.v1 = st.v2 = 0.0f;
+    ss.v0 = ss.v1 = ss.v2 = 0.0f;
+    varying Quat sq;
+    sq.x = sq.y = sq.z = sq.w = 0.0f;
+    varying float total = 0.0f;
+    // Two passes over the layers, rotations then translations and scales, each in layer order: one
+    // pass holding all eleven sums and the loaded layer ran out of AVX2's sixteen vector registers
+    // and spilled on every layer (llvm-mca put the store pipe beside the shuffle pipe).
+    for (uniform int l = 0; l < layers; l++) {
+        const uniform float weight = weights[l];
+        if (weight == 0.0f)
+            continue;
+        const varying float w = lane_weight(weight, jw[l], j0, count);
+        const varying Quat lq = load_quats(q[l], j0, count);
+        sq = madd_quat(sq, hemisphere(sq, lq, w), lq);
+        total += w;
+    }
+    for (uniform int l = 0; l < layers; l++) {
+        const uniform float weight = weights[l];
+        if (weight == 0.0f)
+            continue;
+        const varying Flat3 lt = load_flat3(t[l], j0, count, 0.0f);
+        const varying Flat3 ls = load_flat3(s[l], j0, count, 1.0f);
+        if (jw[l] == NULL) {
+            // One weight for every joint: the flat sums need no spread weights.
+            st = madd3u(st, weight, lt);
+            ss = madd3u(ss, weight, ls);
+        } else {
+            const varying Flat3 fw = spread3(lane_weight(weight, jw[l], j0, count));
+            st = madd3(st, fw, lt);
+            ss = madd3(ss, fw, ls);
+        }
+    }
+    const varying bool below = total < threshold;
+    if (any(below)) {
+        // The rest pose's weight is threshold - total > 0 where below, 0 elsewhere; the sums take the
+        // rest pose only where below (selects, so a joint above the threshold never reads it).
+        const varying float rw = below ? threshold - total : 0.0f;
+        const varying Flat3 frw = spread3(rw);
+        st = select3(frw, madd3(st, frw, load_flat3(rt, j0, count, 0.0f)), st);
+        ss = select3(frw, madd3(ss, frw, load_flat3(rs, j0, count, 1.0f)), ss);
+        const varying Quat r = load_quats(rq, j0, count);
+        const varying Quat withr = madd_quat(sq, hemisphere(sq, r, rw), r);
+        sq.x = below ? withr.x : sq.x;
+        sq.y = below ? withr.y : sq.y;
+        sq.z = below ? withr.z : sq.z;
+        sq.w = below ? withr.w : sq.w;
+        total = below ? threshold : total;
+    }
+    const varying Flat3 inv = spread3(1.0f / total);
+    varying Flat3 out_t = mul3(st, inv);
+    varying Flat3 out_s = mul3(ss, inv);
+    varying Quat out_q = normalize_quat(sq.x, sq.y, sq.z, sq.w);
+    for (uniform int a = layers; a < layers + additive; a++) {
+        const uniform float weight = weights[a];
+        if (weight == 0.0f)
+            continue;
+        const varying float w = lane_weight(weight, jw[a], j0, count);
+        const varying Flat3 fw = spread3(w);
+        out_t = madd3(out_t, fw, load_flat3(t[a], j0, count, 0.0f));
+        // s *= (1 - w) + w ds
+        const varying Flat3 ds = load_flat3(s[a], j0, count, 1.0f);
+        varying Flat3 f;
+        f.v0 = (1.0f - fw.v0) + fw.v0 * ds.v0;
+        f.v1 = (1.0f - fw.v1) + fw.v1 * ds.v1;
+        f.v2 = (1.0f - fw.v2) + fw.v2 * ds.v2;
+        out_s = mul3(out_s, f);
+        out_q = add_rotation(out_q, load_quats(q[a], j0, count), w);
+    }
+    store_flat3(ot, j0, count, out_t);
+    store_quats(oq, j0, count, out_q);
+    store_flat3(os, j0, count, out_s);
+}
+
 // Blends joints [0, n). Layer l (0 <= l < layers + additive) is the pose (t[l], q[l], s[l]) with weight
 // weights[l] and joint weights jw[l] (NULL: 1 for every joint); the first `layers` are normal layers, the
 // others additive. The rest pose (rt, rq, rs) is the fallback below `threshold` (> 0). Every array holds n
@@ -244,80 +329,9 @@ export void EXPORT(blend_trs)(uniform const float * uniform const t[], uniform c
                               uniform float threshold, uniform float ot[], uniform float oq[], uniform float os[],
                               uniform int n)
 {
-    for (uniform int j0 = 0; j0 < n; j0 += programCount) {
-        const uniform int count = min((uniform int)programCount, n - j0);
-        varying Flat3 st, ss;
-        st.v0 = st.v1 = st.v2 = 0.0f;
-        ss.v0 = ss.v1 = ss.v2 = 0.0f;
-        varying Quat sq;
-        sq.x = sq.y = sq.z = sq.w = 0.0f;
-        varying float total = 0.0f;
-        // Two passes over the layers, rotations then translations and scales, each in layer order: one
-        // pass holding all eleven sums and the loaded layer ran out of AVX2's sixteen vector registers
-        // and spilled on every layer (llvm-mca put the store pipe beside the shuffle pipe).
-        for (uniform int l = 0; l < layers; l++) {
-            const uniform float weight = weights[l];
-            if (weight == 0.0f)
-                continue;
-            const varying float w = lane_weight(weight, jw[l], j0, count);
-            const varying Quat lq = load_quats(q[l], j0, count);
-            sq = madd_quat(sq, hemisphere(sq, lq, w), lq);
-            total += w;
-        }
-        for (uniform int l = 0; l < layers; l++) {
-            const uniform float weight = weights[l];
-            if (weight == 0.0f)
-                continue;
-            const varying Flat3 lt = load_flat3(t[l], j0, count, 0.0f);
-            const varying Flat3 ls = load_flat3(s[l], j0, count, 1.0f);
-            if (jw[l] == NULL) {
-                // One weight for every joint: the flat sums need no spread weights.
-                st = madd3u(st, weight, lt);
-                ss = madd3u(ss, weight, ls);
-            } else {
-                const varying Flat3 fw = spread3(lane_weight(weight, jw[l], j0, count));
-                st = madd3(st, fw, lt);
-                ss = madd3(ss, fw, ls);
-            }
-        }
-        const varying bool below = total < threshold;
-        if (any(below)) {
-            // The rest pose's weight is threshold - total > 0 where below, 0 elsewhere; the sums take the
-            // rest pose only where below (selects, so a joint above the threshold never reads it).
-            const varying float rw = below ? threshold - total : 0.0f;
-            const varying Flat3 frw = spread3(rw);
-            st = select3(frw, madd3(st, frw, load_flat3(rt, j0, count, 0.0f)), st);
-            ss = select3(frw, madd3(ss, frw, load_flat3(rs, j0, count, 1.0f)), ss);
-            const varying Quat r = load_quats(rq, j0, count);
-            const varying Quat withr = madd_quat(sq, hemisphere(sq, r, rw), r);
-            sq.x = below ? withr.x : sq.x;
-            sq.y = below ? withr.y : sq.y;
-            sq.z = below ? withr.z : sq.z;
-            sq.w = below ? withr.w : sq.w;
-            total = below ? threshold : total;
-        }
-        const varying Flat3 inv = spread3(1.0f / total);
-        varying Flat3 out_t = mul3(st, inv);
-        varying Flat3 out_s = mul3(ss, inv);
-        varying Quat out_q = normalize_quat(sq.x, sq.y, sq.z, sq.w);
-        for (uniform int a = layers; a < layers + additive; a++) {
-            const uniform float weight = weights[a];
-            if (weight == 0.0f)
-                continue;
-            const varying float w = lane_weight(weight, jw[a], j0, count);
-            const varying Flat3 fw = spread3(w);
-            out_t = madd3(out_t, fw, load_flat3(t[a], j0, count, 0.0f));
-            // s *= (1 - w) + w ds
-            const varying Flat3 ds = load_flat3(s[a], j0, count, 1.0f);
-            varying Flat3 f;
-            f.v0 = (1.0f - fw.v0) + fw.v0 * ds.v0;
-            f.v1 = (1.0f - fw.v1) + fw.v1 * ds.v1;
-            f.v2 = (1.0f - fw.v2) + fw.v2 * ds.v2;
-            out_s = mul3(out_s, f);
-            out_q = add_rotation(out_q, load_quats(q[a], j0, count), w);
-        }
-        store_flat3(ot, j0, count, out_t);
-        store_quats(oq, j0, count, out_q);
-        store_flat3(os, j0, count, out_s);
-    }
+    uniform int j0 = 0;
+    for (; j0 + programCount <= n; j0 += programCount)
+        blend_gang(t, q, s, jw, weights, layers, additive, rt, rq, rs, threshold, ot, oq, os, j0, programCount);
+    if (j0 < n)
+        blend_gang(t, q, s, jw, weights, layers, additive, rt, rq, rs, threshold, ot, oq, os, j0, n - j0);
 }
