@@ -245,7 +245,7 @@ pub(crate) fn check_inputs(
             // `l.weight` is finite and not negative (checked above), so for a finite w >= 0 the
             // product is not negative and not NaN either: three comparisons decide.
             let w0 = l.weight;
-            let good = |w: f32| (w >= 0.0) & (w < f32::INFINITY) & (w * w0 < f32::INFINITY);
+            let good = |w: f32| (0.0..f32::INFINITY).contains(&w) & (w * w0 < f32::INFINITY);
             let all_good = jw
                 .chunks(256)
                 .all(|c| c.iter().fold(true, |ok, &w| ok & good(w)));
