@@ -161,14 +161,8 @@ static inline void store_quats(uniform float * uniform q, uniform int j0, unifor
     }
 }
 
-// The running sums of one gang: translations and scales flat, the quaternions per lane, the weights per
-// lane. The helpers take and return values, not pointers or references to varying data they write:
+// The helpers below take and return values, not pointers or references to varying data they write:
 // values stay in registers, while a varying struct written through a pointer stays on the stack.
-struct Sums {
-    Flat3 t, s;
-    Quat q;
-    float w;
-};
 
 // The weight of each lane's joint: `weight` times its joint weight when the layer has joint weights.
 // A whole gang reads its joint weights with one plain load; only a partial gang masks the read.
