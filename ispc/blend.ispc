@@ -198,8 +198,9 @@ static inline varying float hemisphere(const varying Quat &q, const varying Quat
 }
 
 // q / |q|, or the identity for a zero quaternion. Selects, not a varying `if`: a varying `if` around
-// assignments makes ISPC store under the execution mask, which AVX2 has only as vmaskmovps (slow on AMD,
-// and a load that follows one cannot take its value from the store buffer).
+// assignments to struct members or through references makes ISPC keep the data in memory and store it
+// under the execution mask, which AVX2 has only as vmaskmovps (slow on AMD, and a load that follows one
+// cannot take its value from the store buffer).
 static inline varying Quat normalize_quat(varying float x, varying float y, varying float z, varying float w)
 {
     const varying float n = x * x + y * y + z * z + w * w;
