@@ -161,14 +161,8 @@ static inline void store_quats(uniform float * uniform q, uniform int j0, unifor
     }
 }
 
-// The running sums of one gang: translations and scales flat, the quaternions per lane, the weights per
-// lane. The helpers take and return values, not pointers or references to varying data they write:
+// The helpers below take and return values, not pointers or references to varying data they write:
 // values stay in registers, while a varying struct written through a pointer stays on the stack.
-struct Sums {
-    Flat3 t, s;
-    Quat q;
-    float w;
-};
 
 // The weight of each lane's joint: `weight` times its joint weight when the layer has joint weights.
 // A whole gang reads its joint weights with one plain load; only a partial gang masks the read.
@@ -204,8 +198,9 @@ static inline varying float hemisphere(const varying Quat &q, const varying Quat
 }
 
 // q / |q|, or the identity for a zero quaternion. Selects, not a varying `if`: a varying `if` around
-// assignments makes ISPC store under the execution mask, which AVX2 has only as vmaskmovps (slow on AMD,
-// and a load that follows one cannot take its value from the store buffer).
+// assignments to struct members or through references makes ISPC keep the data in memory and store it
+// under the execution mask, which AVX2 has only as vmaskmovps (slow on AMD, and a load that follows one
+// cannot take its value from the store buffer).
 static inline varying Quat normalize_quat(varying float x, varying float y, varying float z, varying float w)
 {
     const varying float n = x * x + y * y + z * z + w * w;

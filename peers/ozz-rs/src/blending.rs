@@ -139,12 +139,16 @@ pub fn blending(kernel: &str, n: usize) -> Result<Box<dyn Workload>, String> {
             let d3 = |a: g::Vec3, b: glam::Vec3| (a - g::Vec3::from_array(b.to_array())).length();
             // Both sides normalize the same sum, so the quaternions agree in sign as well.
             let dq = (g::Vec4::from(oq) - g::Vec4::from_array(q[j].to_array())).length();
-            d3(ot, t[j]).max(d3(os, s[j])).max(dq)
+            // f32::max drops a NaN, so a NaN anywhere counts as an infinite difference.
+            [d3(ot, t[j]), d3(os, s[j]), dq]
+                .into_iter()
+                .map(|d| if d.is_nan() { f32::INFINITY } else { d })
+                .fold(0.0f32, f32::max)
         })
         .fold(0.0f32, f32::max);
     // Translations are within 0.3 units and scales near 1; both sides compute in f32 with different
     // operation orders (ISPC-style fused multiply-adds are not in either).
-    if !(err < 1e-5) {
+    if err >= 1e-5 {
         return Err(format!(
             "{kernel} {n}: ozz-rs output differs from the reference by {err}"
         ));
