@@ -372,6 +372,13 @@ impl Character {
         Some(&self.mesh_morphs.get(i)?.as_ref()?.targets)
     }
 
+    /// The morph targets of skinned mesh `i` in its prepared layout, when it has any (for the fused
+    /// morph + skin experiment).
+    #[cfg(feature = "experiments")]
+    pub(crate) fn mesh_morph(&self, i: usize) -> Option<&SkinnedMorph> {
+        self.mesh_morphs.get(i)?.as_deref()
+    }
+
     /// The morph weights a frame starts with: per skinned mesh, then per rigid mesh (glTF scenes).
     #[cfg(feature = "gltf")]
     pub(crate) fn default_weights(&self) -> (&[Vec<f32>], &[Vec<f32>]) {

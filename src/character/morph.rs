@@ -93,6 +93,14 @@ impl SkinnedMorph {
         })
     }
 
+    /// The packed deltas of attribute `s` (0 positions, 1 normals, 2 tangents), one entry per target:
+    /// every group's rows in turn, or `None` where the target does not move the attribute. The fused
+    /// morph + skin experiment reads them straight.
+    #[cfg(feature = "experiments")]
+    pub(crate) fn packed(&self, s: usize) -> &[Option<Vec<f32>>] {
+        &self.deltas[s]
+    }
+
     /// Number of vertices.
     pub(crate) fn vertex_count(&self) -> usize {
         self.targets.vertex_count()

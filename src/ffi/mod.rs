@@ -25,7 +25,7 @@ pub(crate) mod transform;
 
 use crate::isa::Isa;
 use crate::layout::palette::PaletteMatrix;
-use bindings::SkinGroupArgs;
+use bindings::{FusedMorphArgs, SkinGroupArgs};
 use glam::{Mat4, Quat, Vec3, Vec4};
 
 /// The generated declarations: the structs the kernels share (one copy, whichever way the kernels
@@ -64,6 +64,10 @@ const _: () = assert!(
 // then three (pointer, stride) outputs with two flags, as ispc/skin.ispc declares it.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 120);
+// FusedMorphArgs (ispc/skin_variants.ispc): eight i32, five input pointers, 24 delta pointers, 24
+// weights, then three output pointers.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<FusedMorphArgs>() == 384);
 
 /// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
 /// (a Vec4 output), 256 MiB, far below i32::MAX.
@@ -111,6 +115,8 @@ type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i
 /// One skinning call: the kernel reads its arguments from one struct (see `SkinGroupArgs` in
 /// ispc/skin.ispc, of which bindgen made the Rust copy).
 type SkinGroupFn = unsafe extern "C" fn(*const SkinGroupArgs);
+/// The experimental fused morph + skin call (ispc/skin_variants.ispc), its arguments in one struct.
+type SkinMorphFusedFn = unsafe extern "C" fn(*const FusedMorphArgs);
 type SkinPBaseFn =
     unsafe extern "C" fn(i32, *const u8, *const u32, *const f32, *const f32, *mut f32);
 type SkinPBoneMajorFn = unsafe extern "C" fn(
@@ -165,6 +171,7 @@ pub(crate) struct Kernels {
     level_sum_children: LevelSumChildrenFn,
     level_sum_levels: LevelSumLevelsFn,
     skin_group: SkinGroupFn,
+    skin_morph_fused: SkinMorphFusedFn,
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
     blend_trs: BlendTrsFn,
@@ -193,6 +200,7 @@ macro_rules! kernel_table {
                 level_sum_children: isa::[<level_sum_children_ $suffix>],
                 level_sum_levels: isa::[<level_sum_levels_ $suffix>],
                 skin_group: isa::[<skin_group_ $suffix>],
+                skin_morph_fused: isa::[<skin_morph_fused_ $suffix>],
                 skin_p_base: isa::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
                 blend_trs: isa::[<blend_trs_ $suffix>],

@@ -5,6 +5,8 @@
 mod blend;
 #[path = "../common/mod.rs"]
 mod common;
+#[cfg(feature = "experiments")]
+mod fused_morph;
 mod harness;
 mod hierarchy;
 mod morph;
@@ -43,6 +45,7 @@ fn main() {
         ("skin_p_base", skin::check_skin_p_base),
         ("skin_p_base_threads", skin::check_skin_p_base_threads),
         ("skin_p_bone_major", skin::check_skin_p_bone_major),
+        ("skin_morph_fused", fused_morph::check_fused_morph),
     ]);
     harness::run(&checks)
 }
