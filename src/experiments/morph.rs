@@ -173,12 +173,8 @@ impl<'a> FusedMorphJob<'a> {
                 self.palette,
                 lists,
                 bytemuck::cast_slice_mut(&mut out.positions[..]),
-                out.normals
-                    .as_deref_mut()
-                    .map(|x| bytemuck::cast_slice_mut(x)),
-                out.tangents
-                    .as_deref_mut()
-                    .map(|x| bytemuck::cast_slice_mut(x)),
+                out.normals.as_deref_mut().map(bytemuck::cast_slice_mut),
+                out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
             ),
             Resolved::Reference => reference::skin_morph_fused(mesh, self.palette, lists, out),
         }
