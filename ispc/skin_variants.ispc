@@ -1,5 +1,6 @@
 // Two positions-only skinning methods from the seeds, kept as measured alternatives to the blended-matrix
-// kernels in skin.ispc.
+// kernels in skin.ispc, and (at the end) the morph targets fused into the blended skinning pass, measured
+// against the morph pre-pass of morph.ispc.
 //
 // Palette entries are row-major 4x4 (16 floats, 64-byte aligned; rows 0..2 are the affine 3x4), the same
 // palette every skinning kernel reads.

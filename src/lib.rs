@@ -35,7 +35,8 @@
 //! - `gltf` (cargo feature `gltf`, on by default): glTF 2.0 characters, loaded, animated and skinned
 //!   on the jobs above, one stage at a time or a whole frame at once.
 //! - `experiments` (cargo feature, off by default, for the project's lab only): the seeds' methods
-//!   that lost to the ones above, kept so that they can be measured against them. Not a supported API.
+//!   that lost to the ones above, kept so that they can be measured against them, and the fused
+//!   morph + skin pass measured against the morph pre-pass. Not a supported API.
 //!
 //! # Layers
 //! The modules follow the pipeline, and each imports only from the layers below it:
