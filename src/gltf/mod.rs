@@ -135,7 +135,7 @@ mod validate;
 pub use self::build::Skin;
 pub use self::error::READ_BUDGET_SLACK;
 pub use self::limits::ImportLimits;
-pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive};
+pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive, VertexOrder};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 
