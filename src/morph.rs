@@ -232,6 +232,26 @@ impl MorphTargets {
         self.vertex_count
     }
 
+    /// The same targets with their vertices reordered: vertex `i` of the result is vertex `order[i]`
+    /// of these. The caller passes a permutation of `0..vertex_count`.
+    pub(crate) fn permuted(&self, order: &[u32]) -> MorphTargets {
+        let gather = |streams: &[Option<Vec<Vec3>>]| -> Vec<Option<Vec<Vec3>>> {
+            streams
+                .iter()
+                .map(|d| {
+                    d.as_ref()
+                        .map(|d| order.iter().map(|&v| d[v as usize]).collect())
+                })
+                .collect()
+        };
+        MorphTargets {
+            vertex_count: self.vertex_count,
+            positions: gather(&self.positions),
+            normals: gather(&self.normals),
+            tangents: gather(&self.tangents),
+        }
+    }
+
     /// Whether any target has deltas for this stream.
     pub(crate) fn moves(&self, stream: MorphStream) -> bool {
         self.deltas(stream).iter().any(Option::is_some)

@@ -42,7 +42,10 @@
 //!   more than 8 influences (JOINTS_2 and up) keep the heaviest 8, the crate's influence LOD rule; fewer
 //!   with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
 //!   ([`LoadOptions::weights`]). Any primitive mode is skinned; [`SkinnedPrimitive::triangles`] lists the
-//!   triangles of triangle, strip and fan primitives (empty for points and lines).
+//!   triangles of triangle, strip and fan primitives (empty for points and lines). Vertices keep the
+//!   file's order unless [`LoadOptions::vertex_order`] is [`VertexOrder::ByInfluenceCount`], which
+//!   sorts them by influence count at load for the fastest skinning and maps them back with
+//!   [`SkinnedPrimitive::file_indices`].
 //! - **Rigid and static primitives.** Every primitive of a mesh node without a skin in the default
 //!   scene (`scene`, else the first scene; every node when the file has none) is a [`RigidPrimitive`]
 //!   and one of the character's [`RigidMesh`](crate::RigidMesh)es, following its node's world matrix
@@ -135,7 +138,7 @@ mod validate;
 pub use self::build::Skin;
 pub use self::error::READ_BUDGET_SLACK;
 pub use self::limits::ImportLimits;
-pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive};
+pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive, VertexOrder};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, Wrap};
 pub use crate::{Frame, SkinnedVertices};
 

@@ -29,6 +29,26 @@ pub struct LoadOptions {
     pub max_influences: usize,
     /// How much a file may ask for; [`ImportLimits::default`] by default.
     pub limits: ImportLimits,
+    /// The order of each skinned primitive's vertices in the scene; [`VertexOrder::File`] by default.
+    pub vertex_order: VertexOrder,
+}
+
+/// The order in which a scene holds each skinned primitive's vertices (its bind positions, triangles,
+/// morph targets and the skinned outputs of every [`Frame`](crate::Frame)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VertexOrder {
+    /// As in the file: the outputs line up with the file's other attributes (texture coordinates,
+    /// colours) and its index buffer.
+    #[default]
+    File,
+    /// Sorted by influence count, stably ([`SkinnedMesh::permutation`]), as ozz-animation's mesh
+    /// importer does: every influence group is one contiguous range of vertices, so no vertex is
+    /// promoted to a larger count and every gang's outputs are stored whole. This is the fastest order
+    /// to skin. [`SkinnedPrimitive::triangles`] and [`SkinnedPrimitive::bind_positions`] are given in
+    /// it, and [`SkinnedPrimitive::file_indices`] maps each vertex back to the file's, for the
+    /// attributes the scene does not read. The skinned values are the same as in file order, vertex for
+    /// vertex.
+    ByInfluenceCount,
 }
 
 impl Default for LoadOptions {
@@ -37,6 +57,7 @@ impl Default for LoadOptions {
             weights: WeightPolicy::Normalize,
             max_influences: MAX_INFLUENCES,
             limits: ImportLimits::default(),
+            vertex_order: VertexOrder::File,
         }
     }
 }
@@ -51,6 +72,9 @@ pub(super) struct PrimitiveData {
     pub(super) triangles: Vec<[u32; 3]>,
     /// The morph targets, permuted into the prepared mesh's layout, when the primitive has any.
     pub(super) morph: Option<Arc<SkinnedMorph>>,
+    /// With [`VertexOrder::ByInfluenceCount`], the file's index of each vertex (`None` in file order,
+    /// or when the file's order is already sorted).
+    pub(super) file_indices: Option<Vec<u32>>,
 }
 
 /// One skinned primitive on one node: what a [`Frame`](crate::Frame) holds skinned vertices for.
@@ -103,6 +127,13 @@ impl SkinnedPrimitive {
     /// fans; empty for points and lines. Every index is below [`SkinnedPrimitive::vertex_count`].
     pub fn triangles(&self) -> &[[u32; 3]] {
         &self.data.triangles
+    }
+
+    /// With [`VertexOrder::ByInfluenceCount`], the file's index of each of the scene's vertices
+    /// (`file_indices()[i]` is the file's vertex behind vertex `i`); `None` when the scene keeps the
+    /// file's order, which it also does when the file's vertices are already sorted.
+    pub fn file_indices(&self) -> Option<&[u32]> {
+        self.data.file_indices.as_deref()
     }
 }
 
@@ -190,12 +221,12 @@ pub(super) fn read_primitive(
         attribute,
     };
     let Geometry {
-        positions,
-        normals,
-        tangents,
-        triangles,
+        mut positions,
+        mut normals,
+        mut tangents,
+        mut triangles,
     } = read_geometry(r, prim, mesh)?;
-    let targets = read_morph_targets(r, prim, mesh, positions.len())?;
+    let mut targets = read_morph_targets(r, prim, mesh, positions.len())?;
     let sets = prim
         .attributes()
         .filter_map(|(s, _)| match s {
@@ -261,21 +292,66 @@ pub(super) fn read_primitive(
     if sets > 2 {
         (joints, weights) = keep_heaviest_eight(&joints, &weights).map_err(wrap)?;
     }
-    let mut input = MeshInput::new(
-        Attribute::vec3(&positions),
-        Attribute::joints_u16(&joints[0]),
-        Attribute::weights_f32(&weights[0]),
-    );
-    if sets > 1 {
-        input.joints[1] = Some(Attribute::joints_u16(&joints[1]));
-        input.weights[1] = Some(Attribute::weights_f32(&weights[1]));
-    }
-    input.normals = normals.as_deref().map(Attribute::vec3);
-    input.tangents = tangents.as_deref().map(Attribute::vec4);
     let mut prep = PrepareOptions::new(joint_count);
     prep.weights = options.weights;
     prep.max_influences = options.max_influences;
-    let skinned = SkinnedMesh::prepare(&input, &prep).map_err(wrap)?;
+    let prepare = |positions: &[Vec3],
+                   normals: Option<&[Vec3]>,
+                   tangents: Option<&[Vec4]>,
+                   joints: &[Vec<[u16; 4]>],
+                   weights: &[Vec<[f32; 4]>]| {
+        let mut input = MeshInput::new(
+            Attribute::vec3(positions),
+            Attribute::joints_u16(&joints[0]),
+            Attribute::weights_f32(&weights[0]),
+        );
+        if let (Some(j), Some(w)) = (joints.get(1), weights.get(1)) {
+            input.joints[1] = Some(Attribute::joints_u16(j));
+            input.weights[1] = Some(Attribute::weights_f32(w));
+        }
+        input.normals = normals.map(Attribute::vec3);
+        input.tangents = tangents.map(Attribute::vec4);
+        SkinnedMesh::prepare(&input, &prep).map_err(wrap)
+    };
+    let mut skinned = prepare(
+        &positions,
+        normals.as_deref(),
+        tangents.as_deref(),
+        &joints,
+        &weights,
+    )?;
+    let mut file_indices = None;
+    if options.vertex_order == VertexOrder::ByInfluenceCount {
+        let order = skinned.permutation();
+        // A file already in that order keeps it, and is not prepared twice.
+        if order.iter().enumerate().any(|(i, &v)| v as usize != i) {
+            positions = order.iter().map(|&v| positions[v as usize]).collect();
+            normals = normals.map(|n| order.iter().map(|&v| n[v as usize]).collect());
+            tangents = tangents.map(|t| order.iter().map(|&v| t[v as usize]).collect());
+            for set in joints.iter_mut() {
+                *set = order.iter().map(|&v| set[v as usize]).collect();
+            }
+            for set in weights.iter_mut() {
+                *set = order.iter().map(|&v| set[v as usize]).collect();
+            }
+            targets = targets.map(|t| t.permuted(&order));
+            let mut new_index = vec![0u32; order.len()];
+            for (i, &v) in order.iter().enumerate() {
+                new_index[v as usize] = i as u32;
+            }
+            for t in &mut triangles {
+                *t = t.map(|v| new_index[v as usize]);
+            }
+            skinned = prepare(
+                &positions,
+                normals.as_deref(),
+                tangents.as_deref(),
+                &joints,
+                &weights,
+            )?;
+            file_indices = Some(order);
+        }
+    }
     let morph = targets
         .map(|targets| SkinnedMorph::new(&skinned, targets).map(Arc::new))
         .transpose()
@@ -286,6 +362,7 @@ pub(super) fn read_primitive(
         positions,
         triangles,
         morph,
+        file_indices,
     })
 }
 

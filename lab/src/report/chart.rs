@@ -10,6 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const SHOWN: &[(&str, usize, Option<u32>)] = &[
     ("character_frame", 0, Some(4)),
     ("gltf_frame", 0, None),
+    ("gltf_frame_by_count", 0, None),
     ("gltf_crowd_frame", 0, None),
     ("transform_points", 4096, None),
     ("local_to_model", 40_000, None),

@@ -1,5 +1,7 @@
-//! Row `gltf_frame`: one whole frame of a real glTF character, sampling the clip, local to model over
-//! every node, the palettes and skinning every primitive, on the reference and every ISA. The report
+//! Rows `gltf_frame` and `gltf_frame_by_count`: one whole frame of a real glTF character, sampling the
+//! clip, local to model over every node, the palettes and skinning every primitive, on the reference and
+//! every ISA; the first with the file's vertex order, the second with each primitive's vertices sorted
+//! by influence count at load ([`VertexOrder::ByInfluenceCount`]), as ozz's mesh importer sorts them. The report
 //! uses CesiumMan from `../shared/assets` (3,273 vertices, 19 joints) when it is there, or the file given
 //! with `bench --gltf PATH`; without either, the row is skipped with a message.
 
@@ -8,7 +10,7 @@ use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::Budget;
 use indicatif::ProgressBar;
-use ispc_skinning::gltf::{GltfScene, Wrap};
+use ispc_skinning::gltf::{GltfScene, LoadOptions, VertexOrder, Wrap};
 use ispc_skinning::Isa;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -44,7 +46,7 @@ pub fn rows(
     path: Option<&str>,
     rows: &mut Vec<Row>,
     bar: &ProgressBar,
-    peer: Option<&mut Peer>,
+    mut peer: Option<&mut Peer>,
 ) -> Result<(), String> {
     let Some(file) = asset(path) else {
         progress::note(
@@ -54,7 +56,40 @@ pub fn rows(
         return Ok(());
     };
     bar.set_message(format!("gltf_frame on {}", file.display()));
-    let scene = GltfScene::load(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    for (kernel, vertex_order) in [
+        ("gltf_frame", VertexOrder::File),
+        ("gltf_frame_by_count", VertexOrder::ByInfluenceCount),
+    ] {
+        let options = LoadOptions {
+            vertex_order,
+            ..LoadOptions::default()
+        };
+        let scene = GltfScene::load_with(&file, &options)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        frame_rows(
+            kernel,
+            &scene,
+            &file,
+            budget,
+            isas,
+            rows,
+            peer.as_deref_mut(),
+        )?;
+    }
+    bar.suspend(|| print_summary(rows, &file));
+    Ok(())
+}
+
+/// One frame row (`kernel`) of `scene`, with the peer's frame in the same round-robin.
+fn frame_rows(
+    kernel: &'static str,
+    scene: &GltfScene,
+    file: &Path,
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    peer: Option<&mut Peer>,
+) -> Result<(), String> {
     let clip = (!scene.clips().is_empty()).then_some(0);
     let duration = clip.map_or(1.0, |c| scene.clips()[c].duration().max(1e-3));
     let n: usize = scene.primitives().iter().map(|p| p.vertex_count()).sum();
@@ -66,7 +101,6 @@ pub fn rows(
         .iter()
         .map(|_| RefCell::new((scene.frame_buffers(), 0.0)))
         .collect();
-    let scene = &scene;
     let mut c: Vec<Box<dyn FnMut() + '_>> = backends
         .iter()
         .zip(&states)
@@ -84,42 +118,48 @@ pub fn rows(
         .collect();
     // With `--peers`, ozz-animation-rs runs the same frame (same file, clip and time sequence).
     let job = Job {
-        kernel: "gltf_frame",
+        kernel,
         size: n,
         influences: None,
-        file: Some(&file),
+        file: Some(file),
     };
     let times = peer::median_ns_per_call(peer, job, budget, &mut c);
-    push_rows(rows, "gltf_frame", &backends, &times, n, None);
-    bar.suspend(|| print_summary(rows, &file, n, scene.node_count()));
+    push_rows(rows, kernel, &backends, &times, n, None);
     Ok(())
 }
 
-/// Prints the frame time per backend and the best ISA's speedup.
-fn print_summary(rows: &[Row], file: &Path, n: usize, nodes: usize) {
-    println!(
-        "gltf_frame: {} ({n} skinned vertices, {} nodes), whole frame (sample, local to model, palettes, skin):",
-        file.display(),
-        nodes
-    );
-    let best = rows
-        .iter()
-        .filter(|r| r.kernel == "gltf_frame" && r.isa != "reference")
-        .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item));
-    for r in rows.iter().filter(|r| r.kernel == "gltf_frame") {
+/// Prints the frame time per backend and order, and the best ISA's speedup.
+fn print_summary(rows: &[Row], file: &Path) {
+    for (kernel, order) in [
+        ("gltf_frame", "the file's vertex order"),
+        ("gltf_frame_by_count", "vertices sorted by influence count"),
+    ] {
+        let Some(n) = rows.iter().find(|r| r.kernel == kernel).map(|r| r.size) else {
+            continue;
+        };
         println!(
-            "  {:<9} {:>8.1} us/frame  {:.2}x the reference",
-            r.isa,
-            r.ns_per_item * n as f64 * 1e-3,
-            r.speedup()
+            "{kernel}: {} ({n} skinned vertices, {order}), whole frame (sample, local to model, palettes, skin):",
+            file.display(),
         );
+        for r in rows.iter().filter(|r| r.kernel == kernel) {
+            println!(
+                "  {:<9} {:>8.1} us/frame  {:.2}x the reference",
+                r.isa,
+                r.ns_per_item * n as f64 * 1e-3,
+                r.speedup()
+            );
+        }
+        let best = rows
+            .iter()
+            .filter(|r| r.kernel == kernel && r.isa != "reference")
+            .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item));
+        if let Some(b) = best {
+            println!(
+                "  best ISA {}: {:.2}x the reference (target 3x)",
+                b.isa,
+                b.speedup()
+            );
+        }
+        println!();
     }
-    if let Some(b) = best {
-        println!(
-            "  best ISA {}: {:.2}x the reference (target 3x)",
-            b.isa,
-            b.speedup()
-        );
-    }
-    println!();
 }

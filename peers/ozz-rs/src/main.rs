@@ -37,8 +37,12 @@ fn setup(args: &[&str], rest: &str) -> Result<Box<dyn Workload>, String> {
         "skin_p" | "skin_pn" | "skin_pnt" => workloads::skinning(kernel, size),
         "local_to_model_trs" => workloads::local_to_model_trs(size),
         "blend_2layers" | "blend_additive" => blending::blending(kernel, size),
-        "gltf_frame" if !rest.is_empty() => gltf_frame::setup(std::path::Path::new(rest), size),
-        "gltf_frame" => Err("setup gltf_frame <vertices> <file>".into()),
+        // ozz skins its mesh in parts of one influence count each, so both of the lab's frame rows
+        // (the file's vertex order and the influence-count order) meet the same peer frame.
+        "gltf_frame" | "gltf_frame_by_count" if !rest.is_empty() => {
+            gltf_frame::setup(std::path::Path::new(rest), size)
+        }
+        "gltf_frame" | "gltf_frame_by_count" => Err(format!("setup {kernel} <vertices> <file>")),
         _ => Err(format!("the ozz-rs peer has no workload {kernel}")),
     }
 }
