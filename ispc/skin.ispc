@@ -21,58 +21,7 @@
 // has joint 0 and weight 0), so a gang may read past the group's last vertex but never past its arrays.
 
 #include "common.isph"
-
-// Vertices per AoSoA block of the inputs (SKIN_BLOCK on the Rust side).
-#define VBLOCK 16
-
-#define W TARGET_WIDTH
-
-// The chunks of B a gang needs: the 12 elements of rows 0..2.
-#define NCHUNKS ((12 + W - 1) / W)
-
-// The in-register transpose of a gang's blended chunks, in the stages that each map to one shuffle
-// instruction per vector on every ISA: within each group of four lanes (one 128-bit lane of AVX2 or
-// AVX-512), interleave single floats (unpcklps / unpckhps), then pairs (unpcklpd / unpckhpd), which
-// transposes the 4x4 blocks of four vertices; then move whole four-lane groups between vectors
-// (vperm2f128 on AVX2, vshuff32x4 in two steps on AVX-512). A first version swapped off-diagonal blocks
-// of halving size, whose single-lane step LLVM lowered to two shuffles per vector.
-
-// Lane l takes lane i of b where from_b, else lane i of a. Written as a select of two one-source
-// shuffles, LLVM recognises each pattern below as one instruction on every target; ISPC's two-source
-// shuffle(a, b, perm) became a chain of element inserts and blends on AVX-512.
-static inline varying float pick(varying float a, varying float b, varying bool from_b, varying int i)
-{
-    return from_b ? shuffle(b, i) : shuffle(a, i);
-}
-
-// Stage A: lanes (a[g], b[g], a[g+1], b[g+1]) of each four-lane group g (+ 2 for the high half).
-static inline varying float unpack_single(varying float a, varying float b, uniform int half)
-{
-    const varying int g = programIndex & ~3, m = programIndex & 3;
-    return pick(a, b, (m & 1) != 0, g + 2 * half + (m >> 1));
-}
-
-// Stage B: lanes (a[g], a[g+1], b[g], b[g+1]) of each four-lane group g (+ 2 for the high half).
-static inline varying float unpack_pair(varying float a, varying float b, uniform int half)
-{
-    const varying int g = programIndex & ~3, m = programIndex & 3;
-    return pick(a, b, (m & 2) != 0, g + 2 * half + (m & 1));
-}
-
-#if W == 8
-// Four-lane group G of a, then of b (vperm2f128).
-static inline varying float join_groups(varying float a, varying float b, uniform int G)
-{
-    return pick(a, b, programIndex >= 4, 4 * G + (programIndex & 3));
-}
-#elif W == 16
-// Four-lane groups (a[G], a[G + 2], b[G], b[G + 2]) for G = half (vshuff32x4).
-static inline varying float gather_groups(varying float a, varying float b, uniform int half)
-{
-    const varying int o = programIndex >> 2, m = programIndex & 3;
-    return pick(a, b, o >= 2, 4 * (2 * (o & 1) + half) + m);
-}
-#endif
+#include "gang.isph"
 
 // Chunk ch of the blended rows of the vertex whose K influences start at jp and wp (lane l holds
 // element ch*W + l). A rigid vertex's one influence has weight exactly 1, so B is its palette matrix,

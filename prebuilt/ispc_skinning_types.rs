@@ -27,3 +27,23 @@ pub struct SkinGroupArgs {
     pub tng_stride: i32,
     pub write_tangents: i32,
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct FusedMorphArgs {
+    pub influences: i32,
+    pub rigid: i32,
+    pub components: i32,
+    pub first: i32,
+    pub count: i32,
+    pub active: [i32; 3usize],
+    pub blocks: *const f32,
+    pub joints: *const u32,
+    pub weights: *const f32,
+    pub vertices: *const u32,
+    pub palette: *const f32,
+    pub deltas: [*const f32; 24usize],
+    pub morph_weights: [f32; 24usize],
+    pub pos: *mut f32,
+    pub nrm: *mut f32,
+    pub tng: *mut f32,
+}

@@ -1,5 +1,7 @@
-//! Morph targets on skinned meshes, applied in place: a frame writes the morphed bind pose into its own
-//! copy of the prepared mesh (`Character::with_mesh_morph_targets`), never preparing the mesh again.
+//! Morph targets on skinned meshes, applied without preparing the mesh again: on an ISA with the frame's
+//! defaults, morphed and skinned in one pass (`skin_morph_fused`); otherwise the frame writes the
+//! morphed bind pose into its own copy of the prepared mesh (`Character::with_mesh_morph_targets`) and
+//! skins that. Both paths are checked.
 //!
 //! The check is against the long way round, on the reference and on every ISA this CPU runs: morph the
 //! vertices in mesh order with `morph_floats`, prepare the morphed mesh afresh with `SkinnedMesh::prepare`
@@ -16,7 +18,8 @@ use common::{backends, Rng};
 use ispc_skinning::glam::{Quat, Vec3, Vec4};
 use ispc_skinning::{
     morph_floats, Backend, Character, CharacterSkin, Error, Frame, MeshInput, MorphTargets,
-    PrepareOptions, Skeleton, SkinOutput, SkinnedMesh, SkinnedVertices, SkinningJob,
+    PrepareOptions, Renormalize, Skeleton, SkinOutput, SkinnedMesh, SkinnedVertices, SkinningJob,
+    Threads,
 };
 
 const JOINTS: usize = 6;
@@ -247,14 +250,26 @@ fn the_in_place_morph_matches_a_fresh_prepare_on_every_backend() {
             let perm = c.mesh(0).unwrap().permutation();
             assert!(perm.windows(2).any(|w| w[1] != w[0] + 1));
         }
+        // The frame's defaults take the fused morph + skin pass on an ISA; renormalizing or a second
+        // thread takes the pre-pass into the frame's copy, then the skinning job. Both must match.
+        let paths = [
+            (Renormalize::None, Threads::One),
+            (Renormalize::Precise, Threads::One),
+            (Renormalize::None, Threads::All),
+        ];
         for backend in backends() {
-            let mut frame = c.frame_buffers().backend(backend);
-            pose(&mut frame, 0.4);
-            let w = weights(1, &mut rng);
-            frame.set_mesh_weights(0, &w).unwrap();
-            c.evaluate(&mut frame).unwrap();
-            let want = fresh(&m, &t, &w, backend, &frame);
-            assert_same(&frame.meshes()[0], &want, &format!("n={n} {backend:?}"));
+            for (renormalize, threads) in paths {
+                let mut frame = c.frame_buffers().backend(backend);
+                frame.renormalize = renormalize;
+                frame.threads = threads;
+                pose(&mut frame, 0.4);
+                let w = weights(1, &mut rng);
+                frame.set_mesh_weights(0, &w).unwrap();
+                c.evaluate(&mut frame).unwrap();
+                let want = fresh(&m, &t, &w, backend, &frame);
+                let what = format!("n={n} {backend:?} {renormalize:?} {threads:?}");
+                assert_same(&frame.meshes()[0], &want, &what);
+            }
         }
     }
 }

@@ -161,6 +161,9 @@ unsafe extern "C" {
     pub fn skin_group_neon(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
+    pub fn skin_morph_fused_neon(a: *const FusedMorphArgs);
+}
+unsafe extern "C" {
     pub fn skin_p_base_neon(
         count: i32,
         counts: *const u8,

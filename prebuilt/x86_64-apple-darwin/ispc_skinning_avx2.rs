@@ -161,6 +161,9 @@ unsafe extern "C" {
     pub fn skin_group_avx2(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
+    pub fn skin_morph_fused_avx2(a: *const FusedMorphArgs);
+}
+unsafe extern "C" {
     pub fn skin_p_base_avx2(
         count: i32,
         counts: *const u8,

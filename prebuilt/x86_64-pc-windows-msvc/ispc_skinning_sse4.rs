@@ -161,6 +161,9 @@ unsafe extern "C" {
     pub fn skin_group_sse4(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {
+    pub fn skin_morph_fused_sse4(a: *const FusedMorphArgs);
+}
+unsafe extern "C" {
     pub fn skin_p_base_sse4(
         count: i32,
         counts: *const u8,

@@ -639,6 +639,12 @@ impl Character {
     /// # Errors
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.skin_stage(frame, true)
+    }
+
+    /// [`Character::skin`], with the fused morph + skin pass allowed (`fuse`) or not: without it, every
+    /// morphed mesh takes the pre-pass, which the lab measures against the fused pass.
+    pub(crate) fn skin_stage(&self, frame: &mut Frame, fuse: bool) -> Result<(), Error> {
         self.check_frame(frame)?;
         for ((((mesh, &skin), out), (morph, weights)), copy) in self
             .meshes
@@ -648,11 +654,27 @@ impl Character {
             .zip(self.mesh_morphs.iter().zip(&frame.mesh_weights))
             .zip(&mut frame.morphed)
         {
-            // A mesh with morph weights is morphed into the frame's copy, in place; otherwise the
-            // shared mesh's bind pose is skinned as it is.
+            // A mesh with morph weights is morphed and skinned in one pass where that pass covers the
+            // call, else morphed into the frame's copy, in place, and that copy skinned; a mesh without
+            // them skins the shared mesh's bind pose as it is.
             let skinned: &SkinnedMesh = match (morph, copy) {
                 (Some(m), Some(c)) if weights.iter().any(|&w| w != 0.0) => {
-                    m.morph_into(frame.backend.resolve()?, mesh, weights, c)?;
+                    let backend = frame.backend.resolve()?;
+                    let palette = &frame.palettes[skin];
+                    if fuse
+                        && m.skin_fused(
+                            backend,
+                            mesh,
+                            palette,
+                            weights,
+                            frame.renormalize,
+                            frame.threads,
+                            out,
+                        )
+                    {
+                        continue;
+                    }
+                    m.morph_into(backend, mesh, weights, c)?;
                     c
                 }
                 _ => mesh,

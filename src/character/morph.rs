@@ -16,11 +16,15 @@
 //! preparing the mesh again: preparation copies each attribute float into its block unchanged, and
 //! each morphed float is the same sum, base first and then the targets in order.
 
-use crate::backend::Resolved;
+use crate::backend::{Resolved, Threads};
 use crate::error::Error;
+use crate::ffi::morph::{self as ffi, MORPH_BATCH};
 use crate::layout::mesh::{padded, MAX_INFLUENCES, SKIN_BLOCK};
+use crate::layout::output::Renormalize;
+use crate::layout::palette::PaletteMatrix;
 use crate::morph::{run_rows, MorphStream, MorphTargets};
 use crate::skinning::mesh::SkinnedMesh;
+use crate::SkinnedVertices;
 
 /// The attributes a target can move, with the offset of their first run in a block's runs.
 const STREAMS: [(MorphStream, usize); 3] = [
@@ -95,7 +99,7 @@ impl SkinnedMorph {
 
     /// The packed deltas of attribute `s` (0 positions, 1 normals, 2 tangents), one entry per target:
     /// every group's rows in turn, or `None` where the target does not move the attribute. The fused
-    /// morph + skin experiment reads them straight.
+    /// morph + skin pass reads them straight.
     #[cfg(feature = "experiments")]
     pub(crate) fn packed(&self, s: usize) -> &[Option<Vec<f32>>] {
         &self.deltas[s]
@@ -112,6 +116,70 @@ impl SkinnedMorph {
         mesh.vertex_count() == self.vertex_count()
             && (0..=MAX_INFLUENCES)
                 .all(|k| padded(groups[k].vertices.len()) / SKIN_BLOCK == self.group_blocks[k])
+    }
+
+    /// Morphs and skins `mesh` in one pass (`skin_morph_fused` in ispc/skin_morph.ispc) when that pass
+    /// covers the call, and says whether it ran. It covers an ISA backend, no renormalization, one
+    /// thread, no compact influence group, at most [`MORPH_BATCH`] targets with a weight that is not
+    /// zero per attribute, and a call that passes every rule of the skinning job (one weight per target,
+    /// the mesh these deltas were packed for, a palette that covers its joints, one output per vertex
+    /// for exactly the attributes it has). Otherwise nothing is written and the caller runs the
+    /// pre-pass ([`morph_into`](Self::morph_into)) and the skinning job, which report any broken rule.
+    /// The fused pass gives the same floats as the pre-pass then skinning: the same sums in the same
+    /// order (tests/morph_in_place.rs checks it bit for bit on every ISA).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn skin_fused(
+        &self,
+        backend: Resolved,
+        mesh: &SkinnedMesh,
+        palette: &[PaletteMatrix],
+        weights: &[f32],
+        renormalize: Renormalize,
+        threads: Threads,
+        out: &mut SkinnedVertices,
+    ) -> bool {
+        let Resolved::Ispc(isa) = backend else {
+            return false;
+        };
+        let n = mesh.vertex_count();
+        let covered = renormalize == Renormalize::None
+            && threads == Threads::One
+            && weights.len() == self.targets.count()
+            && self.fits(mesh)
+            && palette.len() >= mesh.joint_count()
+            && out.positions.len() == n
+            && out.normals.as_ref().map(Vec::len) == mesh.has_normals().then_some(n)
+            && out.tangents.as_ref().map(Vec::len) == mesh.has_tangents().then_some(n)
+            && mesh.kernel.groups().iter().all(|g| !g.compact());
+        if !covered {
+            return false;
+        }
+        // The active targets of each attribute, in target order, on the stack: (packed rows, weight).
+        let empty: &[f32] = &[];
+        let mut active = [[(empty, 0.0f32); MORPH_BATCH]; 3];
+        let mut counts = [0usize; 3];
+        for ((slots, count), targets) in active.iter_mut().zip(&mut counts).zip(&self.deltas) {
+            for (d, &w) in targets.iter().zip(weights) {
+                if let (Some(d), true) = (d, w != 0.0) {
+                    if *count == MORPH_BATCH {
+                        return false;
+                    }
+                    slots[*count] = (d.as_slice(), w);
+                    *count += 1;
+                }
+            }
+        }
+        let [p, nm, t] = &active;
+        ffi::skin_morph_fused(
+            isa,
+            &mesh.kernel,
+            palette,
+            [&p[..counts[0]], &nm[..counts[1]], &t[..counts[2]]],
+            bytemuck::cast_slice_mut(&mut out.positions[..]),
+            out.normals.as_deref_mut().map(bytemuck::cast_slice_mut),
+            out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
+        );
+        true
     }
 
     /// Writes `mesh`'s bind attributes morphed by `weights` into the blocks of `out`, a copy of `mesh`:

@@ -1,15 +1,25 @@
-//! Morph targets fused into the skinning pass (issue 17's alternative): [`FusedMorphJob`] skins a
-//! [`Character`]'s mesh with its morph targets applied on the way, in one pass per influence group,
-//! instead of the product's pre-pass into the frame's copy of the prepared mesh followed by skinning
-//! ([`Character::skin`]). It exists so that the lab can measure the two in the same run.
+//! The two ways of skinning a morphed mesh, each on its own: [`FusedMorphJob`] runs the fused morph +
+//! skin pass that [`Character::skin`] takes where it covers the call (one pass per influence group,
+//! the morph applied on the way), as a job of its own that the ISA parity harness checks against the
+//! frame's pipeline; [`skin_with_prepass`] runs the skin stage with the pre-pass into the frame's copy
+//! of the prepared mesh for every morphed mesh, so that the lab measures the two in the same run.
 
 use super::reference;
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
-use crate::ffi::experiments as ffi;
+use crate::ffi::morph as ffi;
 use crate::ffi::morph::MORPH_BATCH;
 use crate::layout::palette::PaletteMatrix;
-use crate::{Character, SkinnedVertices};
+use crate::{Character, Frame, SkinnedVertices};
+
+/// [`Character::skin`] with the morph pre-pass for every morphed mesh, never the fused pass the product
+/// takes where it covers the call: the lab's `morph_skin_prepass` rows, the measured alternative.
+///
+/// # Errors
+/// Those of [`Character::skin`].
+pub fn skin_with_prepass(character: &Character, frame: &mut Frame) -> Result<(), Error> {
+    character.skin_stage(frame, false)
+}
 
 /// Morphs and skins one mesh of a [`Character`] in one pass: every attribute the mesh has, its bind value
 /// plus the weighted deltas of the targets whose weight is not zero, times the vertex's blended palette

@@ -4,7 +4,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::meshes::{BaseVectorMesh, BoneMajorMesh};
-use crate::ffi::experiments::ActiveTargets;
+use crate::ffi::morph::ActiveTargets;
 use crate::layout::mesh::{padded, KernelMesh, SKIN_BLOCK};
 use crate::layout::palette::PaletteMatrix;
 use crate::SkinnedVertices;

@@ -1,12 +1,9 @@
 //! The seeds' experimental kernels (feature `experiments`): SoA local-to-model, the level-order
-//! micro-benchmark, van Waveren's base vectors, bone-major accumulation, and the morph targets fused
-//! into the skinning pass.
+//! micro-benchmark, van Waveren's base vectors and bone-major accumulation.
 
 use super::hierarchy::checked_range;
-use super::morph::MORPH_BATCH;
-use super::{FusedMorphArgs, Runnable};
+use super::Runnable;
 use crate::layout::hierarchy::{LevelOrder, MAX_JOINTS};
-use crate::layout::mesh::{padded, InfluenceTable, KernelMesh, MAX_VERTICES, SKIN_BLOCK};
 use crate::layout::palette::PaletteMatrix;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::ops::Range;
@@ -308,140 +305,5 @@ pub(crate) fn skin_p_bone_major(
             palette.as_ptr().cast(),
             positions.as_mut_ptr(),
         )
-    }
-}
-
-/// The active targets of one attribute for [`skin_morph_fused`]: each target's packed delta rows for the
-/// whole mesh (3 * [`SKIN_BLOCK`] floats per block, every influence group in turn, as `SkinnedMorph`
-/// stores them) and its weight, in target order.
-pub(crate) type ActiveTargets<'d> = [(&'d [f32], f32)];
-
-/// Morphs and skins every vertex of `mesh` in one pass per influence group (the experimental
-/// `skin_morph_fused` kernel): attribute s (positions, normals, tangents) of each vertex is its bind
-/// value plus the weighted deltas of `active[s]`, transformed by the vertex's blended palette matrix
-/// without renormalization. Vertex o's outputs go to `positions[3o..]`, `normals[3o..]` and
-/// `tangents[4o..]` (w copied from the bind tangent), in original vertex order.
-///
-/// # Panics
-/// When a precondition does not hold (the calling job's checks): the palette covers the mesh's joints,
-/// no group is compact, at most [`MORPH_BATCH`] active targets per attribute and none for an attribute
-/// the mesh lacks, every delta holds exactly the mesh's packed rows, and there is an output for exactly
-/// the attributes the mesh has, with room for every vertex.
-pub(crate) fn skin_morph_fused(
-    isa: Runnable,
-    mesh: &KernelMesh,
-    palette: &[PaletteMatrix],
-    active: [&ActiveTargets<'_>; 3],
-    positions: &mut [f32],
-    normals: Option<&mut [f32]>,
-    tangents: Option<&mut [f32]>,
-) {
-    let n = mesh.vertex_count();
-    let c = mesh.components();
-    assert!(
-        palette.len() >= mesh.joint_count(),
-        "the palette covers the mesh's joints"
-    );
-    assert!(n <= MAX_VERTICES, "32-bit offsets");
-    assert!(
-        mesh.groups().iter().all(|g| !g.compact()),
-        "the fused kernel reads f32 or rigid influences only"
-    );
-    let present = [true, c >= 6, c == 10];
-    let rows: usize = mesh
-        .groups()
-        .iter()
-        .map(|g| padded(g.vertices.len()) / SKIN_BLOCK * 3 * SKIN_BLOCK)
-        .sum();
-    for (targets, &here) in active.iter().zip(&present) {
-        assert!(targets.len() <= MORPH_BATCH, "at most 8 active targets");
-        assert!(
-            here || targets.is_empty(),
-            "no targets for a missing attribute"
-        );
-        assert!(
-            targets.iter().all(|(d, _)| d.len() == rows),
-            "packed delta rows for the whole mesh"
-        );
-    }
-    assert!(positions.len() >= 3 * n, "3 position floats per vertex");
-    assert_eq!(
-        normals.is_some(),
-        c >= 6,
-        "normals written exactly when held"
-    );
-    assert_eq!(
-        tangents.is_some(),
-        c == 10,
-        "tangents written exactly when held"
-    );
-    let null = std::ptr::null_mut();
-    let nrm = normals.map_or(null, |x| {
-        assert!(x.len() >= 3 * n, "3 normal floats per vertex");
-        x.as_mut_ptr()
-    });
-    let tng = tangents.map_or(null, |x| {
-        assert!(x.len() >= 4 * n, "4 tangent floats per vertex");
-        x.as_mut_ptr()
-    });
-    let mut start = 0;
-    for g in mesh.groups() {
-        let count = g.vertices.len();
-        let group_rows = start..start + padded(count) / SKIN_BLOCK * 3 * SKIN_BLOCK;
-        start = group_rows.end;
-        if count == 0 {
-            continue;
-        }
-        let (joints, weights) = match &g.table {
-            InfluenceTable::F32 { joints, weights } => (joints.as_ptr(), weights.as_ptr()),
-            InfluenceTable::Rigid(joints) | InfluenceTable::Compact(joints) => {
-                (joints.as_ptr(), std::ptr::null())
-            }
-        };
-        let mut args = FusedMorphArgs {
-            influences: g.influences as i32,
-            rigid: i32::from(g.rigid()),
-            components: c as i32,
-            first: if g.contiguous {
-                g.vertices[0] as i32
-            } else {
-                -1
-            },
-            count: count as i32,
-            active: [0; 3],
-            blocks: g.blocks.as_ptr(),
-            joints,
-            weights,
-            vertices: g.vertices.as_ptr(),
-            palette: palette.as_ptr().cast(),
-            deltas: [std::ptr::null(); 3 * MORPH_BATCH],
-            morph_weights: [0.0; 3 * MORPH_BATCH],
-            pos: positions.as_mut_ptr(),
-            nrm,
-            tng,
-        };
-        for (s, targets) in active.iter().enumerate() {
-            args.active[s] = targets.len() as i32;
-            for (t, &(d, w)) in targets.iter().enumerate() {
-                args.deltas[MORPH_BATCH * s + t] = d[group_rows.clone()].as_ptr();
-                args.morph_weights[MORPH_BATCH * s + t] = w;
-            }
-        }
-        // SAFETY: `isa` proves the CPU runs the kernel. The KernelMesh invariants give the group
-        // `c * padded(count)` block floats, k joints and (not rigid) k weights per padded vertex, joints
-        // below joint_count <= palette.len() (asserted; 16 floats per entry), and original indices that are
-        // a permutation of 0..n over all groups, so every output index o is below n and, for a contiguous
-        // group, first + v < n. The kernel reads whole gangs from the group's start, which the padding to
-        // whole blocks keeps inside those vectors, and, for each attribute s it writes (all the mesh
-        // holds), `args.active[s] <= MORPH_BATCH` delta pointers (asserted), each the group's own
-        // `3 * padded(count)` floats of a delta asserted to hold the mesh's rows, read at block offsets
-        // below that. It writes 3 (3, 4) floats at 3o (3o, 4o) of positions (normals, tangents), each
-        // asserted to hold 3n (3n, 4n) floats, and only for the group's `count` real vertices (a whole
-        // gang of consecutive listed indices as that one range). The outputs are borrowed exclusively,
-        // so no input overlaps them; groups write distinct vertices. Every index fits in i32 because
-        // n <= MAX_VERTICES (asserted), and the kernel assumes only 4-byte alignment (the palette is
-        // 64-byte aligned anyway). It never reads `weights` of a rigid group, nor `vertices` of a
-        // contiguous one.
-        unsafe { (isa.kernels().skin_morph_fused)(&args) }
     }
 }

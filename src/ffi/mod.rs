@@ -64,7 +64,7 @@ const _: () = assert!(
 // then three (pointer, stride) outputs with two flags, as ispc/skin.ispc declares it.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 120);
-// FusedMorphArgs (ispc/skin_variants.ispc): eight i32, five input pointers, 24 delta pointers, 24
+// FusedMorphArgs (ispc/skin_morph.ispc): eight i32, five input pointers, 24 delta pointers, 24
 // weights, then three output pointers.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<FusedMorphArgs>() == 384);

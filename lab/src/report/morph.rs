@@ -1,23 +1,22 @@
-//! The morph-target rows of the report (issue 17): `morph_skin`, the skin stage of a
-//! [`Character`] frame for a mesh with morph targets whose weights are not all zero (the morph pre-pass
-//! into the frame's copy of the prepared mesh, then skinning), and `skin_alone`, the same stage of the
-//! same mesh with every weight zero (the pre-pass is skipped and the shared mesh is skinned as it is).
-//! `morph_skin_fused` is the experiment issue 17 also asked for: the same mesh, weights and palette
-//! skinned by [`FusedMorphJob`], which adds the weighted deltas inside the skinning pass instead of
-//! writing a morphed copy first. All three run on the reference and every ISA in one round-robin, on
-//! meshes of 1,024 and 20,592 vertices (the skinning rows' generated mesh: positions, normals and
-//! tangents, 4 influences over 64 joints) with 4 targets, each moving positions, normals and tangents, 3
-//! of them with a weight that is not zero. The summary gives the pre-pass's cost per vertex
-//! (`morph_skin` minus `skin_alone`), the fused pass against `morph_skin`, and the ratios.
+//! The morph-target rows of the report (issue 17): `morph_skin`, the skin stage of a [`Character`]
+//! frame for a mesh with morph targets whose weights are not all zero (on an ISA, the fused morph + skin
+//! pass; on the reference, the pre-pass into the frame's copy of the prepared mesh, then skinning);
+//! `morph_skin_prepass`, the same stage with the pre-pass on every backend
+//! ([`skin_with_prepass`], the alternative the fused pass replaced); and `skin_alone`, the same stage of
+//! the same mesh with every weight zero (nothing is morphed and the shared mesh is skinned as it is).
+//! All three run on the reference and every ISA in one round-robin, on meshes of 1,024 and 20,592
+//! vertices (the skinning rows' generated mesh: positions, normals and tangents, 4 influences over 64
+//! joints) with 4 targets, each moving positions, normals and tangents, 3 of them with a weight that is
+//! not zero. The summary gives each path's cost over skinning alone and the ratios.
 
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use glam::{Quat, Vec3};
 use indicatif::ProgressBar;
-use ispc_skinning::experiments::FusedMorphJob;
+use ispc_skinning::experiments::skin_with_prepass;
 use ispc_skinning::{
     Attribute, Backend, Character, CharacterSkin, Frame, Isa, MeshInput, MorphTargets,
-    PaletteMatrix, PrepareOptions, Skeleton, SkinnedMesh, SkinnedVertices,
+    PrepareOptions, Skeleton, SkinnedMesh,
 };
 use scenes::{animated_pose, humanoid_parents, skin_mesh, Rng};
 use std::cell::RefCell;
@@ -85,7 +84,7 @@ fn frame(character: &Character, backend: Backend, weights: &[f32]) -> Frame {
     frame
 }
 
-/// Appends the `morph_skin`, `skin_alone` and `morph_skin_fused` rows.
+/// Appends the `morph_skin`, `skin_alone` and `morph_skin_prepass` rows.
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
     let who = backends(isas);
     for n in SIZES {
@@ -100,18 +99,10 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                     .map(|&(_, b)| RefCell::new(frame(&character, b, w)))
             })
             .collect();
-        // The fused candidates: each backend's posed palette (the morphed frame's) and its own output.
-        let fused: Vec<(Backend, Vec<PaletteMatrix>, RefCell<SkinnedVertices>)> = who
+        // The pre-pass candidates: one more morphed frame per backend, skinned with the pre-pass.
+        let prepass: Vec<RefCell<Frame>> = who
             .iter()
-            .zip(&frames)
-            .map(|(&(_, b), f)| {
-                let f = f.borrow();
-                (
-                    b,
-                    f.palettes()[0].clone(),
-                    RefCell::new(f.meshes()[0].clone()),
-                )
-            })
+            .map(|&(_, b)| RefCell::new(frame(&character, b, &WEIGHTS)))
             .collect();
         let character = &character;
         let mut c: Vec<Box<dyn FnMut() + '_>> = frames
@@ -122,32 +113,24 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
                 }) as Box<dyn FnMut() + '_>
             })
             .collect();
-        c.extend(fused.iter().map(|(b, palette, out)| {
+        c.extend(prepass.iter().map(|f| {
             Box::new(move || {
-                FusedMorphJob::new(character, 0, palette, &WEIGHTS, &mut out.borrow_mut())
-                    .backend(*b)
-                    .run()
-                    .expect("a valid fused job");
+                skin_with_prepass(character, &mut f.borrow_mut()).expect("a valid frame");
             }) as Box<dyn FnMut() + '_>
         }));
         let times = median_ns_per_call(budget, &mut c);
         let (morphed, rest) = times.split_at(who.len());
-        let (alone, fused_times) = rest.split_at(who.len());
+        let (alone, prepass_times) = rest.split_at(who.len());
         push_rows(rows, "morph_skin", &who, morphed, n, Some(4));
         push_rows(rows, "skin_alone", &who, alone, n, Some(4));
-        push_rows(rows, "morph_skin_fused", &who, fused_times, n, Some(4));
-        // A check, not a measurement: the fused pass must have written what the product wrote (the
-        // parity test finds them equal on every ISA).
-        for (f, (_, _, out)) in frames.iter().zip(&fused) {
-            let (f, got) = (f.borrow(), out.borrow());
-            let close = f.meshes()[0]
-                .positions
-                .iter()
-                .zip(&got.positions)
-                .all(|(a, b)| a.abs_diff_eq(*b, 1e-4));
+        push_rows(rows, "morph_skin_prepass", &who, prepass_times, n, Some(4));
+        // A check, not a measurement: both paths skin the same floats (tests/morph_in_place.rs finds
+        // them equal bit for bit on every ISA).
+        for (f, p) in frames.iter().zip(&prepass) {
+            let (f, p) = (f.borrow(), p.borrow());
             assert!(
-                close,
-                "the fused pass skinned other positions than morph_skin"
+                f.meshes()[0].positions == p.meshes()[0].positions,
+                "the pre-pass skinned other positions than morph_skin"
             );
         }
     }
@@ -163,7 +146,8 @@ pub fn print_summary(rows: &[Row]) {
                 .filter(|r| r.kernel == kernel && r.size == n)
                 .collect()
         };
-        let (morphed, alone, fused) = (of("morph_skin"), of("skin_alone"), of("morph_skin_fused"));
+        let (morphed, alone, prepass) =
+            (of("morph_skin"), of("skin_alone"), of("morph_skin_prepass"));
         if morphed.is_empty() {
             continue;
         }
@@ -172,16 +156,16 @@ pub fn print_summary(rows: &[Row]) {
             WEIGHTS.len(),
             WEIGHTS.iter().filter(|&&w| w != 0.0).count()
         );
-        for ((m, a), f) in morphed.iter().zip(&alone).zip(&fused) {
+        for ((m, a), p) in morphed.iter().zip(&alone).zip(&prepass) {
             println!(
-                "  {:<9} morph+skin {:>7.3}  fused {:>7.3} ({:.2}x morph+skin)  skin alone {:>7.3}  pre-pass {:>7.3} ({:.2}x skin alone)  morph+skin {:>5.2}x the reference",
+                "  {:<9} morph+skin {:>7.3} (morph {:>6.3}, {:.2}x skin alone)  with the pre-pass {:>7.3} (morph {:>6.3})  skin alone {:>7.3}  morph+skin {:>5.2}x the reference",
                 m.isa,
                 m.ns_per_item,
-                f.ns_per_item,
-                f.ns_per_item / m.ns_per_item,
-                a.ns_per_item,
                 m.ns_per_item - a.ns_per_item,
                 m.ns_per_item / a.ns_per_item,
+                p.ns_per_item,
+                p.ns_per_item - a.ns_per_item,
+                a.ns_per_item,
                 m.speedup()
             );
         }
