@@ -233,7 +233,9 @@ impl MorphTargets {
     }
 
     /// The same targets with their vertices reordered: vertex `i` of the result is vertex `order[i]`
-    /// of these. The caller passes a permutation of `0..vertex_count`.
+    /// of these. The caller passes a permutation of `0..vertex_count`. glTF loading uses it
+    /// ([`VertexOrder::ByInfluenceCount`](crate::gltf::VertexOrder::ByInfluenceCount)).
+    #[cfg(feature = "gltf")]
     pub(crate) fn permuted(&self, order: &[u32]) -> MorphTargets {
         let gather = |streams: &[Option<Vec<Vec3>>]| -> Vec<Option<Vec<Vec3>>> {
             streams
