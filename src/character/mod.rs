@@ -9,9 +9,11 @@
 //! 1. pose the joints with [`Frame::set_local`] or [`Frame::set_pose`] (a frame starts at the rest pose);
 //! 2. [`Character::local_to_model`]: [`LocalToModelJob`], with [`Frame::root`] placing the character;
 //! 3. [`Character::palettes`]: [`PaletteJob`] per skin, `model(joint) * inverse_bind(joint)`;
-//! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette (after the morph
-//!    pre-pass, for a mesh with morph targets whose frame weights are not all zero: it writes the
-//!    morphed bind pose into the frame's own copy of the prepared mesh, in place);
+//! 4. [`Character::skin`]: [`SkinningJob`] per mesh, with its skin's palette. A mesh with morph
+//!    targets whose frame weights are not all zero is morphed and skinned in one pass on an ISA with no
+//!    renormalization and one thread (up to 8 weighted targets per attribute, f32 or rigid
+//!    influences); otherwise its morphed bind pose is first written into the frame's own copy of the
+//!    prepared mesh, in place, and the copy is skinned. Both give the same floats;
 //! 5. [`Character::rigid`]: every [`RigidMesh`] (added with [`Character::with_rigid_meshes`]) morphed,
 //!    then transformed by its joint's model matrix.
 //!
