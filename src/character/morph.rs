@@ -97,14 +97,6 @@ impl SkinnedMorph {
         })
     }
 
-    /// The packed deltas of attribute `s` (0 positions, 1 normals, 2 tangents), one entry per target:
-    /// every group's rows in turn, or `None` where the target does not move the attribute. The fused
-    /// morph + skin pass reads them straight.
-    #[cfg(feature = "experiments")]
-    pub(crate) fn packed(&self, s: usize) -> &[Option<Vec<f32>>] {
-        &self.deltas[s]
-    }
-
     /// Number of vertices.
     pub(crate) fn vertex_count(&self) -> usize {
         self.targets.vertex_count()
@@ -154,21 +146,9 @@ impl SkinnedMorph {
         if !covered {
             return false;
         }
-        // The active targets of each attribute, in target order, on the stack: (packed rows, weight).
-        let empty: &[f32] = &[];
-        let mut active = [[(empty, 0.0f32); MORPH_BATCH]; 3];
-        let mut counts = [0usize; 3];
-        for ((slots, count), targets) in active.iter_mut().zip(&mut counts).zip(&self.deltas) {
-            for (d, &w) in targets.iter().zip(weights) {
-                if let (Some(d), true) = (d, w != 0.0) {
-                    if *count == MORPH_BATCH {
-                        return false;
-                    }
-                    slots[*count] = (d.as_slice(), w);
-                    *count += 1;
-                }
-            }
-        }
+        let Some((active, counts)) = self.active_targets(weights) else {
+            return false;
+        };
         let [p, nm, t] = &active;
         ffi::skin_morph_fused(
             isa,
@@ -180,6 +160,28 @@ impl SkinnedMorph {
             out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
         );
         true
+    }
+
+    /// The targets of each attribute (positions, normals, tangents) whose weight is not zero, in target
+    /// order, as (packed rows, weight) on the stack, and how many each attribute has: what the fused
+    /// pass reads. `None` when an attribute has more than [`MORPH_BATCH`].
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn active_targets(
+        &self,
+        weights: &[f32],
+    ) -> Option<([[(&[f32], f32); MORPH_BATCH]; 3], [usize; 3])> {
+        let empty: &[f32] = &[];
+        let mut active = [[(empty, 0.0f32); MORPH_BATCH]; 3];
+        let mut counts = [0usize; 3];
+        for ((slots, count), targets) in active.iter_mut().zip(&mut counts).zip(&self.deltas) {
+            for (d, &w) in targets.iter().zip(weights) {
+                if let (Some(d), true) = (d, w != 0.0) {
+                    *slots.get_mut(*count)? = (d.as_slice(), w);
+                    *count += 1;
+                }
+            }
+        }
+        Some((active, counts))
     }
 
     /// Writes `mesh`'s bind attributes morphed by `weights` into the blocks of `out`, a copy of `mesh`:

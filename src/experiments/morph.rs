@@ -131,20 +131,10 @@ impl<'a> FusedMorphJob<'a> {
                 reason: "the fused morph experiment does not read compact influences",
             });
         }
-        if let Some(m) = morph {
-            for s in 0..3 {
-                let active = m
-                    .packed(s)
-                    .iter()
-                    .zip(self.weights)
-                    .filter(|(d, &w)| d.is_some() && w != 0.0)
-                    .count();
-                if active > MORPH_BATCH {
-                    return Err(Error::OutputLayout {
-                        reason: "the fused morph experiment takes at most 8 weighted targets per attribute",
-                    });
-                }
-            }
+        if morph.is_some_and(|m| m.active_targets(self.weights).is_none()) {
+            return Err(Error::OutputLayout {
+                reason: "the fused morph pass takes at most 8 weighted targets per attribute",
+            });
         }
         self.backend.resolve().map(|_| ())
     }
@@ -159,20 +149,11 @@ impl<'a> FusedMorphJob<'a> {
             .expect("validated above")
             .kernel;
         let morph = self.character.mesh_morph(self.mesh);
-        // The active targets of each attribute, in target order, on the stack: (packed rows, weight).
-        let empty: &[f32] = &[];
-        let mut active = [[(empty, 0.0f32); MORPH_BATCH]; 3];
-        let mut counts = [0usize; 3];
-        if let Some(m) = morph {
-            for (s, (slots, count)) in active.iter_mut().zip(&mut counts).enumerate() {
-                for (d, &w) in m.packed(s).iter().zip(self.weights) {
-                    if let (Some(d), true) = (d, w != 0.0) {
-                        slots[*count] = (d.as_slice(), w);
-                        *count += 1;
-                    }
-                }
-            }
-        }
+        let empty = ([[(&[][..], 0.0f32); MORPH_BATCH]; 3], [0usize; 3]);
+        // validate() has checked that no attribute has more than MORPH_BATCH weighted targets.
+        let (active, counts) = morph
+            .and_then(|m| m.active_targets(self.weights))
+            .unwrap_or(empty);
         let [p, nm, t] = &active;
         let lists = [&p[..counts[0]], &nm[..counts[1]], &t[..counts[2]]];
         let out = &mut *self.output;
