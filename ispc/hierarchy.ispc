@@ -39,10 +39,12 @@ static inline varying float multiply_chunk(const varying float a[4], varying flo
     const varying float b0 = shuffle(l, base);     // L[j][0]
     const varying float b1 = shuffle(l, base + 1); // L[j][1]
     const varying float b2 = shuffle(l, base + 2); // L[j][2]
-    varying float out = a[0] * b0 + a[1] * b1 + a[2] * b2;
-    // The translation column also adds P's translation (L[3][3] = 1); the other columns do not.
-    if (col_of(e) == 3)
-        out += a[3];
+    // The translation column also adds P's translation (L[3][3] = 1); the other columns do not. Two
+    // chains of two operations joined by one addition: the joints of a chain wait on their parent's
+    // store, and one chain of four (a multiply, two multiply-adds, then the translation) kept every
+    // joint waiting about 4 cycles longer.
+    const varying float t = col_of(e) == 3 ? a[3] : 0.0f;
+    varying float out = (a[0] * b0 + t) + (a[1] * b1 + a[2] * b2);
     // Bottom row exactly (0, 0, 0, 1).
     if (row_of(e) == 3)
         out = col_of(e) == 3 ? 1.0f : 0.0f;
@@ -98,11 +100,35 @@ static inline void trs_columns(varying float x, varying float y, varying float z
                                uniform float * uniform c3)
 {
     const varying float n = x * x + y * y + z * z + w * w;
-    const varying float s2 = n > 0.0f ? 2.0f / n : 0.0f;
+    // A select, not a branch: as ?: on a varying condition this compiled to a test and a jump per gang.
+    const varying float s2 = select(n > 0.0f, 2.0f / n, 0.0f);
     soa_to_aos4((1.0f - s2 * (y * y + z * z)) * sx, s2 * (x * y + z * w) * sx, s2 * (x * z - y * w) * sx, 0.0f, c0);
     soa_to_aos4(s2 * (x * y - z * w) * sy, (1.0f - s2 * (x * x + z * z)) * sy, s2 * (y * z + x * w) * sy, 0.0f, c1);
     soa_to_aos4(s2 * (x * z + y * w) * sz, s2 * (y * z - x * w) * sz, (1.0f - s2 * (x * x + y * y)) * sz, 0.0f, c2);
     soa_to_aos4(tx, ty, tz, 1.0f, c3);
+}
+
+// Chunk ch of one joint's local matrix, read straight from trs_columns' four column arrays (column k at
+// ck[0 .. 3]): each group of four lanes takes its column with a four-lane load replicated over the gang,
+// as load_parent does (one broadcast load), and a select keeps each group's own. Repacking the columns
+// into one 16-float matrix per joint first cost a 16-byte load and store per column and joint.
+static inline varying float local_chunk(uniform const float * uniform c0, uniform const float * uniform c1,
+                                        uniform const float * uniform c2, uniform const float * uniform c3,
+                                        uniform int ch)
+{
+    uniform const float * uniform cs[4] = {c0, c1, c2, c3};
+    varying float out = 0.0f;
+#pragma unroll
+    for (uniform int g = 0; g < programCount / 4; g++) {
+        const uniform int k = ch * (programCount / 4) + g;
+        varying float col = 0.0f;
+        if (programIndex < 4)
+            col = cs[k][programIndex];
+        col = shuffle(col, programIndex & 3);
+        if ((programIndex >> 2) == g)
+            out = col;
+    }
+    return out;
 }
 
 // As ltm_joint, with the local transforms given as translation (3 floats), rotation quaternion (4 floats,
@@ -162,27 +188,15 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
             trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
         }
 
-        // Each joint's four columns side by side, as ltm_joint reads its locals: one contiguous load per
-        // chunk in the joint loop. Merging the four column arrays there instead, with masked loads, put
-        // about 1 ns per joint of extra work into the loop (measured at 120 joints on AVX-512).
-        uniform float local[16 * TRS_BLOCK];
-        for (uniform int b = 0; b < je - jb; b++) {
-#pragma unroll
-            for (uniform int c = 0; c < 4; c++) {
-#pragma unroll
-                for (uniform int r = 0; r < 4; r++)
-                    local[16 * b + 4 * c + r] = cols[c][4 * b + r];
-            }
-        }
         for (uniform int j = jb; j < je; j++) {
             const uniform int p = parents[j];
             varying float a[4];
             load_parent(p < 0 ? root : model + 16 * p, a);
-            const uniform int o = 16 * (j - jb);
+            const uniform int o = 4 * (j - jb);
 #pragma unroll
-            for (uniform int c = 0; c < CHUNKS; c++)
-                model[16 * j + c * programCount + programIndex] =
-                    multiply_chunk(a, local[o + c * programCount + programIndex], c);
+            for (uniform int ch = 0; ch < CHUNKS; ch++)
+                model[16 * j + ch * programCount + programIndex] =
+                    multiply_chunk(a, local_chunk(cols[0] + o, cols[1] + o, cols[2] + o, cols[3] + o, ch), ch);
         }
     }
 }
@@ -320,7 +334,8 @@ export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float mo
             const varying float sx = CROWD(locals, 10, j, 7, l), sy = CROWD(locals, 10, j, 8, l),
                                 sz = CROWD(locals, 10, j, 9, l);
             const varying float n = x * x + y * y + z * z + w * w;
-            const varying float s2 = n > 0.0f ? 2.0f / n : 0.0f;
+            // A select, not a branch: as ?: on a varying condition this compiled to a test and a jump per gang.
+    const varying float s2 = select(n > 0.0f, 2.0f / n, 0.0f);
             varying float L[12];
             L[0] = (1.0f - s2 * (y * y + z * z)) * sx;
             L[1] = s2 * (x * y - z * w) * sy;
