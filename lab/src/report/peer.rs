@@ -82,6 +82,31 @@ pub struct Peer {
     error: Option<String>,
 }
 
+/// Pins the calling thread (the report's main thread, which runs every round-robin) to the CPU it is on
+/// now, with `taskset`, and returns that CPU for the peer. On these VMs the two vCPUs have different
+/// neighbours at different times: with the peer free to run on the other one, its times moved by up to
+/// 1.6x between runs while ours did not, which no interleaving can correct. `None` off Linux or without
+/// `taskset`; rayon's worker threads are not pinned, so the threaded rows keep every CPU.
+fn pin_to_one_cpu() -> Option<usize> {
+    // Field 39 of /proc/thread-self/stat is the CPU the thread last ran on; the command name (field 2)
+    // may hold spaces, so the count starts after its closing parenthesis.
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let cpu: usize = after.split_whitespace().nth(36)?.parse().ok()?;
+    let tid = std::fs::read_link("/proc/thread-self")
+        .ok()?
+        .file_name()?
+        .to_str()?
+        .to_string();
+    let pinned = Command::new("taskset")
+        .args(["-cp", &cpu.to_string(), &tid])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    pinned.success().then_some(cpu)
+}
+
 impl Peer {
     /// Builds the peer with its pinned toolchain and starts it, printing what it does.
     ///
@@ -137,7 +162,23 @@ impl Peer {
             ));
         }
         let bin = target.join("peer/ispc-skinning-peer-ozz-rs");
-        let mut child = Command::new(&bin)
+        let mut command = match pin_to_one_cpu() {
+            Some(cpu) => {
+                println!(
+                    "bench --peers: the report's main thread and the peer both run on CPU {cpu} (taskset), so that they meet the same neighbours"
+                );
+                let mut c = Command::new("taskset");
+                c.arg("-c").arg(cpu.to_string()).arg(&bin);
+                c
+            }
+            None => {
+                println!(
+                    "bench --peers: taskset is not available here, so the peer and the report may run on different CPUs"
+                );
+                Command::new(&bin)
+            }
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
