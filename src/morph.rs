@@ -95,26 +95,36 @@ fn run<'a>(
                 }
             }
         }
-        Resolved::Ispc(isa) => {
-            let mut deltas: [&[f32]; MORPH_BATCH] = [&[]; MORPH_BATCH];
-            let mut weights = [0.0f32; MORPH_BATCH];
-            let mut filled = 0;
-            let mut first = true;
-            for (d, w) in active {
-                deltas[filled] = d;
-                weights[filled] = w;
-                filled += 1;
-                if filled == MORPH_BATCH {
-                    ffi::morph_floats(isa, first.then_some(base), &deltas, &weights, out);
-                    (filled, first) = (0, false);
-                }
-            }
-            // The last partial batch, or the copy of the base when no target is active.
-            if filled > 0 || first {
-                let (d, w) = (&deltas[..filled], &weights[..filled]);
-                ffi::morph_floats(isa, first.then_some(base), d, w, out);
-            }
+        Resolved::Ispc(isa) => in_batches(active, |first, deltas, weights| {
+            ffi::morph_floats(isa, first.then_some(base), deltas, weights, out);
+        }),
+    }
+}
+
+/// Hands the active targets to `call` in batches of at most [`MORPH_BATCH`] (the most one kernel call
+/// takes), `first` set for the first batch only, which starts from the base while later batches
+/// accumulate onto the output. With no active target there is still one empty first batch, the copy
+/// of the base. Nothing allocates.
+fn in_batches<'a>(
+    active: impl Iterator<Item = (&'a [f32], f32)>,
+    mut call: impl FnMut(bool, &[&'a [f32]], &[f32]),
+) {
+    let mut deltas: [&[f32]; MORPH_BATCH] = [&[]; MORPH_BATCH];
+    let mut weights = [0.0f32; MORPH_BATCH];
+    let mut filled = 0;
+    let mut first = true;
+    for (d, w) in active {
+        deltas[filled] = d;
+        weights[filled] = w;
+        filled += 1;
+        if filled == MORPH_BATCH {
+            call(first, &deltas, &weights);
+            (filled, first) = (0, false);
         }
+    }
+    // The last partial batch, or the copy of the base when no target is active.
+    if filled > 0 || first {
+        call(first, &deltas[..filled], &weights[..filled]);
     }
 }
 
@@ -146,27 +156,10 @@ pub(crate) fn run_rows<'a>(
                 }
             }
         }
-        Resolved::Ispc(isa) => {
-            let mut deltas: [&[f32]; MORPH_BATCH] = [&[]; MORPH_BATCH];
-            let mut weights = [0.0f32; MORPH_BATCH];
-            let mut filled = 0;
-            let mut first = true;
-            for (d, w) in active {
-                deltas[filled] = d;
-                weights[filled] = w;
-                filled += 1;
-                if filled == MORPH_BATCH {
-                    let b = first.then_some(base);
-                    ffi::morph_rows(isa, b, &deltas, &weights, rows, row, stride, out);
-                    (filled, first) = (0, false);
-                }
-            }
-            // The last partial batch, or the copy of the base when no target is active.
-            if filled > 0 || first {
-                let (d, w) = (&deltas[..filled], &weights[..filled]);
-                ffi::morph_rows(isa, first.then_some(base), d, w, rows, row, stride, out);
-            }
-        }
+        Resolved::Ispc(isa) => in_batches(active, |first, deltas, weights| {
+            let b = first.then_some(base);
+            ffi::morph_rows(isa, b, deltas, weights, rows, row, stride, out);
+        }),
     }
 }
 
