@@ -325,14 +325,18 @@ pub(super) fn read_primitive(
         let order = skinned.permutation();
         // A file already in that order keeps it, and is not prepared twice.
         if order.iter().enumerate().any(|(i, &v)| v as usize != i) {
-            positions = order.iter().map(|&v| positions[v as usize]).collect();
-            normals = normals.map(|n| order.iter().map(|&v| n[v as usize]).collect());
-            tangents = tangents.map(|t| order.iter().map(|&v| t[v as usize]).collect());
+            // Vertex i of the sorted streams is vertex order[i] of the file's.
+            fn reorder<T: Copy>(v: &[T], order: &[u32]) -> Vec<T> {
+                order.iter().map(|&i| v[i as usize]).collect()
+            }
+            positions = reorder(&positions, &order);
+            normals = normals.map(|n| reorder(&n, &order));
+            tangents = tangents.map(|t| reorder(&t, &order));
             for set in joints.iter_mut() {
-                *set = order.iter().map(|&v| set[v as usize]).collect();
+                *set = reorder(set, &order);
             }
             for set in weights.iter_mut() {
-                *set = order.iter().map(|&v| set[v as usize]).collect();
+                *set = reorder(set, &order);
             }
             targets = targets.map(|t| t.permuted(&order));
             let mut new_index = vec![0u32; order.len()];
