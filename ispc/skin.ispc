@@ -23,29 +23,6 @@
 #include "common.isph"
 #include "gang.isph"
 
-// Chunk ch of the blended rows of the vertex whose K influences start at jp and wp (lane l holds
-// element ch*W + l). A rigid vertex's one influence has weight exactly 1, so B is its palette matrix,
-// with no multiply. A compact group packs each influence into the word jp[i], the joint in the low
-// (little-endian first) 16 bits; its weights come decoded in wp (see decode_weights). skin_gang calls
-// it for every chunk of one vertex in a row, so that the compiler loads and broadcasts each joint and
-// weight once for all chunks.
-static inline varying float blend_chunk(uniform int K, uniform bool rigid, uniform bool compact,
-                                        uniform const uint32 * uniform jp, uniform const float * uniform wp,
-                                        uniform const float palette[], uniform int ch)
-{
-    uniform const uint16 * uniform hp = (uniform const uint16 * uniform)jp;
-    // Palette offsets in 64-bit arithmetic: a 32-bit index would be sign-extended for every load.
-    if (rigid)
-        return (palette + ((uniform uint64)jp[0] << 4))[ch * W + programIndex];
-    varying float b = 0.0f;
-#pragma unroll
-    for (uniform int i = 0; i < K; i++) {
-        const uniform uint64 j = compact ? (uniform uint64)hp[2 * i] : (uniform uint64)jp[i];
-        b += wp[i] * (palette + (j << 4))[ch * W + programIndex];
-    }
-    return b;
-}
-
 // Decodes the unorm16 weights of count packed influences from jp into w, as the Rust side dequantizes
 // them (units times the f32 1/65535), so both skin with the same f32 weights. Decoding a gang's weights
 // at once keeps the conversion on whole vectors; each weight is then one broadcast load, like an f32
@@ -114,56 +91,7 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
 {
     uniform const uint32 * uniform jp = c.joints + K * v0;
     uniform const float * uniform wp = compact ? dw : c.weights + K * v0;
-    // Blend every chunk of every vertex of the gang: blended[ch][v], lane l, is element ch*W + l of
-    // vertex v0 + v's blended matrix. Every array here is indexed by constants only (the loops are
-    // unrolled) and never passed to a function, so it lives in registers: passed by pointer, the
-    // arrays stayed on the stack, and AVX-512 then assembled each shuffle from scalar reloads.
-    varying float blended[NCHUNKS][W];
-#pragma unroll
-    for (uniform int v = 0; v < W; v++) {
-#pragma unroll
-        for (uniform int ch = 0; ch < NCHUNKS; ch++)
-            blended[ch][v] = blend_chunk(K, rigid, compact, jp + K * v, wp + K * v, c.palette, ch);
-    }
-
-    // Transpose: b[e], lane l, is element e of vertex v0 + l's blended matrix (rows 0..2 only). First
-    // the 4x4 blocks of each four vertices: in each four-lane group G, lane i of u[Q][q] is lane
-    // 4G + q of blended[ch][4Q + i].
-    varying float b[NCHUNKS * W];
-#pragma unroll
-    for (uniform int ch = 0; ch < NCHUNKS; ch++) {
-        varying float u[W / 4][4];
-#pragma unroll
-        for (uniform int Q = 0; Q < W / 4; Q++) {
-            const varying float t0 = unpack_single(blended[ch][4 * Q], blended[ch][4 * Q + 1], 0);
-            const varying float t1 = unpack_single(blended[ch][4 * Q], blended[ch][4 * Q + 1], 1);
-            const varying float t2 = unpack_single(blended[ch][4 * Q + 2], blended[ch][4 * Q + 3], 0);
-            const varying float t3 = unpack_single(blended[ch][4 * Q + 2], blended[ch][4 * Q + 3], 1);
-            u[Q][0] = unpack_pair(t0, t2, 0);
-            u[Q][1] = unpack_pair(t0, t2, 1);
-            u[Q][2] = unpack_pair(t1, t3, 0);
-            u[Q][3] = unpack_pair(t1, t3, 1);
-        }
-        // Then whole four-lane groups between the blocks.
-#pragma unroll
-        for (uniform int q = 0; q < 4; q++) {
-#if W == 4
-            b[4 * ch + q] = u[0][q];
-#elif W == 8
-            b[8 * ch + q] = join_groups(u[0][q], u[1][q], 0);
-            if (8 * ch + 4 + q < 12)
-                b[8 * ch + 4 + q] = join_groups(u[0][q], u[1][q], 1);
-#else
-            const varying float lo_g02 = gather_groups(u[0][q], u[1][q], 0);
-            const varying float hi_g02 = gather_groups(u[2][q], u[3][q], 0);
-            const varying float lo_g13 = gather_groups(u[0][q], u[1][q], 1);
-            const varying float hi_g13 = gather_groups(u[2][q], u[3][q], 1);
-            b[q] = gather_groups(lo_g02, hi_g02, 0);
-            b[8 + q] = gather_groups(lo_g02, hi_g02, 1);
-            b[4 + q] = gather_groups(lo_g13, hi_g13, 0);
-#endif
-        }
-    }
+    const varying GangRows B = blend_rows(K, rigid, compact, jp, wp, c.palette);
 
     // The attributes, loaded only now: live across the blend, they made AVX2 spill the blended chunks.
     // Component s of vertex v0 + lane is in block v0 / VBLOCK, run s, at offset v0 % VBLOCK. Each sum
@@ -174,16 +102,16 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
     // tangents of a tangents-only call differed from a full call's in the last bit on AVX-512.
     uniform const float * uniform a = c.blocks + (v0 / VBLOCK) * (c.components * VBLOCK) + v0 % VBLOCK;
     const varying float px = a[programIndex], py = a[VBLOCK + programIndex], pz = a[2 * VBLOCK + programIndex];
-    const varying float x = b[3] + b[0] * px + b[1] * py + b[2] * pz;
-    const varying float y = b[7] + b[4] * px + b[5] * py + b[6] * pz;
-    const varying float z = b[11] + b[8] * px + b[9] * py + b[10] * pz;
+    const varying float x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
+    const varying float y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
+    const varying float z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
     varying float nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
     if (WN) {
         const varying float ix = a[3 * VBLOCK + programIndex], iy = a[4 * VBLOCK + programIndex],
                             iz = a[5 * VBLOCK + programIndex];
-        nx = 0.0f + b[0] * ix + b[1] * iy + b[2] * iz;
-        ny = 0.0f + b[4] * ix + b[5] * iy + b[6] * iz;
-        nz = 0.0f + b[8] * ix + b[9] * iy + b[10] * iz;
+        nx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+        ny = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+        nz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
         if (c.renormalize != RENORM_NONE)
             unit3(nx, ny, nz, c.renormalize);
     }
@@ -191,9 +119,9 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
         const varying float ix = a[6 * VBLOCK + programIndex], iy = a[7 * VBLOCK + programIndex],
                             iz = a[8 * VBLOCK + programIndex];
         tw = a[9 * VBLOCK + programIndex];
-        tx = 0.0f + b[0] * ix + b[1] * iy + b[2] * iz;
-        ty = 0.0f + b[4] * ix + b[5] * iy + b[6] * iz;
-        tz = 0.0f + b[8] * ix + b[9] * iy + b[10] * iz;
+        tx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+        ty = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+        tz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
         if (c.renormalize != RENORM_NONE)
             unit3(tx, ty, tz, c.renormalize);
     }
@@ -215,9 +143,9 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
     const uniform bool pack_t = WT && whole && c.tng_stride == 4;
     if (whole) {
         if (pack_p)
-            soa_to_aos3(x, y, z, c.pos + 3 * o0);
+            store_aos3(x, y, z, c.pos + 3 * o0);
         if (pack_n)
-            soa_to_aos3(nx, ny, nz, c.nrm + 3 * o0);
+            store_aos3(nx, ny, nz, c.nrm + 3 * o0);
         if (pack_t)
             soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o0);
         if (pack_p && (!WN || pack_n) && (!WT || pack_t))

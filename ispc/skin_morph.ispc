@@ -16,20 +16,6 @@
 // Most active targets per attribute in one call (MORPH_BATCH on the Rust side).
 #define FUSED_TARGETS 8
 
-// Chunk ch of the blended rows of one vertex (skin.ispc's blend_chunk without the compact form).
-static inline varying float fm_blend_chunk(uniform int K, uniform bool rigid, uniform const uint32 * uniform jp,
-                                           uniform const float * uniform wp, uniform const float palette[],
-                                           uniform int ch)
-{
-    if (rigid)
-        return (palette + ((uniform uint64)jp[0] << 4))[ch * W + programIndex];
-    varying float b = 0.0f;
-#pragma unroll
-    for (uniform int i = 0; i < K; i++)
-        b += wp[i] * (palette + ((uniform uint64)jp[i] << 4))[ch * W + programIndex];
-    return b;
-}
-
 // The arguments of one fused call, filled by src/ffi/morph.rs from a checked KernelMesh and a
 // SkinnedMorph. Flags are int32, as in SkinGroupArgs. Attribute s (0 positions, 1 normals, 2 tangents)
 // has active[s] targets; target t of it reads deltas[8 * s + t], the packed rows of the call's first
@@ -79,47 +65,7 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
 {
     uniform const uint32 * uniform jp = a->joints + K * v0;
     uniform const float * uniform wp = a->weights + K * v0;
-    varying float blended[NCHUNKS][W];
-#pragma unroll
-    for (uniform int v = 0; v < W; v++) {
-#pragma unroll
-        for (uniform int ch = 0; ch < NCHUNKS; ch++)
-            blended[ch][v] = fm_blend_chunk(K, rigid, jp + K * v, wp + K * v, a->palette, ch);
-    }
-    varying float b[NCHUNKS * W];
-#pragma unroll
-    for (uniform int ch = 0; ch < NCHUNKS; ch++) {
-        varying float u[W / 4][4];
-#pragma unroll
-        for (uniform int Q = 0; Q < W / 4; Q++) {
-            const varying float t0 = unpack_single(blended[ch][4 * Q], blended[ch][4 * Q + 1], 0);
-            const varying float t1 = unpack_single(blended[ch][4 * Q], blended[ch][4 * Q + 1], 1);
-            const varying float t2 = unpack_single(blended[ch][4 * Q + 2], blended[ch][4 * Q + 3], 0);
-            const varying float t3 = unpack_single(blended[ch][4 * Q + 2], blended[ch][4 * Q + 3], 1);
-            u[Q][0] = unpack_pair(t0, t2, 0);
-            u[Q][1] = unpack_pair(t0, t2, 1);
-            u[Q][2] = unpack_pair(t1, t3, 0);
-            u[Q][3] = unpack_pair(t1, t3, 1);
-        }
-#pragma unroll
-        for (uniform int q = 0; q < 4; q++) {
-#if W == 4
-            b[4 * ch + q] = u[0][q];
-#elif W == 8
-            b[8 * ch + q] = join_groups(u[0][q], u[1][q], 0);
-            if (8 * ch + 4 + q < 12)
-                b[8 * ch + 4 + q] = join_groups(u[0][q], u[1][q], 1);
-#else
-            const varying float lo_g02 = gather_groups(u[0][q], u[1][q], 0);
-            const varying float hi_g02 = gather_groups(u[2][q], u[3][q], 0);
-            const varying float lo_g13 = gather_groups(u[0][q], u[1][q], 1);
-            const varying float hi_g13 = gather_groups(u[2][q], u[3][q], 1);
-            b[q] = gather_groups(lo_g02, hi_g02, 0);
-            b[8 + q] = gather_groups(lo_g02, hi_g02, 1);
-            b[4 + q] = gather_groups(lo_g13, hi_g13, 0);
-#endif
-        }
-    }
+    const varying GangRows B = blend_rows(K, rigid, false, jp, wp, a->palette);
 
     // The attributes, morphed only now (after the blend, as skin_gang loads them, to keep the blended
     // chunks in registers). Component c of vertex v0 + lane is in block v0 / VBLOCK, run c, at offset
@@ -130,24 +76,24 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
     const uniform int d0 = (v0 / VBLOCK) * (3 * VBLOCK) + v0 % VBLOCK;
     varying float px, py, pz;
     fm_morph3(a, base, 0, d0, px, py, pz);
-    const varying float x = b[3] + b[0] * px + b[1] * py + b[2] * pz;
-    const varying float y = b[7] + b[4] * px + b[5] * py + b[6] * pz;
-    const varying float z = b[11] + b[8] * px + b[9] * py + b[10] * pz;
+    const varying float x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
+    const varying float y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
+    const varying float z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
     varying float nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
     if (WN) {
         varying float ix, iy, iz;
         fm_morph3(a, base + 3 * VBLOCK, 1, d0, ix, iy, iz);
-        nx = 0.0f + b[0] * ix + b[1] * iy + b[2] * iz;
-        ny = 0.0f + b[4] * ix + b[5] * iy + b[6] * iz;
-        nz = 0.0f + b[8] * ix + b[9] * iy + b[10] * iz;
+        nx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+        ny = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+        nz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
     }
     if (WT) {
         varying float ix, iy, iz;
         fm_morph3(a, base + 6 * VBLOCK, 2, d0, ix, iy, iz);
         tw = base[9 * VBLOCK + programIndex];
-        tx = 0.0f + b[0] * ix + b[1] * iy + b[2] * iz;
-        ty = 0.0f + b[4] * ix + b[5] * iy + b[6] * iz;
-        tz = 0.0f + b[8] * ix + b[9] * iy + b[10] * iz;
+        tx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+        ty = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+        tz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
     }
 
     // Stores as skin_gang's for separate streams: a whole gang of consecutive outputs with one
@@ -161,9 +107,9 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
         whole = all(listed == o0 + programIndex);
     }
     if (whole) {
-        soa_to_aos3(x, y, z, a->pos + 3 * o0);
+        store_aos3(x, y, z, a->pos + 3 * o0);
         if (WN)
-            soa_to_aos3(nx, ny, nz, a->nrm + 3 * o0);
+            store_aos3(nx, ny, nz, a->nrm + 3 * o0);
         if (WT)
             soa_to_aos4(tx, ty, tz, tw, a->tng + 4 * o0);
         return;
