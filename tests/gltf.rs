@@ -208,6 +208,53 @@ fn first_and_last_key_times_reproduce_the_keys_exactly() {
 }
 
 #[test]
+fn equal_key_times_share_one_track_and_sample_as_each_channel_alone() {
+    let Some(paths) = assets() else { return };
+    for path in paths {
+        let scene = GltfScene::load(&path).unwrap();
+        let mut frame = scene.frame_buffers();
+        for (c, clip) in scene.clips().iter().enumerate() {
+            let channels = clip.channels();
+            // Equal key times are one array, whichever accessors they came from.
+            for a in channels {
+                for b in channels {
+                    assert_eq!(
+                        a.times() == b.times(),
+                        a.times().as_ptr() == b.times().as_ptr(),
+                        "{}",
+                        path.display()
+                    );
+                }
+            }
+            // The scene looks a time up once per shared array; every channel still samples as it does
+            // alone, between keys and on them.
+            let (start, span) = (clip.start(), clip.duration());
+            for i in 0..=16 {
+                let t = start + span * i as f32 / 16.0;
+                scene.sample(Some(c), t, Wrap::Clamp, &mut frame).unwrap();
+                for ch in channels {
+                    let v = ch.sample(t);
+                    let (tr, r, s) = frame.local(ch.node()).unwrap();
+                    match ch.property() {
+                        Property::Translation => assert_eq!(tr, Vec3::new(v[0], v[1], v[2])),
+                        Property::Scale => assert_eq!(s, Vec3::new(v[0], v[1], v[2])),
+                        Property::Rotation => assert_eq!(r, Quat::from_array(v)),
+                    }
+                }
+            }
+        }
+    }
+    // CesiumMan's 57 channels read 19 time accessors with equal contents.
+    let Some(paths) = assets() else { return };
+    let scene = GltfScene::load(&paths[3]).unwrap();
+    let channels = scene.clips()[0].channels();
+    assert_eq!(channels.len(), 57);
+    assert!(channels
+        .iter()
+        .all(|ch| ch.times().as_ptr() == channels[0].times().as_ptr()));
+}
+
+#[test]
 fn fox_clips_are_found_by_name() {
     let Some(paths) = assets() else { return };
     let scene = GltfScene::load(&paths[4]).unwrap();

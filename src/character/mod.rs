@@ -511,19 +511,16 @@ impl Character {
             return Err(wrong("rigid mesh", frame.rigid.len(), self.rigid.len()));
         }
         for (out, mesh) in frame.rigid.iter().zip(&self.rigid) {
-            let want = mesh.zeroed_output();
-            let len = |v: &SkinnedVertices| {
-                (
-                    v.positions.len(),
-                    v.normals.as_ref().map(Vec::len),
-                    v.tangents.as_ref().map(Vec::len),
-                )
-            };
-            if len(out) != len(&want) {
+            let got = (
+                out.positions.len(),
+                out.normals.as_ref().map(Vec::len),
+                out.tangents.as_ref().map(Vec::len),
+            );
+            if got != mesh.output_lengths() {
                 return Err(wrong(
                     "rigid mesh vertex",
                     out.positions.len(),
-                    want.positions.len(),
+                    mesh.output_lengths().0,
                 ));
             }
         }

@@ -118,6 +118,17 @@ impl RigidMesh {
         self.morph.as_ref()
     }
 
+    /// The lengths of this mesh's outputs (positions, normals, tangents), as
+    /// [`RigidMesh::zeroed_output`] makes them; every frame checks them without allocating.
+    pub(crate) fn output_lengths(&self) -> (usize, Option<usize>, Option<usize>) {
+        let n = self.positions.len();
+        (
+            n,
+            self.normals.as_ref().map(|_| n),
+            self.tangents.as_ref().map(|_| n),
+        )
+    }
+
     /// Zeroed world-space outputs for this mesh.
     pub(crate) fn zeroed_output(&self) -> SkinnedVertices {
         let n = self.positions.len();
