@@ -32,9 +32,11 @@ pub(super) fn read_clip(
     let a = anim.index();
     let mut channels = Vec::new();
     let mut weights = Vec::new();
-    // Channels whose samplers read the same key-time accessor share a track: the batch sampler looks
-    // their keys up once per instance.
-    let mut tracks: HashMap<usize, usize> = HashMap::new();
+    // Channels whose key times are the same share a track: the samplers look the time up once per
+    // track. Exporters often give every sampler its own copy of one time accessor (CesiumMan has 19,
+    // all equal), so equal contents share one array, found by their bits; the track is that array.
+    let mut tracks: HashMap<*const f32, usize> = HashMap::new();
+    let mut same_times: HashMap<Vec<u32>, Arc<[f32]>> = HashMap::new();
     // Channels that share a sampler's accessors share the keys read from them (read, checked and
     // normalized once), so that many channels on one sampler cannot multiply the file's data.
     let mut time_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
@@ -85,7 +87,11 @@ pub(super) fn read_clip(
                     key,
                 });
             }
-            let times: Arc<[f32]> = times.into();
+            let bits: Vec<u32> = times.iter().map(|t| t.to_bits()).collect();
+            let times = same_times
+                .entry(bits)
+                .or_insert_with(|| times.into())
+                .clone();
             time_cache.insert(input.index(), times.clone());
             times
         };
@@ -207,7 +213,7 @@ pub(super) fn read_clip(
         }
         let node = ch.target().node().index();
         let next = tracks.len();
-        let track = *tracks.entry(input.index()).or_insert(next);
+        let track = *tracks.entry(times.as_ptr()).or_insert(next);
         channels.push(Channel {
             node,
             track,

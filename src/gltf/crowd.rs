@@ -83,7 +83,7 @@ impl GltfScene {
                         Some(slot) => *slot.get_or_insert_with(|| ch.locate(t)),
                         None => ch.locate(t),
                     };
-                    let v = ch.sample_at(at);
+                    let v = ch.sample_at(at).to_array();
                     let (offset, count) = match ch.property {
                         Property::Translation => (0, 3),
                         Property::Rotation => (3, 4),

@@ -452,9 +452,9 @@ impl GltfScene {
             };
             let v = ch.sample_at(at);
             match ch.property {
-                Property::Translation => frame.translations[ch.level] = Vec3::new(v[0], v[1], v[2]),
-                Property::Rotation => frame.rotations[ch.level] = Quat::from_array(v),
-                Property::Scale => frame.scales[ch.level] = Vec3::new(v[0], v[1], v[2]),
+                Property::Translation => frame.translations[ch.level] = v.truncate(),
+                Property::Rotation => frame.rotations[ch.level] = Quat::from_vec4(v),
+                Property::Scale => frame.scales[ch.level] = v.truncate(),
             }
         }
         Ok(())

@@ -1,7 +1,7 @@
 //! Animation clips and their sampling: [`Wrap`], [`Property`], [`Interpolation`], [`Channel`] and
 //! [`Clip`], with the glTF spec's step, linear (slerp) and cubic-spline interpolation.
 
-use glam::Quat;
+use glam::{Quat, Vec4};
 
 /// What a time outside a clip's span means.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -96,7 +96,7 @@ impl Channel {
 
     /// The value at time `t` (see the module docs), padded with zeros to four components.
     pub fn sample(&self, t: f32) -> [f32; 4] {
-        self.sample_at(self.locate(t))
+        self.sample_at(self.locate(t)).to_array()
     }
 
     /// Where `t` falls among the key times; the same for every channel of the same track.
@@ -105,9 +105,10 @@ impl Channel {
     }
 
     /// The value of key `k` padded with zeros (zeros past the last key): [`Channel::key_value`]
-    /// without the `Option` and the copy of a variable-length slice, for the samplers' inner loops.
-    #[inline]
-    fn key(&self, k: usize) -> [f32; 4] {
+    /// without the `Option` and the copy of a variable-length slice, for the samplers' inner loops. A
+    /// `Vec4` stays in one register where an array went through the stack.
+    #[inline(always)]
+    fn key(&self, k: usize) -> Vec4 {
         let c = self.components();
         let (stride, offset) = match self.interpolation {
             Interpolation::CubicSpline => (3 * c, c),
@@ -117,62 +118,70 @@ impl Channel {
         // One bounds check per key, with the length known to the compiler in each arm.
         let at = |n: usize| self.values.get(i..i.saturating_add(n));
         match c {
-            4 => at(4).map_or([0.0; 4], |v| [v[0], v[1], v[2], v[3]]),
-            _ => at(3).map_or([0.0; 4], |v| [v[0], v[1], v[2], 0.0]),
+            4 => at(4).map_or(Vec4::ZERO, |v| Vec4::new(v[0], v[1], v[2], v[3])),
+            _ => at(3).map_or(Vec4::ZERO, |v| Vec4::new(v[0], v[1], v[2], 0.0)),
         }
     }
 
-    /// The value at a located time (see [`Channel::locate`]).
-    #[inline]
-    pub(super) fn sample_at(&self, at: Located) -> [f32; 4] {
-        let c = self.components();
-        let key = |k: usize| self.key(k);
+    /// The value at a located time (see [`Channel::locate`]), padded with zeros to four components.
+    #[inline(always)]
+    pub(super) fn sample_at(&self, at: Located) -> Vec4 {
         let (k, u) = match at {
-            Located::Key(k) => return key(k),
+            Located::Key(k) => return self.key(k),
             Located::Between { k, u } => (k, u),
         };
-        let (Some(&t0), Some(&t1)) = (self.times.get(k), self.times.get(k + 1)) else {
-            return key(k);
-        };
-        let dt = t1 - t0;
         match self.interpolation {
-            Interpolation::Step => key(k),
-            Interpolation::Linear if u == 0.0 => key(k),
+            Interpolation::Step => self.key(k),
+            // The next key exists wherever `locate` puts a time between two keys; a located value from
+            // elsewhere that names the last key holds it.
+            _ if k + 1 >= self.times.len() => self.key(k),
+            Interpolation::Linear if u == 0.0 => self.key(k),
             Interpolation::Linear => {
-                let (a, b) = (key(k), key(k + 1));
+                let (a, b) = (self.key(k), self.key(k + 1));
                 if self.property == Property::Rotation {
-                    slerp(Quat::from_array(a), Quat::from_array(b), u).to_array()
+                    Vec4::from(slerp(Quat::from_vec4(a), Quat::from_vec4(b), u))
                 } else {
-                    let (a, b) = (glam::Vec4::from_array(a), glam::Vec4::from_array(b));
-                    (a * (1.0 - u) + b * u).to_array()
+                    a * (1.0 - u) + b * u
                 }
             }
-            Interpolation::CubicSpline => {
-                let s = 3 * c;
-                let get = |k: usize, part: usize, i: usize| {
-                    if i < c {
-                        self.values[k * s + part * c + i]
-                    } else {
-                        0.0
-                    }
-                };
-                let (u2, u3) = (u * u, u * u * u);
-                let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
-                let h10 = u3 - 2.0 * u2 + u;
-                let h01 = -2.0 * u3 + 3.0 * u2;
-                let h11 = u3 - u2;
-                let out: [f32; 4] = std::array::from_fn(|i| {
-                    h00 * get(k, 1, i)
-                        + h10 * dt * get(k, 2, i)
-                        + h01 * get(k + 1, 1, i)
-                        + h11 * dt * get(k + 1, 0, i)
-                });
-                if self.property == Property::Rotation {
-                    unit(Quat::from_array(out)).to_array()
-                } else {
-                    out
-                }
+            Interpolation::CubicSpline => self.cubic(k, u),
+        }
+    }
+
+    /// The cubic Hermite spline of glTF between keys `k` and `k + 1` (both exist) at `u`; rotations are
+    /// normalized.
+    fn cubic(&self, k: usize, u: f32) -> Vec4 {
+        let c = self.components();
+        let dt = match (self.times.get(k), self.times.get(k + 1)) {
+            (Some(&t0), Some(&t1)) => t1 - t0,
+            _ => 0.0,
+        };
+        let s = 3 * c;
+        let get = |k: usize, part: usize, i: usize| {
+            if i < c {
+                self.values
+                    .get(k * s + part * c + i)
+                    .copied()
+                    .unwrap_or(0.0)
+            } else {
+                0.0
             }
+        };
+        let (u2, u3) = (u * u, u * u * u);
+        let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
+        let h10 = u3 - 2.0 * u2 + u;
+        let h01 = -2.0 * u3 + 3.0 * u2;
+        let h11 = u3 - u2;
+        let out: [f32; 4] = std::array::from_fn(|i| {
+            h00 * get(k, 1, i)
+                + h10 * dt * get(k, 2, i)
+                + h01 * get(k + 1, 1, i)
+                + h11 * dt * get(k + 1, 0, i)
+        });
+        if self.property == Property::Rotation {
+            Vec4::from(unit(Quat::from_array(out)))
+        } else {
+            Vec4::from_array(out)
         }
     }
 }
