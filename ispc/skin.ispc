@@ -86,8 +86,8 @@ struct SkinCall {
 // them. K influences per vertex (rigid: one of weight 1; compact: packed, weights decoded in dw);
 // WN and WT say whether normals and tangents are written (their inputs are then read).
 static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
-                             uniform bool WT, const uniform SkinCall &c, uniform int v0, uniform int rem,
-                             uniform const float * uniform dw)
+                             uniform bool WT, uniform bool PACKED, const uniform SkinCall &c, uniform int v0,
+                             uniform int rem, uniform const float * uniform dw)
 {
     uniform const uint32 * uniform jp = c.joints + K * v0;
     uniform const float * uniform wp = compact ? dw : c.weights + K * v0;
@@ -130,6 +130,15 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
     // always in a contiguous call, and in a listed one when the gang's indices happen to be consecutive
     // (SkinnedMesh::prepare arranges most of them so). Everything else (scattered indices, interleaved
     // buffers, the last partial gang) gets per-lane stores.
+    if (PACKED && rem == W) {
+        const uniform int o = c.first + v0;
+        store_aos3(x, y, z, c.pos + 3 * o);
+        if (WN)
+            store_aos3(nx, ny, nz, c.nrm + 3 * o);
+        if (WT)
+            soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o);
+        return;
+    }
     const uniform bool sequential = c.first >= 0;
     uniform bool whole = sequential && rem == W;
     uniform int o0 = c.first + v0;
@@ -173,9 +182,10 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
 }
 
 // Skins the call's vertices 0 .. count - 1, a gang at a time, prefetching the inputs of the gang
-// PREFETCH_AHEAD vertices ahead while that gang lies below readable (0 turns prefetching off).
-static inline void skin_call(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
-                             uniform bool WT, const uniform SkinCall &c)
+// PREFETCH_AHEAD vertices ahead while that gang lies below readable (0 turns prefetching off). PACKED:
+// the call is contiguous and every written stream is packed, so whole gangs store with no tests.
+static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
+                             uniform bool WT, uniform bool PACKED, const uniform SkinCall &c)
 {
     // A compact group's weights, decoded a gang at a time.
     uniform float decoded[8 * W];
@@ -194,8 +204,19 @@ static inline void skin_call(uniform int K, uniform bool rigid, uniform bool com
         }
         if (compact && !rigid)
             decode_weights(K * W, c.joints + K * v0, decoded);
-        skin_gang(K, rigid, compact, WN, WT, c, v0, min(c.count - v0, (uniform int)W), decoded);
+        skin_gang(K, rigid, compact, WN, WT, PACKED, c, v0, min(c.count - v0, (uniform int)W), decoded);
     }
+}
+
+// skin_loop with packed contiguous outputs, the common case, made a constant: tested on every gang, the
+// strides and the kind of call cost about 20 scalar instructions per gang.
+static inline void skin_call(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
+                             uniform bool WT, const uniform SkinCall &c)
+{
+    if (c.first >= 0 && c.pos_stride == 3 && (!WN || c.nrm_stride == 3) && (!WT || c.tng_stride == 4))
+        skin_loop(K, rigid, compact, WN, WT, true, c);
+    else
+        skin_loop(K, rigid, compact, WN, WT, false, c);
 }
 
 // skin_call with the written attributes made constants: one loop per set. As run-time flags, the loop
@@ -258,7 +279,7 @@ struct SkinGroupArgs {
     int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
     int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
     const float * blocks;   // the call's first AoSoA block
-    const uint32 * joints;  // k joints (or packed influences) per vertex, from the call's first vertex
+    const uint32 * joints;  // k palette offsets (joint times 16) or packed influences per vertex, from the call's first vertex
     const float * weights;  // k weights per vertex (null when rigid or compact)
     const uint32 * vertices; // the output index of each vertex (read only when first < 0)
     const float * palette;

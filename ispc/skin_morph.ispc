@@ -28,7 +28,7 @@ struct FusedMorphArgs {
     int32 count;            // vertices in this call (its first vertex starts an AoSoA block)
     int32 active[3];        // active targets per attribute, at most 8 each
     const float * blocks;   // the call's first AoSoA block
-    const uint32 * joints;  // k joints per vertex, from the call's first vertex
+    const uint32 * joints;  // k palette offsets (joint times 16) per vertex, from the call's first vertex
     const float * weights;  // k weights per vertex (null when rigid)
     const uint32 * vertices; // the output index of each vertex (read only when first < 0)
     const float * palette;

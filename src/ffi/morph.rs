@@ -234,7 +234,10 @@ pub(crate) fn skin_morph_fused(
             continue;
         }
         let (joints, weights) = match &g.table {
-            InfluenceTable::F32 { joints, weights } => (joints.as_ptr(), weights.as_ptr()),
+            InfluenceTable::F32 {
+                offsets: joints,
+                weights,
+            } => (joints.as_ptr(), weights.as_ptr()),
             InfluenceTable::Rigid(joints) | InfluenceTable::Compact(joints) => {
                 (joints.as_ptr(), std::ptr::null())
             }
@@ -270,7 +273,8 @@ pub(crate) fn skin_morph_fused(
         }
         // SAFETY: `isa` proves the CPU runs the kernel. The KernelMesh invariants give the group
         // `c * padded(count)` block floats, k joints and (not rigid) k weights per padded vertex, joints
-        // below joint_count <= palette.len() (asserted; 16 floats per entry), and original indices that are
+        // below joint_count <= palette.len() (asserted; 16 floats per entry, and the tables hold each
+        // joint as its palette offset, exactly 16 floats per joint), and original indices that are
         // a permutation of 0..n over all groups, so every output index o is below n and, for a contiguous
         // group, first + v < n. The kernel reads whole gangs from the group's start, which the padding to
         // whole blocks keeps inside those vectors, and, for each attribute s it writes (all the mesh

@@ -197,7 +197,8 @@ pub(crate) fn skin_mesh(
         let first = g.vertices[0] as usize;
         let direct = |range: Range<usize>| {
             // SAFETY: `isa` proves the CPU runs the kernel. The KernelMesh invariants give the group
-            // `block()` floats and k influences per vertex, joints below joint_count <= palette.len(),
+            // `block()` floats and k influences per vertex, joints below joint_count <= palette.len()
+            // (f32 and rigid tables hold them as palette offsets, exactly 16 floats per joint),
             // and original indices that are a permutation of 0..n over all groups, so indices[v] < n
             // and, for a contiguous group, first + v < n. Ranges start at multiples of SKIN_BLOCK
             // (for_each_range's chunks are multiples of it). `out` holds every vertex below n (checked in
@@ -404,7 +405,10 @@ unsafe fn skin_block(
     // pointer.
     let (rigid, compact) = (g.rigid(), g.compact());
     let (joints, weights) = match &g.table {
-        InfluenceTable::F32 { joints, weights } => (
+        InfluenceTable::F32 {
+            offsets: joints,
+            weights,
+        } => (
             &joints[..],
             // SAFETY: an f32 table holds k weights per padded vertex (none for k = 0, where the offset
             // is 0), and start is at most the vertex count.

@@ -53,27 +53,42 @@ pub(crate) struct InfluenceGroup {
     pub(crate) components: usize,
 }
 
+/// Floats per palette entry (a 4x4 matrix).
+const PALETTE_STRIDE: u32 = 16;
+
+/// Where joint `joint`'s matrix starts in the palette, in floats: what f32 and rigid tables store, so
+/// that the kernels address the matrix with no shift (one instruction less per influence, in a loop
+/// that issue width bounds). Every offset is a whole multiple of the stride, so the joint it names is
+/// exactly the one the joint count check (`KernelMesh::new`) bounds. Joints come from u8 or u16
+/// attributes, far below the clamp, which could only name a joint past every palette's end.
+fn palette_offset(joint: u32) -> u32 {
+    joint.min(u32::MAX / PALETTE_STRIDE) * PALETTE_STRIDE
+}
+
 /// A group's joints and weights, in the form its kernels read. Each variant holds only what its
 /// kernels read, so that a compact mesh really is smaller; [`InfluenceTable::get`] reads any of them
 /// for the reference and the other layouts.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum InfluenceTable {
-    /// A 32-bit palette index and an f32 weight per influence.
-    F32 { joints: Vec<u32>, weights: Vec<f32> },
+    /// The joint's palette offset (see [`palette_offset`]) and an f32 weight per influence.
+    F32 {
+        offsets: Vec<u32>,
+        weights: Vec<f32>,
+    },
     /// `PrepareOptions::compact_influences`: one word per influence, the joint in the low 16 bits and
     /// the weight times 65535 in the high 16.
     Compact(Vec<u32>),
     /// One influence per vertex, of weight exactly 1, so only its joint: the rigid kernel transforms
     /// these vertices by their palette matrix with no weighting (the result is the same, with fewer
     /// operations). A compact mesh's rigid group has this form too, because a 32-bit joint alone is as
-    /// small as a packed influence.
+    /// small as a packed influence. Joints are palette offsets, as in `F32`.
     Rigid(Vec<u32>),
 }
 
 impl Default for InfluenceTable {
     fn default() -> InfluenceTable {
         InfluenceTable::F32 {
-            joints: Vec::new(),
+            offsets: Vec::new(),
             weights: Vec::new(),
         }
     }
@@ -83,7 +98,7 @@ impl InfluenceTable {
     /// Number of influences held (k per vertex).
     pub(crate) fn len(&self) -> usize {
         match self {
-            InfluenceTable::F32 { joints, weights } => joints.len().min(weights.len()),
+            InfluenceTable::F32 { offsets, weights } => offsets.len().min(weights.len()),
             InfluenceTable::Compact(packed) => packed.len(),
             InfluenceTable::Rigid(joints) => joints.len(),
         }
@@ -93,13 +108,18 @@ impl InfluenceTable {
     /// Panics when f is not below [`len`](Self::len), like a slice index.
     pub(crate) fn get(&self, f: usize) -> (u32, f32) {
         match self {
-            InfluenceTable::F32 { joints, weights } => (joints[f], weights[f]),
+            InfluenceTable::F32 { offsets, weights } => (offsets[f] / PALETTE_STRIDE, weights[f]),
             InfluenceTable::Compact(packed) => {
                 let x = packed[f];
                 (x & 0xffff, unorm16((x >> 16) as u16))
             }
-            InfluenceTable::Rigid(joints) => (joints[f], 1.0),
+            InfluenceTable::Rigid(offsets) => (offsets[f] / PALETTE_STRIDE, 1.0),
         }
+    }
+
+    /// The rigid form of this table's joints (every weight is taken to be 1).
+    pub(crate) fn to_rigid(&self) -> InfluenceTable {
+        InfluenceTable::Rigid(self.joints().map(palette_offset).collect())
     }
 
     /// The joint of every influence.
@@ -110,7 +130,7 @@ impl InfluenceTable {
     /// Heap bytes held.
     pub(crate) fn bytes(&self) -> usize {
         4 * match self {
-            InfluenceTable::F32 { joints, weights } => joints.len() + weights.len(),
+            InfluenceTable::F32 { offsets, weights } => offsets.len() + weights.len(),
             InfluenceTable::Compact(v) | InfluenceTable::Rigid(v) => v.len(),
         }
     }
@@ -119,12 +139,12 @@ impl InfluenceTable {
     /// compact table, its `weight` to an f32 one, and only its joint to a rigid one.
     pub(crate) fn push(&mut self, joint: u32, weight: f32, units: u16) {
         match self {
-            InfluenceTable::F32 { joints, weights } => {
-                joints.push(joint);
+            InfluenceTable::F32 { offsets, weights } => {
+                offsets.push(palette_offset(joint));
                 weights.push(weight);
             }
             InfluenceTable::Compact(packed) => packed.push(joint | u32::from(units) << 16),
-            InfluenceTable::Rigid(joints) => joints.push(joint),
+            InfluenceTable::Rigid(offsets) => offsets.push(palette_offset(joint)),
         }
     }
 }

@@ -384,7 +384,7 @@ impl SkinnedMesh {
         // One-influence vertices whose weights are all exactly 1 keep only their joints.
         let rigid = &mut groups[1].table;
         if (0..rigid.len()).all(|f| rigid.get(f).1 == 1.0) {
-            *rigid = InfluenceTable::Rigid(rigid.joints().collect());
+            *rigid = rigid.to_rigid();
         }
         for g in &mut groups {
             g.contiguous = g.vertices.windows(2).all(|w| w[1] == w[0] + 1);
