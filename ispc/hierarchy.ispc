@@ -12,6 +12,7 @@
 // 3. ltm_level_soa: foreach over a whole level on SoA matrices; each lane gathers its parent.
 
 #include "common.isph"
+#include "shuffle.isph"
 
 // ---------------------------------------------------------------------------------------------------
 // 1. Horizontal, AoS: 16 floats per matrix, column-major (glam Mat4 and Affine3A share this layout).
@@ -90,23 +91,78 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
 // Joints per block of ltm_joint_trs (its scratch lives on the stack: 4 columns x 4 floats per joint).
 #define TRS_BLOCK 64
 
-// The local matrix T * R(q) * S of one joint per lane (structure of arrays), written as four columns of
-// four floats. The rotation is that of q / |q| (a zero quaternion gives the identity):
+// The local matrix T * R(q) * S of one joint per lane (structure of arrays): e[4k + r] is row r of column
+// k. The rotation is that of q / |q| (a zero quaternion gives the identity):
 // with s2 = 2 / |q|^2, R = I - s2 (|v|^2 I - v v^T) + s2 w [v]x.
-static inline void trs_columns(varying float x, varying float y, varying float z, varying float w,
-                               varying float tx, varying float ty, varying float tz, varying float sx,
-                               varying float sy, varying float sz, uniform float * uniform c0,
-                               uniform float * uniform c1, uniform float * uniform c2,
-                               uniform float * uniform c3)
+struct TrsColumns {
+    float e[16];
+};
+
+static inline varying TrsColumns trs_matrix(varying float x, varying float y, varying float z, varying float w,
+                                            varying float tx, varying float ty, varying float tz, varying float sx,
+                                            varying float sy, varying float sz)
 {
     const varying float n = x * x + y * y + z * z + w * w;
     // A select, not a branch: as ?: on a varying condition this compiled to a test and a jump per gang.
     const varying float s2 = select(n > 0.0f, 2.0f / n, 0.0f);
-    soa_to_aos4((1.0f - s2 * (y * y + z * z)) * sx, s2 * (x * y + z * w) * sx, s2 * (x * z - y * w) * sx, 0.0f, c0);
-    soa_to_aos4(s2 * (x * y - z * w) * sy, (1.0f - s2 * (x * x + z * z)) * sy, s2 * (y * z + x * w) * sy, 0.0f, c1);
-    soa_to_aos4(s2 * (x * z + y * w) * sz, s2 * (y * z - x * w) * sz, (1.0f - s2 * (x * x + y * y)) * sz, 0.0f, c2);
-    soa_to_aos4(tx, ty, tz, 1.0f, c3);
+    varying TrsColumns m;
+    m.e[0] = (1.0f - s2 * (y * y + z * z)) * sx;
+    m.e[1] = s2 * (x * y + z * w) * sx;
+    m.e[2] = s2 * (x * z - y * w) * sx;
+    m.e[3] = 0.0f;
+    m.e[4] = s2 * (x * y - z * w) * sy;
+    m.e[5] = (1.0f - s2 * (x * x + z * z)) * sy;
+    m.e[6] = s2 * (y * z + x * w) * sy;
+    m.e[7] = 0.0f;
+    m.e[8] = s2 * (x * z + y * w) * sz;
+    m.e[9] = s2 * (y * z - x * w) * sz;
+    m.e[10] = (1.0f - s2 * (x * x + y * y)) * sz;
+    m.e[11] = 0.0f;
+    m.e[12] = tx;
+    m.e[13] = ty;
+    m.e[14] = tz;
+    m.e[15] = 1.0f;
+    return m;
 }
+
+#if W == 8
+// AVX2: writes the gang's eight local matrices whole, 16 floats per joint from m: the in-lane 4x4
+// transposes of each column give lanes j and j + 4 a joint's column, and joining two columns' groups
+// gives a joint's chunk, so the joint loop reads each chunk with one load. The same 48 shuffles as four
+// interleaving stores of columns, and the joint loop no longer assembles its chunks from two columns.
+static inline void store_trs_matrices(const varying TrsColumns &m, uniform float * uniform mats)
+{
+    varying float u[4][4];
+#pragma unroll
+    for (uniform int k = 0; k < 4; k++) {
+        const varying float t0 = unpack_single(m.e[4 * k], m.e[4 * k + 1], 0);
+        const varying float t1 = unpack_single(m.e[4 * k], m.e[4 * k + 1], 1);
+        const varying float t2 = unpack_single(m.e[4 * k + 2], m.e[4 * k + 3], 0);
+        const varying float t3 = unpack_single(m.e[4 * k + 2], m.e[4 * k + 3], 1);
+        u[k][0] = unpack_pair(t0, t2, 0);
+        u[k][1] = unpack_pair(t0, t2, 1);
+        u[k][2] = unpack_pair(t1, t3, 0);
+        u[k][3] = unpack_pair(t1, t3, 1);
+    }
+#pragma unroll
+    for (uniform int q = 0; q < 4; q++) {
+        mats[16 * q + programIndex] = join_groups(u[0][q], u[1][q], 0);
+        mats[16 * q + 8 + programIndex] = join_groups(u[2][q], u[3][q], 0);
+        mats[16 * (q + 4) + programIndex] = join_groups(u[0][q], u[1][q], 1);
+        mats[16 * (q + 4) + 8 + programIndex] = join_groups(u[2][q], u[3][q], 1);
+    }
+}
+#else
+// Writes column k of the gang's joints to ck, four floats per joint.
+static inline void trs_columns(const varying TrsColumns &m, uniform float * uniform c0, uniform float * uniform c1,
+                               uniform float * uniform c2, uniform float * uniform c3)
+{
+    store_aos4(m.e[0], m.e[1], m.e[2], m.e[3], c0);
+    store_aos4(m.e[4], m.e[5], m.e[6], m.e[7], c1);
+    store_aos4(m.e[8], m.e[9], m.e[10], m.e[11], c2);
+    store_aos4(m.e[12], m.e[13], m.e[14], m.e[15], c3);
+}
+#endif
 
 // Chunk ch of one joint's local matrix, read straight from trs_columns' four column arrays (column k at
 // ck[0 .. 3]): each group of four lanes takes its column with a four-lane load replicated over the gang,
@@ -131,34 +187,49 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
     return out;
 }
 
+// ltm_joint_trs's two layouts of a block's local matrices (its scratch, mats or cols): store_locals
+// writes a gang's from block joint b on, local_at reads chunk ch of block joint b.
+#if W == 8
+#define store_locals(m, b) store_trs_matrices(m, mats + 16 * (b))
+#define local_at(b, ch) mats[16 * (b) + (ch) * programCount + programIndex]
+#else
+#define store_locals(m, b)                                                                                  \
+    trs_columns(m, &cols[0][4 * (b)], &cols[1][4 * (b)], &cols[2][4 * (b)], &cols[3][4 * (b)])
+#define local_at(b, ch)                                                                                     \
+    local_chunk(cols[0] + 4 * (b), cols[1] + 4 * (b), cols[2] + 4 * (b), cols[3] + 4 * (b), ch)
+#endif
+
 // As ltm_joint, with the local transforms given as translation (3 floats), rotation quaternion (4 floats,
 // x y z w) and scale (3 floats, non-uniform allowed) per joint.
 //
 // Building each local matrix inside the joint loop (broadcasting q, s and t over the matrix lanes) made
 // that loop latency bound, about 12 cycles per joint on AVX-512: the normalization's division and the
 // shuffles sat on every joint's dependency chain. So each block of TRS_BLOCK joints first builds its
-// local matrices with the lanes across joints (plain arithmetic, no shuffles but the AoS/SoA transposes)
-// into four column arrays. These are repacked into one 16-float matrix per joint with 16-byte copies, so
-// the joint loop reads its locals exactly as ltm_joint does.
+// local matrices with the lanes across joints (plain arithmetic, no shuffles but the AoS/SoA transposes).
+// On AVX2 they are written as whole 16-float matrices (store_trs_matrices), so the joint loop reads its
+// locals exactly as ltm_joint does; elsewhere as four column arrays that local_chunk reads from.
 export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[], uniform const float s[],
                                   uniform float model[], uniform const int parents[], uniform int begin,
                                   uniform int end, uniform const float root[16])
 {
-    // Column c of block joint b is cols[c][4b .. 4b + 3]; a partial last gang writes up to programCount
-    // slots past the block, hence the padding.
+    // The block's local matrices: on AVX2 16 floats per joint (block joint b at mats[16b]), elsewhere
+    // column c of block joint b at cols[c][4b .. 4b + 3]. A partial last gang writes up to programCount
+    // joints past the block, hence the padding.
+#if W == 8
+    uniform float mats[16 * (TRS_BLOCK + programCount)];
+#else
     uniform float cols[4][4 * (TRS_BLOCK + programCount)];
+#endif
     for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
         const uniform int je = min(jb + TRS_BLOCK, end);
         uniform int j0 = jb;
         // Whole gangs: the AoS inputs become SoA with aos_to_soa's shuffles.
         for (; j0 + programCount <= je; j0 += programCount) {
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            // The standard library declares aos_to_soa's source without const although it only reads it.
-            aos_to_soa4((uniform float * uniform)(q + 4 * j0), &x, &y, &z, &w);
-            aos_to_soa3((uniform float * uniform)(t + 3 * j0), &tx, &ty, &tz);
-            aos_to_soa3((uniform float * uniform)(s + 3 * j0), &sx, &sy, &sz);
-            const uniform int o = 4 * (j0 - jb);
-            trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
+            load_aos4(q + 4 * j0, x, y, z, w);
+            load_aos3(t + 3 * j0, tx, ty, tz);
+            load_aos3(s + 3 * j0, sx, sy, sz);
+            store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
         }
         // A partial last gang: its joints are copied into a full gang of identity transforms, so the same
         // shuffles apply. Masked loads with a varying index compile to gathers (about 80 in this kernel
@@ -181,25 +252,25 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
                 ss[i] = s[3 * j0 + i];
             }
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            aos_to_soa4(qs, &x, &y, &z, &w);
-            aos_to_soa3(ts, &tx, &ty, &tz);
-            aos_to_soa3(ss, &sx, &sy, &sz);
-            const uniform int o = 4 * (j0 - jb);
-            trs_columns(x, y, z, w, tx, ty, tz, sx, sy, sz, &cols[0][o], &cols[1][o], &cols[2][o], &cols[3][o]);
+            load_aos4(qs, x, y, z, w);
+            load_aos3(ts, tx, ty, tz);
+            load_aos3(ss, sx, sy, sz);
+            store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
         }
 
         for (uniform int j = jb; j < je; j++) {
             const uniform int p = parents[j];
             varying float a[4];
             load_parent(p < 0 ? root : model + 16 * p, a);
-            const uniform int o = 4 * (j - jb);
 #pragma unroll
             for (uniform int ch = 0; ch < CHUNKS; ch++)
-                model[16 * j + ch * programCount + programIndex] =
-                    multiply_chunk(a, local_chunk(cols[0] + o, cols[1] + o, cols[2] + o, cols[3] + o, ch), ch);
+                model[16 * j + ch * programCount + programIndex] = multiply_chunk(a, local_at(j - jb, ch), ch);
         }
     }
 }
+
+#undef store_locals
+#undef local_at
 
 // ---------------------------------------------------------------------------------------------------
 // 2 and 3. Structure of arrays: element e (e = 4 * row + col, rows 0..2, cols 0..3, so 12 arrays) of
@@ -540,57 +611,57 @@ static inline varying float level_parents_per_bone(const uniform float data[], c
 export void EXPORT(level_sum_levels)(uniform float data[], uniform const int parents[], uniform const uint32 levels[],
                                      uniform int level_count)
 {
-    const uniform int W = programCount / 4;
+    const uniform int G4 = programCount / 4;
     const uniform int bones = levels[level_count];
     for (uniform int level = 1; level < level_count; level++) {
         const uniform int end = levels[level + 1];
         uniform int b = levels[level];
-        if (W == 1) {
+        if (G4 == 1) {
             // One bone per vector: its parent's float4 is one plain load, with nothing to permute.
             for (; b < end; b++)
                 data[4 * b + programIndex] += data[4 * parents[b] + programIndex];
         }
         for (; b + programCount <= end; b += programCount) {
             const varying int pv = parents[b + programIndex];
-            // Lane w * W holds the spread of window w's parents; the other lanes are not tested.
-            const varying int last = shuffle(pv, min(programIndex + W - 1, programCount - 1));
-            const varying int spread = (programIndex % W) == 0 ? last - pv : 0;
+            // Lane w * G4 holds the spread of window w's parents; the other lanes are not tested.
+            const varying int last = shuffle(pv, min(programIndex + G4 - 1, programCount - 1));
+            const varying int spread = (programIndex % G4) == 0 ? last - pv : 0;
             // The loads below stay inside data whatever the parents are: the bound uses the block's
             // highest parent, not level order's guarantee that the last window's first parent is it.
             const uniform int highest = reduce_max(pv);
             // Each lane's parent relative to the first parent of its window, in floats.
-            const varying int rel4 = 4 * (pv - shuffle(pv, programIndex & ~(W - 1)));
-            if (!any(spread >= W) && highest + W <= bones) {
+            const varying int rel4 = 4 * (pv - shuffle(pv, programIndex & ~(G4 - 1)));
+            if (!any(spread >= G4) && highest + G4 <= bones) {
                 // Every window's parents lie in one vector.
 #pragma unroll
                 for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * W;
+                    const uniform int wb = b + w * G4;
                     const uniform int p0 = parents[wb];
-                    const varying int idx = shuffle(rel4, w * W + (programIndex >> 2)) + (programIndex & 3);
+                    const varying int idx = shuffle(rel4, w * G4 + (programIndex >> 2)) + (programIndex & 3);
                     data[4 * wb + programIndex] += shuffle(data[4 * p0 + programIndex], idx);
                 }
-            } else if (!any(spread >= 2 * W) && highest + 2 * W <= bones) {
+            } else if (!any(spread >= 2 * G4) && highest + 2 * G4 <= bones) {
                 // Some window needs two vectors.
 #pragma unroll
                 for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * W;
+                    const uniform int wb = b + w * G4;
                     const uniform int p0 = parents[wb];
-                    const varying int idx = shuffle(rel4, w * W + (programIndex >> 2)) + (programIndex & 3);
+                    const varying int idx = shuffle(rel4, w * G4 + (programIndex >> 2)) + (programIndex & 3);
                     const varying float lo = data[4 * p0 + programIndex];
                     const varying float hi = data[4 * p0 + programCount + programIndex];
                     data[4 * wb + programIndex] += shuffle(lo, hi, idx);
                 }
             } else {
                 for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * W;
+                    const uniform int wb = b + w * G4;
                     data[4 * wb + programIndex] += level_parents_per_bone(data, parents, wb, end);
                 }
             }
         }
         // The level's last few bones, a window at a time; only the last window is masked.
-        for (; b < end; b += W) {
+        for (; b < end; b += G4) {
             const varying float parent = level_parents_per_bone(data, parents, b, end);
-            if (b + W <= end) {
+            if (b + G4 <= end) {
                 data[4 * b + programIndex] += parent;
             } else if (programIndex < 4 * (end - b)) {
                 data[4 * b + programIndex] += parent;

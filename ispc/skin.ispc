@@ -136,7 +136,7 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
         if (WN)
             store_aos3(nx, ny, nz, c.nrm + 3 * o);
         if (WT)
-            soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o);
+            store_aos4(tx, ty, tz, tw, c.tng + 4 * o);
         return;
     }
     const uniform bool sequential = c.first >= 0;
@@ -156,7 +156,7 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
         if (pack_n)
             store_aos3(nx, ny, nz, c.nrm + 3 * o0);
         if (pack_t)
-            soa_to_aos4(tx, ty, tz, tw, c.tng + 4 * o0);
+            store_aos4(tx, ty, tz, tw, c.tng + 4 * o0);
         if (pack_p && (!WN || pack_n) && (!WT || pack_t))
             return;
     }
@@ -279,7 +279,8 @@ struct SkinGroupArgs {
     int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
     int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
     const float * blocks;   // the call's first AoSoA block
-    const uint32 * joints;  // k palette offsets (joint times 16) or packed influences per vertex, from the call's first vertex
+    const uint32 * joints;  // per vertex k palette offsets (joint times 16) or packed influences, from the
+                            // call's first vertex
     const float * weights;  // k weights per vertex (null when rigid or compact)
     const uint32 * vertices; // the output index of each vertex (read only when first < 0)
     const float * palette;

@@ -111,7 +111,7 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
         if (WN)
             store_aos3(nx, ny, nz, a->nrm + 3 * o0);
         if (WT)
-            soa_to_aos4(tx, ty, tz, tw, a->tng + 4 * o0);
+            store_aos4(tx, ty, tz, tw, a->tng + 4 * o0);
         return;
     }
     if (programIndex < rem) {
