@@ -6,8 +6,9 @@
 // The inputs are AoS glam arrays (3 floats per translation and scale, 4 per quaternion), only 4-byte
 // aligned, and the kernel keeps two layouts:
 // - rotations run one joint per lane (SoA): the hemisphere test needs each joint's dot product, and the
-//   normalizations and products mix a joint's components. A whole gang is transposed with aos_to_soa4 on
-//   the way in and soa_to_aos4 on the way out;
+//   normalizations and products mix a joint's components. A whole gang is transposed with load_aos4 on
+//   the way in and store_aos4 on the way out (shuffle.isph; on AVX2 they avoid ISPC's cross-lane
+//   permutes);
 // - translations and scales stay in memory order ("flat"): a gang's 3 * programCount floats are three
 //   contiguous vector loads, and every operation on them is per component, so no transpose is needed.
 //   Where a joint's weight differs per joint (joint weights, the rest-pose fallback, the division by the
@@ -24,6 +25,7 @@
 // A layer whose weight is exactly 0 is not read.
 
 #include "common.isph"
+#include "shuffle.isph"
 
 // One gang's translations or scales in memory order: component c of joint j0 + i is float 3 i + c, in
 // vector (3 i + c) / programCount, lane (3 i + c) % programCount.
@@ -136,15 +138,14 @@ static inline varying Quat load_quats(uniform const float * uniform q, uniform i
 {
     varying Quat r;
     if (count == programCount) {
-        // The standard library declares aos_to_soa's source without const although it only reads it.
-        aos_to_soa4((uniform float * uniform)(q + 4 * j0), &r.x, &r.y, &r.z, &r.w);
+        load_aos4(q + 4 * j0, r.x, r.y, r.z, r.w);
     } else {
         uniform float qs[4 * programCount];
         foreach (i = 0 ... 4 * programCount)
             qs[i] = (i & 3) == 3 ? 1.0f : 0.0f;
         foreach (i = 0 ... 4 * count)
             qs[i] = q[4 * j0 + i];
-        aos_to_soa4(qs, &r.x, &r.y, &r.z, &r.w);
+        load_aos4(qs, r.x, r.y, r.z, r.w);
     }
     return r;
 }
@@ -152,10 +153,10 @@ static inline varying Quat load_quats(uniform const float * uniform q, uniform i
 static inline void store_quats(uniform float * uniform q, uniform int j0, uniform int count, const varying Quat &v)
 {
     if (count == programCount) {
-        soa_to_aos4(v.x, v.y, v.z, v.w, q + 4 * j0);
+        store_aos4(v.x, v.y, v.z, v.w, q + 4 * j0);
     } else {
         uniform float qs[4 * programCount];
-        soa_to_aos4(v.x, v.y, v.z, v.w, qs);
+        store_aos4(v.x, v.y, v.z, v.w, qs);
         foreach (i = 0 ... 4 * count)
             q[4 * j0 + i] = qs[i];
     }
