@@ -135,14 +135,8 @@ static inline void store_trs_matrices(const varying TrsColumns &m, uniform float
     varying float u[4][4];
 #pragma unroll
     for (uniform int k = 0; k < 4; k++) {
-        const varying float t0 = unpack_single(m.e[4 * k], m.e[4 * k + 1], 0);
-        const varying float t1 = unpack_single(m.e[4 * k], m.e[4 * k + 1], 1);
-        const varying float t2 = unpack_single(m.e[4 * k + 2], m.e[4 * k + 3], 0);
-        const varying float t3 = unpack_single(m.e[4 * k + 2], m.e[4 * k + 3], 1);
-        u[k][0] = unpack_pair(t0, t2, 0);
-        u[k][1] = unpack_pair(t0, t2, 1);
-        u[k][2] = unpack_pair(t1, t3, 0);
-        u[k][3] = unpack_pair(t1, t3, 1);
+        transpose_blocks(m.e[4 * k], m.e[4 * k + 1], m.e[4 * k + 2], m.e[4 * k + 3], u[k][0], u[k][1], u[k][2],
+                         u[k][3]);
     }
 #pragma unroll
     for (uniform int q = 0; q < 4; q++) {
@@ -223,7 +217,7 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
     for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
         const uniform int je = min(jb + TRS_BLOCK, end);
         uniform int j0 = jb;
-        // Whole gangs: the AoS inputs become SoA with aos_to_soa's shuffles.
+        // Whole gangs: the AoS inputs become SoA (load_aos4, load_aos3).
         for (; j0 + programCount <= je; j0 += programCount) {
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
             load_aos4(q + 4 * j0, x, y, z, w);
