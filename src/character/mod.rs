@@ -516,12 +516,9 @@ impl Character {
                 out.normals.as_ref().map(Vec::len),
                 out.tangents.as_ref().map(Vec::len),
             );
-            if got != mesh.output_lengths() {
-                return Err(wrong(
-                    "rigid mesh vertex",
-                    out.positions.len(),
-                    mesh.output_lengths().0,
-                ));
+            let want = mesh.output_lengths();
+            if got != want {
+                return Err(wrong("rigid mesh vertex", got.0, want.0));
             }
         }
         for (got, want) in [
