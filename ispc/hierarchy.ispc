@@ -76,14 +76,18 @@ static inline void load_parent(uniform const float * uniform pm, varying float a
 export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[], uniform const int parents[],
                               uniform int begin, uniform int end, uniform const float root[16])
 {
-    for (uniform int j = begin; j < end; j++) {
-        const uniform int p = parents[j];
+    // Stepped pointers rather than 32-bit offsets, which every joint sign-extended again.
+    uniform const float * uniform src = local + 16 * begin;
+    uniform float * uniform out = model + 16 * begin;
+    uniform const int * uniform pp = parents + begin;
+    for (uniform int j = begin; j < end; j++, src += 16, out += 16, pp++) {
+        const uniform int p = *pp;
         varying float a[4];
         load_parent(p < 0 ? root : model + 16 * p, a);
 #pragma unroll
         for (uniform int c = 0; c < CHUNKS; c++) {
-            const varying float l = local[16 * j + c * programCount + programIndex];
-            model[16 * j + c * programCount + programIndex] = multiply_chunk(a, l, c);
+            const varying float l = src[c * programCount + programIndex];
+            out[c * programCount + programIndex] = multiply_chunk(a, l, c);
         }
     }
 }
@@ -182,13 +186,19 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
 }
 
 // ltm_joint_trs's two layouts of a block's local matrices (its scratch, mats or cols): store_locals
-// writes a gang's from block joint b on, local_at reads chunk ch of block joint b.
+// writes a gang's from block joint b on. The joint loop walks the block with a cursor l, declared by
+// local_cursor at the block's first joint and stepped by LOCAL_STEP per joint; local_at reads chunk ch of
+// the cursor's joint. On AVX2 the cursor is a pointer into mats, elsewhere the joint's index in cols.
 #if W == 8
 #define store_locals(m, b) store_trs_matrices(m, mats + 16 * (b))
-#define local_at(b, ch) mats[16 * (b) + (ch) * programCount + programIndex]
+#define local_cursor(l) uniform const float * uniform l = mats
+#define LOCAL_STEP 16
+#define local_at(l, ch) (l)[(ch) * programCount + programIndex]
 #else
 #define store_locals(m, b)                                                                                  \
     trs_columns(m, &cols[0][4 * (b)], &cols[1][4 * (b)], &cols[2][4 * (b)], &cols[3][4 * (b)])
+#define local_cursor(l) uniform int l = 0
+#define LOCAL_STEP 1
 #define local_at(b, ch)                                                                                     \
     local_chunk(cols[0] + 4 * (b), cols[1] + 4 * (b), cols[2] + 4 * (b), cols[3] + 4 * (b), ch)
 #endif
@@ -252,18 +262,25 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
             store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
         }
 
-        for (uniform int j = jb; j < je; j++) {
-            const uniform int p = parents[j];
+        // Stepped pointers (and cursor, see local_cursor): indexed with 32-bit offsets, every joint
+        // sign-extended them again, about six instructions of a joint's forty on AVX2.
+        uniform float * uniform out = model + 16 * jb;
+        uniform const int * uniform pp = parents + jb;
+        local_cursor(l);
+        for (uniform int j = jb; j < je; j++, out += 16, pp++, l += LOCAL_STEP) {
+            const uniform int p = *pp;
             varying float a[4];
             load_parent(p < 0 ? root : model + 16 * p, a);
 #pragma unroll
             for (uniform int ch = 0; ch < CHUNKS; ch++)
-                model[16 * j + ch * programCount + programIndex] = multiply_chunk(a, local_at(j - jb, ch), ch);
+                out[ch * programCount + programIndex] = multiply_chunk(a, local_at(l, ch), ch);
         }
     }
 }
 
 #undef store_locals
+#undef local_cursor
+#undef LOCAL_STEP
 #undef local_at
 
 // ---------------------------------------------------------------------------------------------------
