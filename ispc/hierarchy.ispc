@@ -98,7 +98,8 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
     }
 }
 
-// Joints per block of ltm_joint_trs (its scratch lives on the stack: 4 columns x 4 floats per joint).
+// Joints per block of ltm_joint_trs. Its scratch lives on the stack: 12 rows of elements per joint on
+// AVX2 (see store_trs_soa), 4 columns of 4 floats per joint elsewhere.
 #define TRS_BLOCK 64
 
 // The local matrix T * R(q) * S of one joint per lane (structure of arrays): e[4k + r] is row r of column
@@ -146,6 +147,9 @@ static inline varying TrsColumns trs_matrix(varying float x, varying float y, va
 // joint broadcasting elements from them; shuffles share two of Zen's four vector pipes with the
 // multiplications. 120 joints, Zen 4: 3.70 to 3.63 ns per joint. Splitting the work (chunk 0 by
 // shuffles, chunk 1 by broadcasts) gave 3.66, so the simpler form stays.
+// The joint loop is now bound by its 16 vector loads per joint: Zen 4 issues two a cycle. Reading each
+// element pair with one 64-bit load and a vpermps (pairs interleaved by the block's build) cut them to
+// ten but gave 3.72 ns, as the permutes took the pipes the multiplications use.
 static inline void store_trs_soa(const varying TrsColumns &m, uniform float * uniform elems)
 {
 #pragma unroll
