@@ -98,8 +98,8 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
     }
 }
 
-// Joints per block of ltm_joint_trs. Its scratch lives on the stack: 12 rows of elements per joint on
-// AVX2 (see store_trs_soa), 4 columns of 4 floats per joint elsewhere.
+// Joints per block of ltm_joint_trs. Its scratch lives on the stack: three quads (4 floats) per joint on
+// AVX2 (see store_trs_quads), 4 columns of 4 floats per joint elsewhere.
 #define TRS_BLOCK 64
 
 // The local matrix T * R(q) * S of one joint per lane (structure of arrays): e[4k + r] is row r of column
@@ -137,36 +137,85 @@ static inline varying TrsColumns trs_matrix(varying float x, varying float y, va
 }
 
 #if W == 8
-// Floats per row of ltm_joint_trs's AVX2 scratch: one block's joints, and a partial last gang's padding.
-#define SOA_STRIDE (TRS_BLOCK + programCount)
+// ltm_joint_trs on AVX2 keeps each local matrix as three quads of four floats, each quad holding two of
+// the pairs (L[2ch][r], L[2ch + 1][r]) that the joint loop multiplies by (chunk ch, row r):
+//   A = (L00 L10 L01 L11), B = (L02 L12 L20 L30), C = (L21 L31 L22 L32)   (Lkr: column k, row r).
+// The joint loop then takes each of its six broadcast pairs (L[2ch][r] in lanes 0..3, L[2ch + 1][r] in
+// lanes 4..7) from one 16-byte load and one permute (quad_pair): 3 loads and 6 permutes per joint. Before,
+// the matrices were stored one element row per joint lane and each pair took two broadcast loads and a
+// blend (12 loads and 6 blends). Building the quads costs 3 shuffles a joint (three 4x4 transposes a
+// gang); 120 joints, Zen 4: 3.63 to 3.52 ns per joint.
+//
+// Floats per quad row (A, B or C) of the scratch: 4 per joint of a block, and a partial gang's padding.
+#define QROW (4 * (TRS_BLOCK + programCount))
 
-// AVX2: writes the gang's local matrices as they are, one row of the scratch per element L[k][r]
-// (3k + r, rows 0..2 only: the bottom row is known), so building them takes no shuffle at all. The joint
-// loop then takes each element it needs with a broadcast load (see soa_pair). Before, the matrices were
-// transposed to 16 floats per joint (48 shuffles a gang) and the joint loop spent six more shuffles per
-// joint broadcasting elements from them; shuffles share two of Zen's four vector pipes with the
-// multiplications. 120 joints, Zen 4: 3.70 to 3.63 ns per joint. Splitting the work (chunk 0 by
-// shuffles, chunk 1 by broadcasts) gave 3.66, so the simpler form stays.
-// The joint loop is now bound by its 16 vector loads per joint: Zen 4 issues two a cycle. Reading each
-// element pair with one 64-bit load and a vpermps (pairs interleaved by the block's build) cut them to
-// ten but gave 3.72 ns, as the permutes took the pipes the multiplications use.
-static inline void store_trs_soa(const varying TrsColumns &m, uniform float * uniform elems)
+// The quads come out of in-lane 4x4 transposes, which keep lanes 0..3 and 4..7 apart. So that the four
+// outputs of a transpose are the quads of joints (0, 1), (2, 3), (4, 5) and (6, 7), stored in joint order
+// without a cross-lane move, the gang's lanes hold its joints in the order (0, 2, 4, 6 | 1, 3, 5, 7).
+// load_aos4_pairs reads eight quaternions so: each 256-bit load holds two records, one per lane group.
+static inline void load_aos4_pairs(uniform const float * uniform src, varying float &x, varying float &y,
+                                   varying float &z, varying float &w)
 {
-#pragma unroll
-    for (uniform int k = 0; k < 4; k++) {
-#pragma unroll
-        for (uniform int r = 0; r < 3; r++)
-            elems[(3 * k + r) * SOA_STRIDE + programIndex] = m.e[4 * k + r];
-    }
+    transpose_blocks(src[programIndex], src[8 + programIndex], src[16 + programIndex], src[24 + programIndex], x, y,
+                     z, w);
 }
 
-// For chunk ch of the joint at l (columns 2ch and 2ch + 1), L[2ch][r] in lanes 0..3 and L[2ch + 1][r]
-// in lanes 4..7: two broadcast loads, which use only the load ports, and one blend.
-static inline varying float soa_pair(uniform const float * uniform l, uniform int ch, uniform int r)
+// Joints from natural lane order to (0, 2, 4, 6 | 1, 3, 5, 7).
+static inline varying float to_pairs(varying float v)
 {
-    const uniform float lo = l[(6 * ch + r) * SOA_STRIDE];
-    const uniform float hi = l[(6 * ch + 3 + r) * SOA_STRIDE];
-    return programIndex < 4 ? lo : hi;
+    return shuffle(v, programIndex < 4 ? 2 * programIndex : 2 * programIndex - 7);
+}
+
+// load_aos3, then the lanes in load_aos4_pairs's order (three permutes a gang).
+static inline void load_aos3_pairs(uniform const float * uniform src, varying float &x, varying float &y,
+                                   varying float &z)
+{
+    varying float a, b, c;
+    load_aos3(src, a, b, c);
+    x = to_pairs(a);
+    y = to_pairs(b);
+    z = to_pairs(c);
+}
+
+// Element vectors a, b, c, d of the gang (lanes in load_aos4_pairs's order) become the quads
+// (a b c d) of its joints 0..7 at dst[4j .. 4j + 3].
+static inline void store_quads(varying float a, varying float b, varying float c, varying float d,
+                               uniform float * uniform dst)
+{
+    varying float u0, u1, u2, u3;
+    transpose_blocks(a, b, c, d, u0, u1, u2, u3);
+    dst[programIndex] = u0;
+    dst[8 + programIndex] = u1;
+    dst[16 + programIndex] = u2;
+    dst[24 + programIndex] = u3;
+}
+
+// The gang's local matrices as quads A, B and C (see above), the block's quad rows at quads, quads + QROW
+// and quads + 2 QROW.
+static inline void store_trs_quads(const varying TrsColumns &m, uniform float * uniform quads)
+{
+    store_quads(m.e[0], m.e[4], m.e[1], m.e[5], quads);
+    store_quads(m.e[2], m.e[6], m.e[8], m.e[12], quads + QROW);
+    store_quads(m.e[9], m.e[13], m.e[10], m.e[14], quads + 2 * QROW);
+}
+
+// Lanes 0..3 take element 2 half of the quad, lanes 4..7 element 2 half + 1: one 16-byte load and one
+// permute (LLVM emits vmovups xmm and vpermps with the index vector kept in a register).
+static inline varying float quad_pair(uniform const float * uniform quad, uniform int half)
+{
+    varying float v = 0.0f;
+    if (programIndex < 4)
+        v = quad[programIndex];
+    v = shuffle(v, programIndex & 3);
+    return shuffle(v, (programIndex & ~3) + 2 * half + (programIndex >> 2));
+}
+
+// Chunk ch of the product of the parent columns a and the local matrix whose quad A is at l.
+static inline varying float quads_product(const varying float a[4], uniform const float * uniform l, uniform int ch)
+{
+    if (ch == 0)
+        return multiply_columns(a, quad_pair(l, 0), quad_pair(l, 1), quad_pair(l + QROW, 0), 0);
+    return multiply_columns(a, quad_pair(l + QROW, 1), quad_pair(l + 2 * QROW, 0), quad_pair(l + 2 * QROW, 1), 1);
 }
 #else
 // Writes column k of the gang's joints to ck, four floats per joint.
@@ -203,19 +252,23 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
     return out;
 }
 
-// ltm_joint_trs's two layouts of a block's local matrices (its scratch, elems or cols): store_locals
-// writes a gang's from block joint b on. The joint loop walks the block with a cursor l, declared by
-// local_cursor at the block's first joint and stepped by LOCAL_STEP per joint; local_product(a, l, ch)
-// is chunk ch of the cursor's joint times the parent columns a. On AVX2 the cursor points at the joint's
-// column of elems, elsewhere it is the joint's index in cols.
+// ltm_joint_trs's two layouts of a block's local matrices (its scratch, quads or cols): store_locals
+// writes a gang's from block joint b on, from inputs read by load_trs4 and load_trs3. The joint loop walks
+// the block with a cursor l, declared by local_cursor at the block's first joint and stepped by LOCAL_STEP
+// per joint; local_product(a, l, ch) is chunk ch of the cursor's joint times the parent columns a. On AVX2
+// the cursor points at the joint's quad A, elsewhere it is the joint's index in cols.
 #if W == 8
-#define store_locals(m, b) store_trs_soa(m, elems + (b))
-#define local_cursor(l) uniform const float * uniform l = elems
-#define LOCAL_STEP 1
-#define local_product(a, l, ch) multiply_columns(a, soa_pair(l, ch, 0), soa_pair(l, ch, 1), soa_pair(l, ch, 2), ch)
+#define store_locals(m, b) store_trs_quads(m, quads + 4 * (b))
+#define local_cursor(l) uniform const float * uniform l = quads
+#define LOCAL_STEP 4
+#define local_product(a, l, ch) quads_product(a, l, ch)
+#define load_trs4 load_aos4_pairs
+#define load_trs3 load_aos3_pairs
 #else
 #define store_locals(m, b)                                                                                  \
     trs_columns(m, &cols[0][4 * (b)], &cols[1][4 * (b)], &cols[2][4 * (b)], &cols[3][4 * (b)])
+#define load_trs4 load_aos4
+#define load_trs3 load_aos3
 #define local_cursor(l) uniform int l = 0
 #define LOCAL_STEP 1
 #define local_product(a, b, ch)                                                                             \
@@ -229,29 +282,46 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
 // that loop latency bound, about 12 cycles per joint on AVX-512: the normalization's division and the
 // shuffles sat on every joint's dependency chain. So each block of TRS_BLOCK joints first builds its
 // local matrices with the lanes across joints (plain arithmetic, no shuffles but the AoS/SoA transposes).
-// On AVX2 they stay one joint per lane (store_trs_soa) and the joint loop broadcasts each element it
-// needs from memory; elsewhere they are written as four column arrays that local_chunk reads from.
+// On AVX2 they are written as three quads per joint (store_trs_quads) that the joint loop permutes into
+// its broadcast pairs; elsewhere as four column arrays that local_chunk reads from.
 export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[], uniform const float s[],
                                   uniform float model[], uniform const int parents[], uniform int begin,
                                   uniform int end, uniform const float root[16])
 {
-    // The block's local matrices: on AVX2 element L[k][r] of block joint b at elems[(3k + r) *
-    // SOA_STRIDE + b], elsewhere column c of block joint b at cols[c][4b .. 4b + 3]. A partial last gang
-    // writes up to programCount joints past the block, hence the padding.
+    // The block's local matrices: on AVX2 quad A, B or C of block joint b at quads[4b + QROW * (0, 1 or
+    // 2)], elsewhere column c of block joint b at cols[c][4b .. 4b + 3]. A partial last gang writes up to
+    // programCount joints past the block, hence the padding.
 #if W == 8
-    uniform float elems[12 * SOA_STRIDE];
+    uniform float quads[3 * QROW];
 #else
     uniform float cols[4][4 * (TRS_BLOCK + programCount)];
 #endif
     for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
         const uniform int je = min(jb + TRS_BLOCK, end);
         uniform int j0 = jb;
-        // Whole gangs: the AoS inputs become SoA (load_aos4, load_aos3).
+        // Whole gangs: the AoS inputs become SoA (load_trs4, load_trs3). Two gangs at a time: one gang's
+        // build is a chain of about fifty cycles (the transposes, the division, the products), and with
+        // the two interleaved the out-of-order window overlaps them (120 joints, AVX2: 3.52 to 3.40 ns
+        // per joint; four at a time gave 3.38).
+        for (; j0 + 2 * programCount <= je; j0 += 2 * programCount) {
+            varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
+            varying float x2, y2, z2, w2, tx2, ty2, tz2, sx2, sy2, sz2;
+            load_trs4(q + 4 * j0, x, y, z, w);
+            load_trs4(q + 4 * (j0 + programCount), x2, y2, z2, w2);
+            load_trs3(t + 3 * j0, tx, ty, tz);
+            load_trs3(t + 3 * (j0 + programCount), tx2, ty2, tz2);
+            load_trs3(s + 3 * j0, sx, sy, sz);
+            load_trs3(s + 3 * (j0 + programCount), sx2, sy2, sz2);
+            const varying TrsColumns m1 = trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz);
+            const varying TrsColumns m2 = trs_matrix(x2, y2, z2, w2, tx2, ty2, tz2, sx2, sy2, sz2);
+            store_locals(m1, j0 - jb);
+            store_locals(m2, j0 + programCount - jb);
+        }
         for (; j0 + programCount <= je; j0 += programCount) {
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            load_aos4(q + 4 * j0, x, y, z, w);
-            load_aos3(t + 3 * j0, tx, ty, tz);
-            load_aos3(s + 3 * j0, sx, sy, sz);
+            load_trs4(q + 4 * j0, x, y, z, w);
+            load_trs3(t + 3 * j0, tx, ty, tz);
+            load_trs3(s + 3 * j0, sx, sy, sz);
             store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
         }
         // A partial last gang: its joints are copied into a full gang of identity transforms, so the same
@@ -275,9 +345,9 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
                 ss[i] = s[3 * j0 + i];
             }
             varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            load_aos4(qs, x, y, z, w);
-            load_aos3(ts, tx, ty, tz);
-            load_aos3(ss, sx, sy, sz);
+            load_trs4(qs, x, y, z, w);
+            load_trs3(ts, tx, ty, tz);
+            load_trs3(ss, sx, sy, sz);
             store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
         }
 
@@ -300,6 +370,8 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
 #undef store_locals
 #undef local_cursor
 #undef LOCAL_STEP
+#undef load_trs4
+#undef load_trs3
 #undef local_product
 
 // ---------------------------------------------------------------------------------------------------
