@@ -83,14 +83,17 @@ struct SkinCall {
 
 // Skins the gang of vertices v0 .. v0 + W - 1 of a call (v0 a multiple of W), of which the first rem
 // are real: blends and transposes their matrices, transforms their attributes, renormalizes and stores
-// them. K influences per vertex (rigid: one of weight 1; compact: packed, weights decoded in dw);
+// them. K influences per vertex (rigid: one of weight 1; compact: packed, the gang's weights decoded
+// here into the scratch dw);
 // WN and WT say whether normals and tangents are written (their inputs are then read); RN whether they
 // are renormalized (in c.renormalize's mode).
 static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
                              uniform bool WT, uniform bool PACKED, uniform bool RN, const uniform SkinCall &c,
-                             uniform int v0, uniform int rem, uniform const float * uniform dw)
+                             uniform int v0, uniform int rem, uniform float * uniform dw)
 {
     uniform const uint32 * uniform jp = c.joints + K * v0;
+    if (compact && !rigid)
+        decode_weights(K * W, jp, dw);
     uniform const float * uniform wp = compact ? dw : c.weights + K * v0;
     const varying GangRows B = blend_rows(K, rigid, compact, jp, wp, c.palette);
 
@@ -206,15 +209,10 @@ static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool com
             if (c.first < 0)
                 prefetch_run((uniform const int8 * uniform)(c.vertices + ahead), 4 * W);
         }
-        if (compact && !rigid)
-            decode_weights(K * W, c.joints + K * v0, decoded);
         skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, v0, W, decoded);
     }
-    if (whole < c.count) {
-        if (compact && !rigid)
-            decode_weights(K * W, c.joints + K * whole, decoded);
+    if (whole < c.count)
         skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, whole, c.count - whole, decoded);
-    }
 }
 
 // skin_loop with packed contiguous outputs, the common case, made a constant: tested on every gang, the
