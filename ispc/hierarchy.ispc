@@ -275,6 +275,18 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
     multiply_chunk(a, local_chunk(cols[0] + 4 * (b), cols[1] + 4 * (b), cols[2] + 4 * (b), cols[3] + 4 * (b), ch), ch)
 #endif
 
+// The local matrices of the gang of joints j0 .. j0 + programCount - 1, read with load_trs4 and load_trs3
+// (so on AVX2 in load_aos4_pairs's lane order).
+static inline varying TrsColumns gang_trs(uniform const float q[], uniform const float t[], uniform const float s[],
+                                          uniform int j0)
+{
+    varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
+    load_trs4(q + 4 * j0, x, y, z, w);
+    load_trs3(t + 3 * j0, tx, ty, tz);
+    load_trs3(s + 3 * j0, sx, sy, sz);
+    return trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz);
+}
+
 // As ltm_joint, with the local transforms given as translation (3 floats), rotation quaternion (4 floats,
 // x y z w) and scale (3 floats, non-uniform allowed) per joint.
 //
@@ -304,26 +316,13 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
         // the two interleaved the out-of-order window overlaps them (120 joints, AVX2: 3.52 to 3.40 ns
         // per joint; four at a time gave 3.38).
         for (; j0 + 2 * programCount <= je; j0 += 2 * programCount) {
-            varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            varying float x2, y2, z2, w2, tx2, ty2, tz2, sx2, sy2, sz2;
-            load_trs4(q + 4 * j0, x, y, z, w);
-            load_trs4(q + 4 * (j0 + programCount), x2, y2, z2, w2);
-            load_trs3(t + 3 * j0, tx, ty, tz);
-            load_trs3(t + 3 * (j0 + programCount), tx2, ty2, tz2);
-            load_trs3(s + 3 * j0, sx, sy, sz);
-            load_trs3(s + 3 * (j0 + programCount), sx2, sy2, sz2);
-            const varying TrsColumns m1 = trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz);
-            const varying TrsColumns m2 = trs_matrix(x2, y2, z2, w2, tx2, ty2, tz2, sx2, sy2, sz2);
+            const varying TrsColumns m1 = gang_trs(q, t, s, j0);
+            const varying TrsColumns m2 = gang_trs(q, t, s, j0 + programCount);
             store_locals(m1, j0 - jb);
             store_locals(m2, j0 + programCount - jb);
         }
-        for (; j0 + programCount <= je; j0 += programCount) {
-            varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            load_trs4(q + 4 * j0, x, y, z, w);
-            load_trs3(t + 3 * j0, tx, ty, tz);
-            load_trs3(s + 3 * j0, sx, sy, sz);
-            store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
-        }
+        for (; j0 + programCount <= je; j0 += programCount)
+            store_locals(gang_trs(q, t, s, j0), j0 - jb);
         // A partial last gang: its joints are copied into a full gang of identity transforms, so the same
         // shuffles apply. Masked loads with a varying index compile to gathers (about 80 in this kernel
         // on AVX-512 before); at 120 joints the difference was within the noise of a run.
@@ -344,11 +343,7 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
                 ts[i] = t[3 * j0 + i];
                 ss[i] = s[3 * j0 + i];
             }
-            varying float x, y, z, w, tx, ty, tz, sx, sy, sz;
-            load_trs4(qs, x, y, z, w);
-            load_trs3(ts, tx, ty, tz);
-            load_trs3(ss, sx, sy, sz);
-            store_locals(trs_matrix(x, y, z, w, tx, ty, tz, sx, sy, sz), j0 - jb);
+            store_locals(gang_trs(qs, ts, ss, 0), j0 - jb);
         }
 
         // Stepped pointers (and cursor, see local_cursor): indexed with 32-bit offsets, every joint
