@@ -250,10 +250,60 @@ pub enum Error {
         /// The entries given.
         got: usize,
     },
-    /// Rule: the blending threshold is finite and greater than zero ([`BlendingJob`](crate::BlendingJob)).
+    /// Rule: the blending threshold is a normal float greater than zero: at least `f32::MIN_POSITIVE`
+    /// (about 1.2e-38) and finite, so that dividing by it cannot overflow
+    /// ([`BlendingJob`](crate::BlendingJob)).
     BlendThreshold {
         /// The threshold given.
         threshold: f32,
+    },
+    /// Rule: every float an entry point takes is finite (not NaN, not infinite). `what` names the input
+    /// and `index` the item of it (a joint, vertex, matrix, weight ...) in the order the caller gave it.
+    NotFinite {
+        /// The input: "local translations", "positions", "inverse bind matrices", ...
+        what: &'static str,
+        /// The item holding the value.
+        index: usize,
+        /// The value given.
+        value: f32,
+    },
+    /// Rule: a rotation quaternion's squared length `x² + y² + z² + w²` is a normal `f32`
+    /// (`f32::MIN_POSITIVE` to `f32::MAX`: a length of about 1.1e-19 to 1.8e19), so that it can be
+    /// normalized exactly; a zero quaternion has no rotation.
+    RotationLength {
+        /// The input: "local rotations", "rest rotations", ...
+        what: &'static str,
+        /// The item (joint) holding it.
+        index: usize,
+        /// Its squared length, computed in f64 so that it shows even where f32 overflows or underflows.
+        squared_length: f64,
+    },
+    /// Rule: a job returns `Ok` only with finite results. Finite inputs whose sums or products overflow
+    /// `f32` are refused here, after the stage ran; its outputs are then unspecified.
+    ResultNotFinite {
+        /// The stage: "local to model", "palette", "skinning", ...
+        stage: &'static str,
+        /// The output: "model matrices", "skinned vertices", ...
+        what: &'static str,
+        /// The first item (joint, palette entry, vertex ...) that is not finite.
+        index: usize,
+    },
+    /// Rule: a matrix that must be inverted (a joint's model matrix in the bind pose) has a finite
+    /// inverse: no zero scale, no collapsed axis.
+    Singular {
+        /// The matrices: "bind pose model matrices", ...
+        what: &'static str,
+        /// The item (joint) whose matrix has no finite inverse.
+        index: usize,
+    },
+    /// Rule: the weights that meet at one joint of a blend (every layer weight times its joint weight,
+    /// added over the layers) sum to a finite value ([`BlendingJob`](crate::BlendingJob),
+    /// [`CrowdBlendingJob`](crate::CrowdBlendingJob)).
+    BlendWeightSum {
+        /// The joint (level order).
+        joint: usize,
+        /// The instance of a crowd; `None` for a single pose.
+        instance: Option<usize>,
     },
 }
 
@@ -372,8 +422,37 @@ impl fmt::Display for Error {
             ),
             Error::BlendThreshold { threshold } => write!(
                 f,
-                "invalid blend threshold: {threshold}; the threshold must be finite and greater than zero"
+                "invalid blend threshold: {threshold:e}; the threshold must be a finite normal float greater than zero (at least {:e})",
+                f32::MIN_POSITIVE
             ),
+            Error::NotFinite { what, index, value } => write!(
+                f,
+                "not finite: {what} item {index} holds {value}; every float given must be finite"
+            ),
+            Error::RotationLength { what, index, squared_length } => write!(
+                f,
+                "rotation length out of range: {what} item {index} has squared length {squared_length:e}; a rotation's squared length must be a normal float ({:e} to {:e})",
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ),
+            Error::ResultNotFinite { stage, what, index } => write!(
+                f,
+                "result not finite: the {stage} stage overflowed f32 at item {index} of its {what}; the inputs are finite but too large together"
+            ),
+            Error::Singular { what, index } => write!(
+                f,
+                "singular matrix: {what} item {index} has no finite inverse (a zero scale or a collapsed axis)"
+            ),
+            Error::BlendWeightSum { joint, instance } => match instance {
+                Some(i) => write!(
+                    f,
+                    "blend weight sum not finite: the weights meeting at joint {joint} of instance {i} overflow f32 when added"
+                ),
+                None => write!(
+                    f,
+                    "blend weight sum not finite: the weights meeting at joint {joint} overflow f32 when added"
+                ),
+            },
             Error::WrongFrame { what, owner, part, made_for, here } => write!(
                 f,
                 "wrong frame: this {what} was made for a {owner} with {}; this {owner} has {here}",

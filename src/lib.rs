@@ -77,6 +77,7 @@ mod isa;
 mod layout;
 mod local_to_model;
 mod morph;
+mod numeric;
 mod palette;
 pub mod reference;
 mod skeleton;

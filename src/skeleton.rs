@@ -36,6 +36,7 @@ use crate::error::Error;
 use crate::layout::hierarchy::LevelOrder;
 pub use crate::layout::hierarchy::MAX_JOINTS;
 use crate::layout::trs::Trs;
+use crate::numeric;
 use crate::reference;
 use glam::{Mat4, Quat, Vec3};
 use std::ops::Range;
@@ -298,13 +299,21 @@ impl Skeleton {
     /// transforms are in your joint order too. Computed with the serial reference, for load time.
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    /// [`Error::CountMismatch`] when a stream does not have one entry per joint; [`Error::NotFinite`] and
+    /// [`Error::RotationLength`] for a float or rotation that breaks the numeric rules (your joint
+    /// index); [`Error::ResultNotFinite`] when finite transforms overflow `f32` down the hierarchy.
     pub fn bind_pose_models(
         &self,
         translations: &[Vec3],
         rotations: &[Quat],
         scales: &[Vec3],
     ) -> Result<Vec<Mat4>, Error> {
+        if translations.len() == self.len()
+            && rotations.len() == self.len()
+            && scales.len() == self.len()
+        {
+            numeric::check_trs("bind", &Trs::new(translations, rotations, scales))?;
+        }
         let t = self.to_level_order(translations)?;
         let q = self.to_level_order(rotations)?;
         let s = self.to_level_order(scales)?;
@@ -316,25 +325,43 @@ impl Skeleton {
         };
         let all = 0..self.len();
         reference::local_to_model_trs(&self.level_parents, trs, &Mat4::IDENTITY, &mut models, all);
-        self.to_original_order(&models)
+        let models = self.to_original_order(&models)?;
+        numeric::check_result(
+            "bind pose",
+            "model matrices",
+            bytemuck::cast_slice(&models),
+            16,
+        )?;
+        Ok(models)
     }
 
     /// The inverse bind matrix of every joint of a skin bound in a pose (local transforms in your
     /// joint order): the inverses of [`Skeleton::bind_pose_models`], in your joint order.
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    /// Those of [`Skeleton::bind_pose_models`], and [`Error::Singular`] for a joint whose bind pose
+    /// model matrix has no finite inverse (a zero scale on it or an ancestor).
     pub fn inverse_bind_matrices(
         &self,
         translations: &[Vec3],
         rotations: &[Quat],
         scales: &[Vec3],
     ) -> Result<Vec<Mat4>, Error> {
-        Ok(self
+        let inverses: Vec<Mat4> = self
             .bind_pose_models(translations, rotations, scales)?
             .iter()
             .map(Mat4::inverse)
-            .collect())
+            .collect();
+        match inverses
+            .iter()
+            .position(|m| !numeric::all_finite(&m.to_cols_array()))
+        {
+            Some(index) => Err(Error::Singular {
+                what: "bind pose model matrices",
+                index,
+            }),
+            None => Ok(inverses),
+        }
     }
 
     // ---- Level order: the fast path the jobs take. ----

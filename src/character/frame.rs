@@ -5,6 +5,8 @@ use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
+use crate::layout::trs::Trs;
+use crate::numeric;
 use crate::skinning::job::SkinOutput;
 use crate::skinning::mesh::SkinnedMesh;
 use glam::{Mat4, Quat, Vec3, Vec4};
@@ -169,9 +171,13 @@ impl Frame {
     /// Sets the local transform of one joint (your index).
     ///
     /// # Errors
-    /// [`Error::JointOutOfRange`].
+    /// [`Error::JointOutOfRange`]; [`Error::NotFinite`] for a NaN or infinite float and
+    /// [`Error::RotationLength`] for a rotation whose squared length is not a normal float (zero, or
+    /// beyond about 1e±38), each naming the joint.
     pub fn set_local(&mut self, joint: usize, t: Vec3, q: Quat, s: Vec3) -> Result<(), Error> {
         let l = self.level(joint)?;
+        let one = |e: Error| numeric::at_index(e, joint);
+        numeric::check_trs("local", &Trs::new(&[t], &[q], &[s])).map_err(one)?;
         (self.translations[l], self.rotations[l], self.scales[l]) = (t, q, s);
         Ok(())
     }
@@ -185,7 +191,9 @@ impl Frame {
     /// Sets the whole local pose from streams in your joint order, one entry per joint each.
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] naming the stream that is not one per joint.
+    /// [`Error::CountMismatch`] naming the stream that is not one per joint; [`Error::NotFinite`] and
+    /// [`Error::RotationLength`] as for [`Frame::set_local`], naming the first joint (your index) that
+    /// breaks them. Nothing is written then.
     pub fn set_pose(&mut self, t: &[Vec3], q: &[Quat], s: &[Vec3]) -> Result<(), Error> {
         for (what, len) in [
             ("local translations (one per joint)", t.len()),
@@ -200,6 +208,7 @@ impl Frame {
                 });
             }
         }
+        numeric::check_trs("local", &Trs::new(t, q, s))?;
         for (j, &l) in self.level_of.iter().enumerate() {
             (self.translations[l], self.rotations[l], self.scales[l]) = (t[j], q[j], s[j]);
         }
@@ -266,18 +275,23 @@ impl Frame {
     /// Sets the morph weights of skinned mesh `i`, one per morph target.
     ///
     /// # Errors
+    /// [`Error::NotFinite`] for a NaN or infinite weight (negative and large weights are allowed;
+    /// a morph whose result overflows is refused by the skin stage);
     /// [`Error::CountMismatch`] when `i` names no skinned mesh or `weights` does not have one weight
     /// per target.
     pub fn set_mesh_weights(&mut self, i: usize, weights: &[f32]) -> Result<(), Error> {
+        numeric::check_finite("morph weights", weights, 1)?;
         set_weights(&mut self.mesh_weights, "skinned meshes", i, weights)
     }
 
     /// Sets the morph weights of rigid mesh `i`, one per morph target.
     ///
     /// # Errors
+    /// [`Error::NotFinite`] for a NaN or infinite weight;
     /// [`Error::CountMismatch`] when `i` names no rigid mesh or `weights` does not have one weight per
     /// target.
     pub fn set_rigid_weights(&mut self, i: usize, weights: &[f32]) -> Result<(), Error> {
+        numeric::check_finite("morph weights", weights, 1)?;
         set_weights(&mut self.rigid_weights, "rigid meshes", i, weights)
     }
 

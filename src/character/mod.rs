@@ -59,9 +59,10 @@ use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::morph::MorphTargets;
+use crate::numeric;
 use crate::palette::PaletteJob;
 use crate::skeleton::Skeleton;
-use crate::skinning::job::SkinningJob;
+use crate::skinning::job::{check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
 use crate::Backend;
 use glam::{Mat4, Quat, Vec3};
@@ -86,7 +87,8 @@ impl CharacterSkin {
     /// inverse of the joint's model matrix in that pose.
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] when a stream does not have one entry per joint.
+    /// [`Error::CountMismatch`] when a stream does not have one entry per joint; the numeric rules and
+    /// [`Error::Singular`] as for [`Skeleton::inverse_bind_matrices`] (a zero scale has no inverse).
     pub fn from_bind_pose(
         skeleton: &Skeleton,
         translations: &[Vec3],
@@ -146,7 +148,9 @@ impl Character {
     ///   skin does not have one inverse bind matrix per skin joint;
     /// - [`Error::SkinJointOutOfRange`]: a skin joint names no joint of the skeleton;
     /// - [`Error::SkinOutOfRange`]: a mesh names a skin that does not exist;
-    /// - [`Error::SkinTooSmall`]: a mesh uses more joints than its skin has.
+    /// - [`Error::SkinTooSmall`]: a mesh uses more joints than its skin has;
+    /// - [`Error::NotFinite`], [`Error::RotationLength`]: a rest-pose float or rotation, or an inverse
+    ///   bind matrix (naming the skin joint), breaks the numeric rules.
     pub fn new(
         skeleton: Skeleton,
         rest_translations: Vec<Vec3>,
@@ -190,6 +194,10 @@ impl Character {
             rest_rotations.len(),
         )?;
         count("rest scales (one per skeleton joint)", n, rest_scales.len())?;
+        numeric::check_trs(
+            "rest",
+            &Trs::new(&rest_translations, &rest_rotations, &rest_scales),
+        )?;
         let mut skin_levels = Vec::with_capacity(skins.len());
         for skin in &skins {
             let mut levels = Vec::with_capacity(skin.joints.len());
@@ -208,6 +216,11 @@ impl Character {
                 "skin inverse bind matrices (one per skin joint)",
                 skin.joints.len(),
                 skin.inverse_binds.len(),
+            )?;
+            numeric::check_finite(
+                "skin inverse bind matrices",
+                bytemuck::cast_slice(&skin.inverse_binds),
+                16,
             )?;
             skin_levels.push(levels);
         }
@@ -606,6 +619,34 @@ impl Character {
         .backend(*backend)
         .run()
         .map(|_| ())
+        .map_err(|e| self.in_your_order(e))
+    }
+
+    /// `e` from a job over the frame's level-order pose, with its joint index put in your order.
+    fn in_your_order(&self, e: Error) -> Error {
+        let yours = |level: usize| self.skeleton.original_index(level).unwrap_or(level);
+        match e {
+            Error::NotFinite { what, index, value } => Error::NotFinite {
+                what,
+                index: yours(index),
+                value,
+            },
+            Error::RotationLength {
+                what,
+                index,
+                squared_length,
+            } => Error::RotationLength {
+                what,
+                index: yours(index),
+                squared_length,
+            },
+            Error::ResultNotFinite { stage, what, index } => Error::ResultNotFinite {
+                stage,
+                what,
+                index: yours(index),
+            },
+            other => other,
+        }
     }
 
     /// Stage 3 of a frame: each skin's palette, `model(joint) * inverse_bind(joint)` ([`PaletteJob`]),
@@ -624,7 +665,14 @@ impl Character {
             PaletteJob::new(&frame.models, &skin.inverse_binds, palette)
                 .joints(levels)
                 .backend(frame.backend)
-                .run()?;
+                .run()
+                .map_err(|e| match e {
+                    Error::NotFinite {
+                        what: "model matrices",
+                        ..
+                    } => self.in_your_order(e),
+                    other => other,
+                })?;
         }
         Ok(())
     }
@@ -657,6 +705,17 @@ impl Character {
                 (Some(m), Some(c)) if weights.iter().any(|&w| w != 0.0) => {
                     let backend = frame.backend.resolve()?;
                     let palette = &frame.palettes[skin];
+                    // Morph weights are checked where they are set; a frame's are checked again here,
+                    // since the morph's bound on the morphed attributes needs them finite.
+                    let Some(magnitude) = m.morphed_magnitude(mesh, weights) else {
+                        return Err(numeric::check_finite("morph weights", weights, 1)
+                            .err()
+                            .unwrap_or(Error::NotFinite {
+                                what: "morph weights",
+                                index: 0,
+                                value: f32::NAN,
+                            }));
+                    };
                     if fuse
                         && m.skin_fused(
                             backend,
@@ -668,9 +727,19 @@ impl Character {
                             out,
                         )
                     {
+                        // The fused pass has no bound to prove: its outputs are checked.
+                        if !numeric::all_finite_palette(palette) {
+                            return Err(Error::NotFinite {
+                                what: "palette",
+                                index: numeric::first_not_finite_palette(palette).unwrap_or(0),
+                                value: f32::NAN,
+                            });
+                        }
+                        check_skinned(&out.output(), mesh.vertex_count())?;
                         continue;
                     }
                     m.morph_into(backend, mesh, weights, c)?;
+                    c.set_magnitude(magnitude);
                     c
                 }
                 _ => mesh,

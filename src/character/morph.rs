@@ -48,6 +48,8 @@ pub(crate) struct SkinnedMorph {
     /// [`ROW`] floats per block (zero for the padding), or `None` when the target does not move the
     /// attribute or the mesh does not have it.
     deltas: [Vec<Option<Vec<f32>>>; 3],
+    /// Each target's largest delta coordinate over its streams (see `morphed_magnitude`).
+    delta_magnitudes: Vec<f64>,
 }
 
 impl SkinnedMorph {
@@ -90,14 +92,43 @@ impl SkinnedMorph {
                 })
                 .collect()
         });
+        let delta_magnitudes = (0..targets.count())
+            .map(|t| {
+                deltas
+                    .iter()
+                    .filter_map(|stream: &Vec<Option<Vec<f32>>>| stream.get(t)?.as_deref())
+                    .fold(0.0f64, |m, d| {
+                        m.max(crate::numeric::max_magnitude(d).unwrap_or(f64::INFINITY))
+                    })
+            })
+            .collect();
         Ok(SkinnedMorph {
             targets,
             group_blocks,
             deltas,
+            delta_magnitudes,
         })
     }
 
     /// Number of vertices.
+    /// The largest magnitude a morph with `weights` can give the mesh's attributes: the base's plus
+    /// each weighted target's largest delta. `None` when a weight is not finite.
+    pub(crate) fn morphed_magnitude(&self, mesh: &SkinnedMesh, weights: &[f32]) -> Option<f64> {
+        let mut magnitude = mesh.magnitude();
+        for (&w, streams) in weights.iter().zip(self.targets_magnitude()) {
+            if !w.is_finite() {
+                return None;
+            }
+            magnitude += f64::from(w.abs()) * streams;
+        }
+        Some(magnitude)
+    }
+
+    /// Each target's largest delta coordinate, over every stream.
+    fn targets_magnitude(&self) -> impl Iterator<Item = f64> + '_ {
+        self.delta_magnitudes.iter().copied()
+    }
+
     pub(crate) fn vertex_count(&self) -> usize {
         self.targets.vertex_count()
     }

@@ -6,6 +6,12 @@
 //! - the local transforms have one entry per joint (every TRS stream too): [`Error::CountMismatch`];
 //! - the output has one matrix per joint: [`Error::CountMismatch`];
 //! - `from`, when given, names a joint: [`Error::JointOutOfRange`];
+//! - the root is finite, and so is every float of the locals ([`Error::NotFinite`]), and every
+//!   rotation's squared length is a normal float ([`Error::RotationLength`]); indices are level order.
+//!   [`validate`](LocalToModelJob::validate) checks every local; [`run`](LocalToModelJob::run) checks the
+//!   model matrices it computed, and where one is not finite, names the local that broke a rule;
+//! - the model matrices computed are finite: finite locals whose products overflow `f32` are
+//!   [`Error::ResultNotFinite`] (the matrices are then unspecified).
 //! - an explicit ISA can run here: [`Error::IsaUnavailable`].
 //!
 //! Conventions: every array is in the skeleton's level order. Matrices are affine: the bottom row of an
@@ -19,6 +25,7 @@ use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
 use crate::ffi::Runnable;
 use crate::layout::trs::Trs;
+use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Affine3A, Mat4, Quat, Vec3};
@@ -54,6 +61,20 @@ impl<'a> Locals<'a> {
                 skeleton.check_count("local rotations", t.rotations.len())?;
                 skeleton.check_count("local scales", t.scales.len())
             }
+        }
+    }
+
+    /// The numeric rules: every float finite, every rotation of a normal squared length.
+    fn check_floats(&self) -> Result<(), Error> {
+        match self {
+            Locals::Matrices(m) => {
+                numeric::check_finite("local matrices", bytemuck::cast_slice(m), 16)
+            }
+            Locals::Affines(a) => a.iter().enumerate().try_for_each(|(i, a)| {
+                numeric::check_finite("local matrices", &a.to_cols_array(), 12)
+                    .map_err(|e| numeric::at_index(e, i))
+            }),
+            Locals::Trs(t) => numeric::check_trs("local", t),
         }
     }
 }
@@ -175,9 +196,11 @@ impl<'a> LocalToModelJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the module docs) without computing anything, the numeric rules on every
+    /// float of the locals included.
     pub fn validate(&self) -> Result<(), Error> {
-        self.plan().map(|_| ())
+        self.plan()?;
+        self.locals.check_floats()
     }
 
     /// Checks the rules and decides what runs: the method (with `Auto` resolved) and, for ISPC methods,
@@ -186,6 +209,7 @@ impl<'a> LocalToModelJob<'a> {
         self.locals.check(self.skeleton)?;
         self.skeleton
             .check_count("model matrices", self.models.len())?;
+        numeric::check_finite("root matrix", &self.root.to_cols_array(), 16)?;
         if let Some(from) = self.from {
             if from >= self.skeleton.len() {
                 return Err(Error::JointOutOfRange {
@@ -237,6 +261,18 @@ impl<'a> LocalToModelJob<'a> {
         match (method, isa) {
             (Method::IspcJoint, Some(isa)) => self.run_joint(isa, locals, ranges),
             _ => self.run_reference(locals, ranges),
+        }
+        // The numeric rules, checked on what was computed: one pass over the outputs proves every
+        // float that reached them finite. Only when one is not are the inputs searched, so that the
+        // error names the input that broke a rule, or else the overflow.
+        for r in ranges {
+            let floats: &[f32] = bytemuck::cast_slice(&self.models[r.clone()]);
+            if !numeric::all_finite(floats) {
+                self.locals.check_floats()?;
+                return numeric::check_result("local to model", "model matrices", floats, 16)
+                    .map_err(|e| numeric::at_index(e, r.start))
+                    .map(|_| method);
+            }
         }
         Ok(method)
     }

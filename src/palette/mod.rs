@@ -12,7 +12,10 @@
 //! ([`Error::CountMismatch`]); the joint remap, when given, has one entry per palette entry
 //! ([`Error::CountMismatch`]) and each names an existing model matrix ([`Error::SkinJointOutOfRange`]);
 //! without a remap, skin joint i is skeleton joint i, so there must be at least as many model matrices
-//! ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]).
+//! ([`Error::CountMismatch`]); an explicit ISA can run ([`Error::IsaUnavailable`]); every model and
+//! inverse bind matrix is finite ([`Error::NotFinite`]: `validate` checks them all, `run` checks the
+//! palette it computed and names the input only where an entry is not finite); the palette is finite
+//! ([`Error::ResultNotFinite`] where finite matrices overflow `f32` together).
 
 pub(crate) mod crowd;
 
@@ -21,6 +24,7 @@ use crate::error::Error;
 use crate::ffi::palette as ffi;
 use crate::layout::hierarchy::MAX_JOINTS;
 use crate::layout::palette::PaletteMatrix;
+use crate::numeric;
 use crate::reference;
 use glam::Mat4;
 
@@ -71,6 +75,12 @@ impl<'a> PaletteJob<'a> {
 
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
+        self.plan()?;
+        self.check_floats()
+    }
+
+    /// The rules on counts, indices and the backend (everything but the floats).
+    fn plan(&self) -> Result<(), Error> {
         let count = self.inverse_binds.len();
         if self.palette.len() != count {
             return Err(Error::CountMismatch {
@@ -120,9 +130,23 @@ impl<'a> PaletteJob<'a> {
         self.backend.resolve().map(|_| ())
     }
 
+    /// The numeric rules on the inputs: every model matrix and inverse bind matrix is finite.
+    fn check_floats(&self) -> Result<(), Error> {
+        numeric::check_finite("model matrices", bytemuck::cast_slice(self.models), 16)?;
+        numeric::check_finite(
+            "inverse bind matrices",
+            bytemuck::cast_slice(self.inverse_binds),
+            16,
+        )
+    }
+
     /// Validates, then computes the palette.
+    ///
+    /// The palette computed is checked to be finite; where an entry is not, the inputs are searched
+    /// ([`Error::NotFinite`] naming the matrix), or else the product overflowed
+    /// ([`Error::ResultNotFinite`]).
     pub fn run(&mut self) -> Result<(), Error> {
-        self.validate()?;
+        self.plan()?;
         match self.backend.resolve()? {
             Resolved::Ispc(isa) => ffi::skin_palette(
                 isa,
@@ -135,6 +159,14 @@ impl<'a> PaletteJob<'a> {
                 reference::skin_palette(self.models, self.inverse_binds, self.joints, self.palette)
             }
         }
-        Ok(())
+        if numeric::all_finite_palette(self.palette) {
+            return Ok(());
+        }
+        self.check_floats()?;
+        Err(Error::ResultNotFinite {
+            stage: "palette",
+            what: "palette entries",
+            index: numeric::first_not_finite_palette(self.palette).unwrap_or(0),
+        })
     }
 }

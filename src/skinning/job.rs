@@ -20,6 +20,7 @@ use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
 use crate::layout::mesh::SKIN_CHUNK;
 use crate::layout::output::{overlap, OutputView, Renormalize};
 use crate::layout::palette::PaletteMatrix;
+use crate::numeric;
 use crate::reference;
 use crate::skinning::mesh::SkinnedMesh;
 use glam::{Vec3, Vec4};
@@ -170,9 +171,38 @@ impl<'a> SkinningJob<'a> {
     }
 
     /// Validates, then skins every vertex.
+    ///
+    /// The numeric rules: the palette entries the mesh uses are finite ([`Error::NotFinite`], naming
+    /// the entry), and the skinned vertices are finite ([`Error::ResultNotFinite`]). The second is
+    /// proven before the run from the palette's and the mesh's largest elements, and only where that
+    /// bound cannot prove it (very large values, or [`Renormalize::Fast`], whose estimate has no
+    /// bound for tiny vectors) are the outputs checked after it.
     pub fn run(&mut self) -> Result<(), Error> {
         self.validate()?;
         let resolved = self.backend.resolve()?;
+        let used = self
+            .palette
+            .get(..self.mesh.joint_count())
+            .unwrap_or(self.palette);
+        let proven = match numeric::palette_magnitude(used) {
+            Some(m) => self.mesh.bounded_by(m) && self.renormalize != Renormalize::Fast,
+            None => {
+                return Err(Error::NotFinite {
+                    what: "palette",
+                    index: numeric::first_not_finite_palette(used).unwrap_or(0),
+                    value: f32::NAN,
+                })
+            }
+        };
+        self.skin(resolved)?;
+        if proven {
+            return Ok(());
+        }
+        check_skinned(&self.output, self.mesh.vertex_count())
+    }
+
+    /// Skins every vertex on `resolved`; the rules are checked.
+    fn skin(&mut self, resolved: Resolved) -> Result<(), Error> {
         let view = match &mut self.output {
             SkinOutput::Separate {
                 positions,
@@ -233,6 +263,65 @@ impl<'a> SkinningJob<'a> {
             ffi::skin_mesh(isa, mesh, self.palette, &out, plan);
         }
         Ok(())
+    }
+}
+
+/// [`Error::ResultNotFinite`] for the first of the `n` skinned vertices of `output` with a coordinate
+/// that is not finite (a tangent's w is copied from the mesh, so it is finite).
+pub(crate) fn check_skinned(output: &SkinOutput<'_>, n: usize) -> Result<(), Error> {
+    let bad = |floats: &[f32], per: usize| {
+        (!numeric::all_finite(floats))
+            .then(|| floats.iter().position(|x| !x.is_finite()).unwrap_or(0) / per)
+    };
+    let first = match output {
+        SkinOutput::Separate {
+            positions,
+            normals,
+            tangents,
+        } => [
+            bad(bytemuck::cast_slice(positions), 3),
+            normals
+                .as_ref()
+                .and_then(|n| bad(bytemuck::cast_slice(n), 3)),
+            tangents
+                .as_ref()
+                .and_then(|t| bad(bytemuck::cast_slice(t), 4)),
+        ]
+        .into_iter()
+        .flatten()
+        .min(),
+        SkinOutput::Interleaved {
+            bytes,
+            stride,
+            positions,
+            normals,
+            tangents,
+        } => {
+            // Validated: 4-byte aligned, attributes inside the stride, the buffer long enough.
+            let floats: &[f32] =
+                bytemuck::try_cast_slice(&bytes[..bytes.len() / 4 * 4]).unwrap_or(&[]);
+            let (stride, attrs) = (
+                *stride / 4,
+                [(Some(*positions), 3), (*normals, 3), (*tangents, 3)],
+            );
+            floats.chunks(stride.max(1)).take(n).position(|vertex| {
+                attrs.iter().any(|&(offset, n)| {
+                    offset.is_some_and(|o| {
+                        vertex
+                            .get(o / 4..o / 4 + n)
+                            .is_some_and(|a| a.iter().any(|x| !x.is_finite()))
+                    })
+                })
+            })
+        }
+    };
+    match first {
+        Some(index) => Err(Error::ResultNotFinite {
+            stage: "skinning",
+            what: "skinned vertices",
+            index,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -233,6 +233,11 @@ pub struct SkinnedMesh {
     has_tangents: bool,
     /// Each vertex's own influence count (its group may hold it with more, see `group_of_runs`).
     counts: Vec<u8>,
+    /// The largest magnitude of any position, normal or tangent coordinate, and the largest sum of one
+    /// vertex's weights: with the palette's largest element they bound every skinned coordinate
+    /// (see [`SkinnedMesh::bounded_by`]).
+    magnitude: f64,
+    weight_sum: f64,
     /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
     /// `WeightPolicy::Keep`).
     pub(crate) kernel: KernelMesh,
@@ -294,6 +299,7 @@ impl SkinnedMesh {
         starts.push(0);
         // The largest joint index with a non-zero weight, plus one.
         let mut used_joints = 0;
+        let (mut weight_sum, mut magnitude) = (0.0f64, 0.0f64);
         for v in 0..n {
             slots.clear();
             sources.read(v, &mut slots);
@@ -336,6 +342,7 @@ impl SkinnedMesh {
                 }
                 influences.iter_mut().for_each(|i| i.1 /= sum);
             }
+            weight_sum = weight_sum.max(f64::from(influences.iter().map(|i| i.1).sum::<f32>()));
             kept.extend_from_slice(&influences);
             starts.push(kept.len());
         }
@@ -354,6 +361,24 @@ impl SkinnedMesh {
             let p = input.positions.floats(v);
             let nrm = input.normals.as_ref().map_or([0.0; 4], |a| a.floats(v));
             let t = input.tangents.as_ref().map_or([0.0; 4], |a| a.floats(v));
+            for (what, floats) in [
+                ("positions", &p[..3]),
+                ("normals", &nrm[..3]),
+                ("tangents", &t),
+            ] {
+                if let Some(&value) = floats.iter().find(|x| !x.is_finite()) {
+                    return Err(Error::NotFinite {
+                        what,
+                        index: v,
+                        value,
+                    });
+                }
+            }
+            magnitude = p[..3]
+                .iter()
+                .chain(&nrm[..3])
+                .chain(&t[..3])
+                .fold(magnitude, |m, x| m.max(f64::from(x.abs())));
             let at = g.vertices.len() - 1;
             g.push_attributes(
                 at,
@@ -403,8 +428,31 @@ impl SkinnedMesh {
             has_tangents: input.tangents.is_some(),
             // At most MAX_INFLUENCES (8) each, after the LOD above.
             counts: (0..n).map(|v| count(v) as u8).collect(),
+            magnitude,
+            // Compact weights are rounded to unorm16: each by at most half a unit.
+            weight_sum: weight_sum + MAX_INFLUENCES as f64 / 65535.0,
             kernel: KernelMesh::new(n, joint_count, groups),
         })
+    }
+
+    /// Whether skinning this mesh with a palette whose affine elements are at most `palette` in
+    /// magnitude can only give finite coordinates, before renormalization: every blended element is at
+    /// most `weight_sum * palette`, and every skinned coordinate at most that times
+    /// `3 * magnitude + 1`. Half of `f32::MAX` leaves room for rounding.
+    pub(crate) fn bounded_by(&self, palette: f64) -> bool {
+        self.weight_sum * palette * (3.0 * self.magnitude + 1.0) < f64::from(f32::MAX) * 0.5
+    }
+
+    /// The attribute magnitude of this mesh as a frame's morphed copy holds it: at most `magnitude`
+    /// (the base's plus the weighted deltas' largest), so that [`bounded_by`](Self::bounded_by) holds
+    /// for what was written into the copy.
+    pub(crate) fn set_magnitude(&mut self, magnitude: f64) {
+        self.magnitude = magnitude;
+    }
+
+    /// The largest magnitude of a position, normal or tangent coordinate of the mesh.
+    pub(crate) fn magnitude(&self) -> f64 {
+        self.magnitude
     }
 
     /// Number of vertices.

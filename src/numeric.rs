@@ -1,0 +1,281 @@
+//! The numeric rules every entry point applies to the floats it takes and the floats it returns
+//! (docs/DESIGN.md, "Numeric rules"): a leaf module, importing only the error type.
+//!
+//! - **Finite.** Every float an entry point takes is finite; NaN or an infinity is
+//!   [`Error::NotFinite`], naming the input, the item and the value.
+//! - **Rotations.** A rotation quaternion is used as `q / |q|`. Its squared length
+//!   `x² + y² + z² + w²` must be a normal `f32` (from `f32::MIN_POSITIVE` to `f32::MAX`), so that the
+//!   kernels' `2 / |q|²` neither overflows nor divides by zero: [`Error::RotationLength`]. Any length from
+//!   about 1.1e-19 to 1.8e19 is allowed; zero is not.
+//! - **Results.** A job returns `Ok` only with finite outputs. Finite inputs whose products overflow
+//!   `f32` (a translation of 3e38 under a parent translated by 3e38, a scale of 1e20 on a vertex at 1e20)
+//!   are [`Error::ResultNotFinite`], naming the stage and the first item that overflowed.
+//!
+//! The checks are single vectorized passes (see [`all_finite`]), so a check costs a fraction of the
+//! work it guards.
+
+use crate::error::Error;
+use crate::layout::palette::PaletteMatrix;
+use crate::layout::trs::Trs;
+use glam::Quat;
+
+/// Floats summed side by side by the fast checks: four SSE2 vectors, enough independent additions to
+/// keep the adder busy on the baseline x86-64 target the library is compiled for.
+const LANES: usize = 16;
+
+/// Whether every element of `xs` is finite.
+///
+/// The fast path adds the floats in [`LANES`] running sums: NaN and infinities survive addition, so
+/// finite sums prove finite inputs in one vector add per four floats. Sums of very large finite floats
+/// can overflow on their own; only then is each float tested.
+pub(crate) fn all_finite(xs: &[f32]) -> bool {
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = xs.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(chunk) {
+            *a += x;
+        }
+    }
+    for (a, x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a += x;
+    }
+    acc.iter().all(|a| a.is_finite()) || xs.iter().all(|x| x.is_finite())
+}
+
+/// [`all_finite`] for palette entries (whose 64-byte alignment keeps them from being cast to floats).
+pub(crate) fn all_finite_palette(palette: &[PaletteMatrix]) -> bool {
+    let mut acc = [0.0f32; LANES];
+    for m in palette {
+        for (a, x) in acc.iter_mut().zip(m.rows.as_flattened()) {
+            *a += x;
+        }
+    }
+    acc.iter().all(|a| a.is_finite())
+        || palette
+            .iter()
+            .all(|m| m.rows.as_flattened().iter().all(|x| x.is_finite()))
+}
+
+/// The first palette entry holding a float that is not finite.
+pub(crate) fn first_not_finite_palette(palette: &[PaletteMatrix]) -> Option<usize> {
+    palette
+        .iter()
+        .position(|m| !m.rows.as_flattened().iter().all(|x| x.is_finite()))
+}
+
+/// The largest magnitude of the palette's affine rows, or `None` where one is not finite.
+pub(crate) fn palette_magnitude(palette: &[PaletteMatrix]) -> Option<f64> {
+    if !all_finite_palette(palette) {
+        return None;
+    }
+    let mut acc = [0.0f32; 12];
+    for m in palette {
+        for (a, x) in acc.iter_mut().zip(m.rows[..3].as_flattened()) {
+            let v = x.abs();
+            *a = if v > *a { v } else { *a };
+        }
+    }
+    Some(f64::from(acc.iter().fold(0.0f32, |m, &a| m.max(a))))
+}
+
+/// The largest `|x|` of `xs` as an `f64`, or `None` when an element is NaN or infinite; 0 for none.
+pub(crate) fn max_magnitude(xs: &[f32]) -> Option<f64> {
+    if !all_finite(xs) {
+        return None;
+    }
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = xs.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(chunk) {
+            let m = x.abs();
+            *a = if m > *a { m } else { *a };
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0.0f32, |m, x| m.max(x.abs()));
+    Some(f64::from(acc.iter().fold(tail, |m, &a| m.max(a))))
+}
+
+/// [`Error::NotFinite`] for the first item of `items` (each `per_item` floats of `xs`) holding NaN or
+/// an infinity; `Ok` when every float is finite. `what` names the input, as the error shows it.
+pub(crate) fn check_finite(what: &'static str, xs: &[f32], per_item: usize) -> Result<(), Error> {
+    if all_finite(xs) {
+        return Ok(());
+    }
+    Err(
+        first_not_finite(what, xs, per_item).unwrap_or(Error::NotFinite {
+            what,
+            index: 0,
+            value: f32::NAN,
+        }),
+    )
+}
+
+/// The [`Error::NotFinite`] of the first non-finite float of `xs`, or `None` when all are finite.
+pub(crate) fn first_not_finite(what: &'static str, xs: &[f32], per_item: usize) -> Option<Error> {
+    let at = xs.iter().position(|x| !x.is_finite())?;
+    Some(Error::NotFinite {
+        what,
+        index: at / per_item.max(1),
+        value: xs[at],
+    })
+}
+
+/// Whether `q` meets the rotation rule: finite, with a squared length that is a normal `f32`.
+pub(crate) fn rotation_ok(q: Quat) -> bool {
+    let len2 = q.length_squared();
+    (f32::MIN_POSITIVE..=f32::MAX).contains(&len2)
+}
+
+/// [`Error::NotFinite`] or [`Error::RotationLength`] for the first rotation of `rotations` that breaks
+/// the rotation rule.
+pub(crate) fn check_rotations(what: &'static str, rotations: &[Quat]) -> Result<(), Error> {
+    for (index, &q) in rotations.iter().enumerate() {
+        check_rotation(what, index, q)?;
+    }
+    Ok(())
+}
+
+/// [`check_rotations`] for one rotation, item `index` of `what`.
+pub(crate) fn check_rotation(what: &'static str, index: usize, q: Quat) -> Result<(), Error> {
+    if let Some(e) = first_not_finite(what, &q.to_array(), 4) {
+        return Err(match e {
+            Error::NotFinite { value, .. } => Error::NotFinite { what, index, value },
+            other => other,
+        });
+    }
+    if !rotation_ok(q) {
+        return Err(Error::RotationLength {
+            what,
+            index,
+            squared_length: f64::from(q.x).powi(2)
+                + f64::from(q.y).powi(2)
+                + f64::from(q.z).powi(2)
+                + f64::from(q.w).powi(2),
+        });
+    }
+    Ok(())
+}
+
+/// `Ok` when `outputs` are all finite; else [`Error::ResultNotFinite`] for `stage`, naming the first
+/// item (of `per_item` floats) that is not.
+pub(crate) fn check_result(
+    stage: &'static str,
+    what: &'static str,
+    outputs: &[f32],
+    per_item: usize,
+) -> Result<(), Error> {
+    if all_finite(outputs) {
+        return Ok(());
+    }
+    let at = outputs.iter().position(|x| !x.is_finite()).unwrap_or(0);
+    Err(Error::ResultNotFinite {
+        stage,
+        what,
+        index: at / per_item.max(1),
+    })
+}
+
+/// [`Error::NotFinite`] or [`Error::RotationLength`] for the first float of the three streams of
+/// `trs` that breaks the numeric rules; `pose` names them in the error ("local", "rest", ...).
+pub(crate) fn check_trs(pose: &'static str, trs: &Trs<'_>) -> Result<(), Error> {
+    let [t, r, s] = match pose {
+        "rest" => ["rest translations", "rest rotations", "rest scales"],
+        "bind" => ["bind translations", "bind rotations", "bind scales"],
+        "layer" => ["layer translations", "layer rotations", "layer scales"],
+        _ => ["local translations", "local rotations", "local scales"],
+    };
+    check_finite(t, bytemuck::cast_slice(trs.translations), 3)?;
+    check_rotations(r, trs.rotations)?;
+    check_finite(s, bytemuck::cast_slice(trs.scales), 3)
+}
+
+/// `e` with its item index moved by `offset` (a check of a sub-slice reports the whole slice's index).
+pub(crate) fn at_index(e: Error, offset: usize) -> Error {
+    match e {
+        Error::NotFinite { what, index, value } => Error::NotFinite {
+            what,
+            index: index.saturating_add(offset),
+            value,
+        },
+        Error::RotationLength {
+            what,
+            index,
+            squared_length,
+        } => Error::RotationLength {
+            what,
+            index: index.saturating_add(offset),
+            squared_length,
+        },
+        Error::ResultNotFinite { stage, what, index } => Error::ResultNotFinite {
+            stage,
+            what,
+            index: index.saturating_add(offset),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magnitudes_and_non_finite_floats_are_found_anywhere() {
+        let mut xs: Vec<f32> = (0..37).map(|i| i as f32 - 20.0).collect();
+        assert_eq!(max_magnitude(&xs), Some(20.0));
+        assert!(all_finite(&xs));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -f32::NAN] {
+            for at in [0, 7, 8, 35, 36] {
+                let old = xs[at];
+                xs[at] = bad;
+                assert!(!all_finite(&xs), "{bad} at {at}");
+                assert_eq!(max_magnitude(&xs), None);
+                let err = check_finite("x", &xs, 3);
+                assert!(
+                    matches!(err, Err(Error::NotFinite { what: "x", index, value })
+                        if index == at / 3 && value.to_bits() == bad.to_bits()),
+                    "{err:?}"
+                );
+                xs[at] = old;
+            }
+        }
+        assert_eq!(max_magnitude(&[]), Some(0.0));
+        assert_eq!(max_magnitude(&[f32::MAX, -0.0]), Some(f64::from(f32::MAX)));
+    }
+
+    #[test]
+    fn the_rotation_rule_takes_every_normal_squared_length() {
+        for q in [
+            Quat::IDENTITY,
+            Quat::from_xyzw(1e-19, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(0.0, 1.8e19, 0.0, 0.0),
+            Quat::from_xyzw(-3.0, 4.0, 0.0, 0.0),
+        ] {
+            assert!(rotation_ok(q), "{q:?}");
+        }
+        for q in [
+            Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(1e-20, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(1e20, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+        ] {
+            assert!(!rotation_ok(q), "{q:?}");
+        }
+        let err = check_rotations(
+            "r",
+            &[Quat::IDENTITY, Quat::from_xyzw(1e-20, 0.0, 0.0, 0.0)],
+        );
+        assert!(
+            matches!(err, Err(Error::RotationLength { index: 1, .. })),
+            "{err:?}"
+        );
+        let err = check_rotations("r", &[Quat::from_xyzw(0.0, f32::INFINITY, 0.0, 1.0)]);
+        assert!(
+            matches!(err, Err(Error::NotFinite { index: 0, .. })),
+            "{err:?}"
+        );
+    }
+}
