@@ -78,10 +78,31 @@ static inline void load_parent(uniform const float * uniform pm, varying float a
 #endif
 }
 
-// Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1.
-export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[], uniform const int parents[],
-                              uniform int begin, uniform int end, uniform const float root[16])
+// Whether every float summed into `acc` was finite: a sum of finite floats is finite unless it
+// overflows, which only floats near f32::MAX can do, and then the caller's exact check decides (see
+// src/numeric.rs). One addition per stored vector into one sum per chunk, off the joints' dependency
+// chain (a single sum for both AVX2 chunks made a chain of two 4-cycle additions per joint, 15% of the
+// kernel): checking the matrices afterwards instead read them back while their stores drained, about a
+// third of the kernel's time at 120 joints.
+static inline uniform bool sum_finite(const varying float acc[CHUNKS])
 {
+    varying float all = 0.0f;
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        all += acc[c];
+    return !any((intbits(all) & 0x7f800000) == 0x7f800000);
+}
+
+// Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1. Returns
+// whether every model matrix written is finite (or a false alarm, see sum_finite).
+export uniform bool EXPORT(ltm_joint)(uniform const float local[], uniform float model[],
+                                      uniform const int parents[], uniform int begin, uniform int end,
+                                      uniform const float root[16])
+{
+    varying float acc[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        acc[c] = 0.0f;
     // Stepped pointers rather than 32-bit offsets, which every joint sign-extended again.
     uniform const float * uniform src = local + 16 * begin;
     uniform float * uniform out = model + 16 * begin;
@@ -93,9 +114,12 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
 #pragma unroll
         for (uniform int c = 0; c < CHUNKS; c++) {
             const varying float l = src[c * programCount + programIndex];
-            out[c * programCount + programIndex] = multiply_chunk(a, l, c);
+            const varying float m = multiply_chunk(a, l, c);
+            out[c * programCount + programIndex] = m;
+            acc[c] += m;
         }
     }
+    return sum_finite(acc);
 }
 
 // Joints per block of ltm_joint_trs. Its scratch lives on the stack: three quads (4 floats) per joint on
@@ -103,19 +127,28 @@ export void EXPORT(ltm_joint)(uniform const float local[], uniform float model[]
 #define TRS_BLOCK 64
 
 // The local matrix T * R(q) * S of one joint per lane (structure of arrays): e[4k + r] is row r of column
-// k. The rotation is that of q / |q| (a zero quaternion gives the identity):
+// k. The rotation is that of q / |q| (see rotation_scale for the quaternions refused):
 // with s2 = 2 / |q|^2, R = I - s2 (|v|^2 I - v v^T) + s2 w [v]x.
 struct TrsColumns {
     float e[16];
 };
 
+// 2 / |q|^2 under the rotation rule (src/numeric.rs): a normal |q|^2 gives it, and anything else
+// (zero, too short to square, too long, NaN) NaN, so that the matrix is NaN, the kernel's finiteness
+// check fails and the Rust side names the rotation. Without the poison a quaternion too short to square
+// (1e-30) would be the identity, finite and wrong. A select, not a branch: as ?: on a varying condition
+// this compiled to a test and a jump per gang.
+static inline varying float rotation_scale(varying float x, varying float y, varying float z, varying float w)
+{
+    const varying float n = x * x + y * y + z * z + w * w;
+    return select(n >= floatbits(0x00800000) && n <= floatbits(0x7f7fffff), 2.0f / n, floatbits(0x7fc00000));
+}
+
 static inline varying TrsColumns trs_matrix(varying float x, varying float y, varying float z, varying float w,
                                             varying float tx, varying float ty, varying float tz, varying float sx,
                                             varying float sy, varying float sz)
 {
-    const varying float n = x * x + y * y + z * z + w * w;
-    // A select, not a branch: as ?: on a varying condition this compiled to a test and a jump per gang.
-    const varying float s2 = select(n > 0.0f, 2.0f / n, 0.0f);
+    const varying float s2 = rotation_scale(x, y, z, w);
     varying TrsColumns m;
     m.e[0] = (1.0f - s2 * (y * y + z * z)) * sx;
     m.e[1] = s2 * (x * y + z * w) * sx;
@@ -295,11 +328,18 @@ static inline varying TrsColumns gang_trs(uniform const float q[], uniform const
 // shuffles sat on every joint's dependency chain. So each block of TRS_BLOCK joints first builds its
 // local matrices with the lanes across joints (plain arithmetic, no shuffles but the AoS/SoA transposes).
 // On AVX2 they are written as three quads per joint (store_trs_quads) that the joint loop permutes into
-// its broadcast pairs; elsewhere as four column arrays that local_chunk reads from.
-export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[], uniform const float s[],
-                                  uniform float model[], uniform const int parents[], uniform int begin,
-                                  uniform int end, uniform const float root[16])
+// its broadcast pairs; elsewhere as four column arrays that local_chunk reads from. Returns whether every
+// model matrix written is finite (or a false alarm, see sum_finite).
+export uniform bool EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[],
+                                          uniform const float s[], uniform float model[],
+                                          uniform const int parents[], uniform int begin, uniform int end,
+                                          uniform const float root[16])
 {
+    // The sums of every model element stored, one per chunk (see sum_finite).
+    varying float acc[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        acc[c] = 0.0f;
     // The block's local matrices: on AVX2 quad A, B or C of block joint b at quads[4b + QROW * (0, 1 or
     // 2)], elsewhere column c of block joint b at cols[c][4b .. 4b + 3]. A partial last gang writes up to
     // programCount joints past the block, hence the padding.
@@ -356,10 +396,14 @@ export void EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q
             varying float a[4];
             load_parent(p < 0 ? root : model + 16 * p, a);
 #pragma unroll
-            for (uniform int ch = 0; ch < CHUNKS; ch++)
-                out[ch * programCount + programIndex] = local_product(a, l, ch);
+            for (uniform int ch = 0; ch < CHUNKS; ch++) {
+                const varying float m = local_product(a, l, ch);
+                out[ch * programCount + programIndex] = m;
+                acc[ch] += m;
+            }
         }
     }
+    return sum_finite(acc);
 }
 
 #undef store_locals
@@ -501,9 +545,7 @@ export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float mo
                                 z = CROWD(locals, 10, j, 5, l), w = CROWD(locals, 10, j, 6, l);
             const varying float sx = CROWD(locals, 10, j, 7, l), sy = CROWD(locals, 10, j, 8, l),
                                 sz = CROWD(locals, 10, j, 9, l);
-            const varying float n = x * x + y * y + z * z + w * w;
-            // A select, not a branch: as ?: on a varying condition this compiled to a test and a jump per gang.
-    const varying float s2 = select(n > 0.0f, 2.0f / n, 0.0f);
+            const varying float s2 = rotation_scale(x, y, z, w);
             varying float L[12];
             L[0] = (1.0f - s2 * (y * y + z * z)) * sx;
             L[1] = s2 * (x * y - z * w) * sy;

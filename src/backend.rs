@@ -40,6 +40,14 @@ impl Resolved {
             Resolved::Ispc(isa) => Backend::Isa(isa.isa()),
         }
     }
+
+    /// The ISA's proof when this is one, for the numeric scans.
+    pub(crate) fn runnable(self) -> Option<Runnable> {
+        match self {
+            Resolved::Reference => None,
+            Resolved::Ispc(isa) => Some(isa),
+        }
+    }
 }
 
 impl Backend {

@@ -224,8 +224,9 @@ pub enum Error {
         /// How many this one has.
         here: usize,
     },
-    /// Rule: a blend weight (a layer's weight, or one of its per-joint weights) is finite and not
-    /// negative ([`BlendingJob`](crate::BlendingJob)).
+    /// Rule: a blend weight (a layer's weight, or one of its per-joint weights) is finite, not
+    /// negative, and zero or a normal float (at least `f32::MIN_POSITIVE`, about 1.2e-38)
+    /// ([`BlendingJob`](crate::BlendingJob)).
     BlendWeight {
         /// The layer's index in its list (`layers` or `additive_layers`).
         layer: usize,
@@ -278,6 +279,21 @@ pub enum Error {
         /// Its squared length, computed in f64 so that it shows even where f32 overflows or underflows.
         squared_length: f64,
     },
+    /// Rule: every float of a blend's rest pose and of its layers' poses is finite
+    /// ([`BlendingJob`](crate::BlendingJob), [`CrowdBlendingJob`](crate::CrowdBlendingJob)). Rotations may
+    /// have any finite length: in a blend their length weighs them.
+    BlendValue {
+        /// The layer's index in its list; `None` for the rest pose.
+        layer: Option<usize>,
+        /// Whether the layer is additive.
+        additive: bool,
+        /// "translations", "rotations" or "scales".
+        stream: &'static str,
+        /// The entry (joint in level order; `instance * joints + joint` in a crowd).
+        entry: usize,
+        /// The value given.
+        value: f32,
+    },
     /// Rule: a job returns `Ok` only with finite results. Finite inputs whose sums or products overflow
     /// `f32` are refused here, after the stage ran; its outputs are then unspecified.
     ResultNotFinite {
@@ -296,9 +312,9 @@ pub enum Error {
         /// The item (joint) whose matrix has no finite inverse.
         index: usize,
     },
-    /// Rule: the weights that meet at one joint of a blend (every layer weight times its joint weight,
-    /// added over the layers) sum to a finite value ([`BlendingJob`](crate::BlendingJob),
-    /// [`CrowdBlendingJob`](crate::CrowdBlendingJob)).
+    /// Rule: the weights that meet at one joint of a blend are finite: every layer weight (an
+    /// instance's, in a crowd) times its joint weight, and their sum over the normal layers
+    /// ([`BlendingJob`](crate::BlendingJob), [`CrowdBlendingJob`](crate::CrowdBlendingJob)).
     BlendWeightSum {
         /// The joint (level order).
         joint: usize,
@@ -406,11 +422,11 @@ impl fmt::Display for Error {
                 match joint {
                     Some(j) => write!(
                         f,
-                        "invalid blend weight: {kind} {layer} has joint weight {weight} at joint {j}; blend weights must be finite and not negative"
+                        "invalid blend weight: {kind} {layer} has joint weight {weight} at joint {j}; blend weights must be finite, not negative, and zero or normal"
                     ),
                     None => write!(
                         f,
-                        "invalid blend weight: {kind} {layer} has weight {weight}; blend weights must be finite and not negative"
+                        "invalid blend weight: {kind} {layer} has weight {weight}; blend weights must be finite, not negative, and zero or normal"
                     ),
                 }
             }
@@ -443,6 +459,17 @@ impl fmt::Display for Error {
                 f,
                 "singular matrix: {what} item {index} has no finite inverse (a zero scale or a collapsed axis)"
             ),
+            Error::BlendValue { layer, additive, stream, entry, value } => match layer {
+                Some(l) => write!(
+                    f,
+                    "blend value not finite: {} {l} has {value} in its {stream} at entry {entry}; every float of a blend must be finite",
+                    if *additive { "additive layer" } else { "layer" }
+                ),
+                None => write!(
+                    f,
+                    "blend value not finite: the rest pose has {value} in its {stream} at entry {entry}; every float of a blend must be finite"
+                ),
+            },
             Error::BlendWeightSum { joint, instance } => match instance {
                 Some(i) => write!(
                     f,

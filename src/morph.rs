@@ -10,6 +10,7 @@
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::morph::{self as ffi, MORPH_BATCH};
+use crate::numeric;
 use glam::Vec3;
 
 /// `out[i] = base[i] + Σ_k weights[k] * deltas[k][i]` over one attribute stream of flat floats (for
@@ -18,6 +19,8 @@ use glam::Vec3;
 /// # Errors
 /// - [`Error::LengthMismatch`] when `base` and `out` differ in length;
 /// - [`Error::CountMismatch`] when there is not one weight per delta, or a delta is not as long as `out`;
+/// - [`Error::NotFinite`] for a weight that is NaN or infinite, or a base or delta float that makes an
+///   output not finite; [`Error::ResultNotFinite`] when finite values overflow `f32` together;
 /// - [`Error::IsaUnavailable`] for an ISA that cannot run here.
 ///
 /// ```
@@ -54,6 +57,7 @@ pub fn morph_floats(
             d.len(),
         )?;
     }
+    numeric::check_finite("morph weights", weights, 1)?;
     let backend = backend.into().resolve()?;
     run(
         backend,
@@ -61,7 +65,18 @@ pub fn morph_floats(
         deltas.iter().zip(weights).map(|(d, &w)| (Some(*d), w)),
         out,
     );
-    Ok(())
+    // The numeric rules: the outputs are finite; where one is not, the base or the delta (of a target
+    // with a weight) that is not finite is named, or else the overflow.
+    if numeric::all_finite_on(backend.runnable(), out) {
+        return Ok(());
+    }
+    numeric::check_finite("morph base", base, 1)?;
+    for (d, &w) in deltas.iter().zip(weights) {
+        if w != 0.0 {
+            numeric::check_finite("morph deltas", d, 1)?;
+        }
+    }
+    numeric::check_result("morph", "morphed floats", out, 1)
 }
 
 fn check_count(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
@@ -186,7 +201,8 @@ impl MorphTargets {
     /// (`None` where the target does not move that attribute), and every delta one entry per vertex.
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] naming the vector or the delta whose length is wrong.
+    /// [`Error::CountMismatch`] naming the vector or the delta whose length is wrong;
+    /// [`Error::NotFinite`] for a delta that is NaN or infinite (naming the vertex).
     pub fn new(
         vertex_count: usize,
         positions: Vec<Option<Vec<Vec3>>>,
@@ -206,6 +222,15 @@ impl MorphTargets {
         )?;
         for d in positions.iter().chain(&normals).chain(&tangents).flatten() {
             check_count("morph deltas (one per vertex)", vertex_count, d.len())?;
+        }
+        for (what, stream) in [
+            ("morph position deltas", &positions),
+            ("morph normal deltas", &normals),
+            ("morph tangent deltas", &tangents),
+        ] {
+            for d in stream.iter().flatten() {
+                numeric::check_finite(what, bytemuck::cast_slice(d), 3)?;
+            }
         }
         Ok(MorphTargets {
             vertex_count,

@@ -1,12 +1,13 @@
 //! The numeric rules every entry point applies to the floats it takes and the floats it returns
-//! (docs/DESIGN.md, "Numeric rules"): a leaf module, importing only the error type.
+//! (docs/DESIGN.md, "Numeric rules"). It sits above `ffi`, whose scan kernels it runs on the job's ISA,
+//! and below every job.
 //!
 //! - **Finite.** Every float an entry point takes is finite; NaN or an infinity is
 //!   [`Error::NotFinite`], naming the input, the item and the value.
 //! - **Rotations.** A rotation quaternion is used as `q / |q|`. Its squared length
 //!   `x² + y² + z² + w²` must be a normal `f32` (from `f32::MIN_POSITIVE` to `f32::MAX`), so that the
 //!   kernels' `2 / |q|²` neither overflows nor divides by zero: [`Error::RotationLength`]. Any length from
-//!   about 1.1e-19 to 1.8e19 is allowed; zero is not.
+//!   about 1.1e-19 to 1.8e19 is allowed; zero, which has no direction, is not.
 //! - **Results.** A job returns `Ok` only with finite outputs. Finite inputs whose products overflow
 //!   `f32` (a translation of 3e38 under a parent translated by 3e38, a scale of 1e20 on a vertex at 1e20)
 //!   are [`Error::ResultNotFinite`], naming the stage and the first item that overflowed.
@@ -15,6 +16,7 @@
 //! work it guards.
 
 use crate::error::Error;
+use crate::ffi::{numeric as scan, Runnable};
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use glam::Quat;
@@ -40,6 +42,35 @@ pub(crate) fn all_finite(xs: &[f32]) -> bool {
         *a += x;
     }
     acc.iter().all(|a| a.is_finite()) || xs.iter().all(|x| x.is_finite())
+}
+
+/// [`all_finite`] on the job's ISA when it runs on one (the scan kernel, as wide as the ISA), else in
+/// Rust.
+pub(crate) fn all_finite_on(isa: Option<Runnable>, xs: &[f32]) -> bool {
+    match isa {
+        Some(isa) => scan::finite_floats(isa, xs),
+        None => all_finite(xs),
+    }
+}
+
+/// [`all_finite_palette`] on the job's ISA when it runs on one.
+pub(crate) fn all_finite_palette_on(isa: Option<Runnable>, palette: &[PaletteMatrix]) -> bool {
+    match isa {
+        Some(isa) => scan::finite_palette(isa, palette),
+        None => all_finite_palette(palette),
+    }
+}
+
+/// [`check_rotations`] with its fast pass on the job's ISA when it runs on one.
+pub(crate) fn check_rotations_on(
+    isa: Option<Runnable>,
+    what: &'static str,
+    rotations: &[Quat],
+) -> Result<(), Error> {
+    match isa {
+        Some(isa) if scan::rotations_ok(isa, rotations) => Ok(()),
+        _ => check_rotations(what, rotations),
+    }
 }
 
 /// [`all_finite`] for palette entries (whose 64-byte alignment keeps them from being cast to floats).
@@ -125,13 +156,37 @@ pub(crate) fn first_not_finite(what: &'static str, xs: &[f32], per_item: usize) 
 
 /// Whether `q` meets the rotation rule: finite, with a squared length that is a normal `f32`.
 pub(crate) fn rotation_ok(q: Quat) -> bool {
-    let len2 = q.length_squared();
-    (f32::MIN_POSITIVE..=f32::MAX).contains(&len2)
+    (f32::MIN_POSITIVE..=f32::MAX).contains(&q.length_squared())
+}
+
+/// Whether every rotation meets the rotation rule: one pass that vectorizes (four quaternions a step,
+/// each squared length tested against the normal range), with the exact test only for a rotation
+/// outside it.
+pub(crate) fn rotations_ok(rotations: &[Quat]) -> bool {
+    let floats: &[f32] = bytemuck::cast_slice(rotations);
+    let mut outside = 0u32;
+    let mut chunks = floats.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..4 {
+            let (x, y, z, w) = (c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
+            let n = x * x + y * y + z * z + w * w;
+            outside |= u32::from(!(n >= f32::MIN_POSITIVE && n <= f32::MAX));
+        }
+    }
+    outside == 0
+        && chunks
+            .remainder()
+            .chunks_exact(4)
+            .all(|q| rotation_ok(Quat::from_xyzw(q[0], q[1], q[2], q[3])))
+        || rotations.iter().all(|&q| rotation_ok(q))
 }
 
 /// [`Error::NotFinite`] or [`Error::RotationLength`] for the first rotation of `rotations` that breaks
 /// the rotation rule.
 pub(crate) fn check_rotations(what: &'static str, rotations: &[Quat]) -> Result<(), Error> {
+    if rotations_ok(rotations) {
+        return Ok(());
+    }
     for (index, &q) in rotations.iter().enumerate() {
         check_rotation(what, index, q)?;
     }
@@ -250,19 +305,26 @@ mod tests {
     fn the_rotation_rule_takes_every_normal_squared_length() {
         for q in [
             Quat::IDENTITY,
-            Quat::from_xyzw(1e-19, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(1.2e-19, 0.0, 0.0, 0.0),
             Quat::from_xyzw(0.0, 1.8e19, 0.0, 0.0),
             Quat::from_xyzw(-3.0, 4.0, 0.0, 0.0),
         ] {
             assert!(rotation_ok(q), "{q:?}");
+            assert!(rotations_ok(&[q; 9]), "{q:?}");
         }
         for q in [
-            Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+            Quat::from_xyzw(0.0, -0.0, 0.0, 0.0),
+            Quat::from_xyzw(1e-30, 0.0, 0.0, 0.0),
             Quat::from_xyzw(1e-20, 0.0, 0.0, 0.0),
             Quat::from_xyzw(1e20, 0.0, 0.0, 0.0),
             Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
         ] {
             assert!(!rotation_ok(q), "{q:?}");
+            for at in [0, 3, 4, 8] {
+                let mut qs = [Quat::IDENTITY; 9];
+                qs[at] = q;
+                assert!(!rotations_ok(&qs), "{q:?} at {at}");
+            }
         }
         let err = check_rotations(
             "r",

@@ -3,8 +3,23 @@
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::transform as ffi;
+use crate::numeric;
 use crate::reference;
 use glam::{Mat4, Vec3, Vec4};
+
+/// The numeric rules of both forms: the matrix is finite before the run; after it, the outputs are,
+/// and where one is not, the input point that is not finite is named, or else the overflow.
+fn check_matrix(m: &Mat4) -> Result<(), Error> {
+    numeric::check_finite("transform matrix", &m.to_cols_array(), 16)
+}
+
+fn check_result(isa: Resolved, src: &[Vec3], dst: &[f32], per: usize) -> Result<(), Error> {
+    if numeric::all_finite_on(isa.runnable(), dst) {
+        return Ok(());
+    }
+    numeric::check_finite("points", bytemuck::cast_slice(src), 3)?;
+    numeric::check_result("transform", "points", dst, per)
+}
 
 fn check_lengths(input: usize, output: usize) -> Result<(), Error> {
     if input == output {
@@ -20,6 +35,8 @@ fn check_lengths(input: usize, output: usize) -> Result<(), Error> {
 ///
 /// # Errors
 /// - [`Error::LengthMismatch`] when `dst.len() != src.len()`;
+/// - [`Error::NotFinite`] for a matrix element, or a point that reaches a non-finite output, that is
+///   NaN or infinite; [`Error::ResultNotFinite`] when finite values overflow `f32` together;
 /// - [`Error::IsaUnavailable`] when `backend` names an ISA that cannot run here (or `ISPC_SKINNING_ISA`
 ///   does, for [`Backend::Auto`]).
 ///
@@ -40,11 +57,13 @@ pub fn transform_points(
     dst: &mut [Vec4],
 ) -> Result<(), Error> {
     check_lengths(src.len(), dst.len())?;
-    match backend.into().resolve()? {
+    check_matrix(m)?;
+    let resolved = backend.into().resolve()?;
+    match resolved {
         Resolved::Reference => reference::transform_points_vec4(m, src, dst),
         Resolved::Ispc(isa) => ffi::transform_points_vec4(isa, m, src, dst),
     }
-    Ok(())
+    check_result(resolved, src, bytemuck::cast_slice(dst), 4)
 }
 
 /// The affine form: `dst[i] = (m * (src[i], 1)).xyz`. The bottom row of `m` is ignored, so for an affine
@@ -59,9 +78,11 @@ pub fn transform_points3(
     dst: &mut [Vec3],
 ) -> Result<(), Error> {
     check_lengths(src.len(), dst.len())?;
-    match backend.into().resolve()? {
+    check_matrix(m)?;
+    let resolved = backend.into().resolve()?;
+    match resolved {
         Resolved::Reference => reference::transform_points_vec3(m, src, dst),
         Resolved::Ispc(isa) => ffi::transform_points_vec3(isa, m, src, dst),
     }
-    Ok(())
+    check_result(resolved, src, bytemuck::cast_slice(dst), 3)
 }

@@ -8,8 +8,10 @@
 //! results are bit-identical to one job per instance, on any number of threads.
 //!
 //! Rules, besides the single job's: every layer has one weight per instance and
-//! `instances * joints` pose entries ([`Error::BlendLayerCount`]), and the output holds
-//! `instances * joints` entries ([`Error::CountMismatch`]).
+//! `instances * joints` pose entries ([`Error::BlendLayerCount`]), the output holds
+//! `instances * joints` entries ([`Error::CountMismatch`]), and each instance's weight times each joint
+//! weight is finite ([`Error::BlendWeightSum`] naming the instance), as the single job requires of its
+//! layer weight. The numeric rules on pose floats and weight sums are the single job's, per instance.
 
 use crate::backend::{Backend, Resolved, Threads};
 use crate::error::Error;
@@ -131,9 +133,22 @@ impl<'a> CrowdBlendingJob<'a> {
         self
     }
 
-    /// Checks every rule without computing anything.
+    /// Checks every rule without computing anything, the numeric rules on every instance's pose
+    /// floats and weight sums included.
     pub fn validate(&self) -> Result<(), Error> {
-        self.plan().map(|_| ())
+        self.plan()?;
+        let j = self.skeleton.len();
+        for i in 0..self.instances {
+            let normal: Vec<BlendLayer<'_>> =
+                self.layers.iter().map(|l| l.instance(i, j)).collect();
+            let added: Vec<BlendLayer<'_>> = self
+                .additive_layers
+                .iter()
+                .map(|l| l.instance(i, j))
+                .collect();
+            super::check_floats(j, self.rest_pose, &normal, &added, Some(i))?;
+        }
+        Ok(())
     }
 
     fn plan(&self) -> Result<Resolved, Error> {
@@ -194,13 +209,47 @@ impl<'a> CrowdBlendingJob<'a> {
                     });
                 }
             }
-            if let Some(&weight) = l.weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+            let bad = |w: f32| !(w == 0.0 || (f32::MIN_POSITIVE..=f32::MAX).contains(&w));
+            if let Some(&weight) = l.weights.iter().find(|&&w| bad(w)) {
                 return Err(Error::BlendWeight {
                     layer,
                     additive,
                     joint: None,
                     weight,
                 });
+            }
+            // The single job's rule on a weight times a joint weight, per instance: with both finite
+            // and not negative, only the largest joint weight can overflow first.
+            if let Some(jw) = l.joint_weights {
+                let most = jw.iter().fold(0.0f32, |m, &w| m.max(w));
+                if let Some(i) = l.weights.iter().position(|&w| !(w * most).is_finite()) {
+                    let joint = jw.iter().position(|&w| w == most).unwrap_or(0);
+                    return Err(Error::BlendWeightSum {
+                        joint,
+                        instance: Some(i),
+                    });
+                }
+            }
+        }
+        // The single job's rule on each instance's weight sums: bounded first by every layer's
+        // largest instance weight, and only where that bound overflows checked instance by instance.
+        let most = |l: &CrowdBlendLayer<'a>| l.weights.iter().fold(0.0f32, |m, &w| m.max(w));
+        let bound: Vec<(f32, Option<&[f32]>)> = self
+            .layers
+            .iter()
+            .map(|l| (most(l), l.joint_weights))
+            .collect();
+        if super::check_weight_sums(j, &bound).is_err() {
+            for i in 0..self.instances {
+                let weights: Vec<(f32, Option<&[f32]>)> = self
+                    .layers
+                    .iter()
+                    .map(|l| (l.weights.get(i).copied().unwrap_or(0.0), l.joint_weights))
+                    .collect();
+                super::check_weight_sums(j, &weights).map_err(|joint| Error::BlendWeightSum {
+                    joint,
+                    instance: Some(i),
+                })?;
             }
         }
         for (what, got) in [
@@ -279,6 +328,23 @@ impl<'a> CrowdBlendingJob<'a> {
                 }
             }),
         }
-        Ok(())
+        if super::output_finite(resolved.runnable(), &self.output) {
+            return Ok(());
+        }
+        // Where a float is not finite, each instance's inputs are searched, so that the error names
+        // the layer, entry or instance; only then is it an overflow.
+        let (mut normal, mut added) = (Vec::new(), Vec::new());
+        for i in 0..self.instances {
+            normal.clear();
+            normal.extend(layers.iter().map(|l| l.instance(i, j)));
+            added.clear();
+            added.extend(additive.iter().map(|l| l.instance(i, j)));
+            super::check_floats(j, rest, &normal, &added, Some(i))?;
+        }
+        Err(Error::ResultNotFinite {
+            stage: "crowd blending",
+            what: "blended poses",
+            index: super::first_not_finite(&self.output),
+        })
     }
 }

@@ -36,17 +36,25 @@
 //! - every layer's translations, rotations, scales and joint weights, normal or additive, have one entry
 //!   per joint: [`Error::BlendLayerCount`], naming the layer and the stream;
 //! - the rest pose and the output streams have one entry per joint: [`Error::CountMismatch`];
-//! - every layer weight and every per-joint weight (and their product) is finite and not negative:
+//! - every layer weight and every per-joint weight (and their product) is finite, not negative, and
+//!   zero or a normal float (not a denormal):
 //!   [`Error::BlendWeight`], naming the layer and, for a per-joint weight, the joint. (ozz clamps
 //!   negative weights to 0 and subtracts additive layers of negative weight; here both are errors,
 //!   since a negative weight is more often a bug than a request. Subtract an additive layer by giving its
 //!   inverse deltas.)
-//! - the threshold is finite and greater than zero: [`Error::BlendThreshold`];
+//! - the threshold is a normal float greater than zero (at least `f32::MIN_POSITIVE`, finite):
+//!   [`Error::BlendThreshold`];
+//! - every float of the rest pose and of every layer's pose is finite: [`Error::BlendValue`]; at every
+//!   joint the normal layers' weights sum to a finite value, and each additive layer's weight is
+//!   finite: [`Error::BlendWeightSum`]. [`validate`](BlendingJob::validate) checks them all;
+//!   [`run`](BlendingJob::run) checks the pose it blended and searches the inputs only where a float of
+//!   it is not finite;
+//! - the blended pose is finite: finite inputs whose weighted sums overflow `f32` are
+//!   [`Error::ResultNotFinite`];
 //! - an explicit ISA can run here: [`Error::IsaUnavailable`].
 //!
 //! **Zero layers** is valid, as in ozz: every joint comes out as the rest pose (then the additive layers
-//! apply). Pose values themselves are not checked: a NaN in a layer that is read propagates to that
-//! joint's output, as a NaN keyframe would.
+//! apply).
 //!
 //! The ISPC kernel (`ispc/blend.ispc`) takes one gang of joints at a time and loops over the layers
 //! inside each gang (rotations one joint per lane, translations and scales in memory order; see
@@ -58,8 +66,10 @@ pub(crate) mod crowd;
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::blend as ffi;
+use crate::ffi::Runnable;
 use crate::layout::blend::BlendLayer;
 use crate::layout::trs::{Trs, TrsMut};
+use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
 
@@ -124,9 +134,17 @@ impl<'a> BlendingJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the module docs) without computing anything, the numeric rules on
+    /// every pose float and weight sum included.
     pub fn validate(&self) -> Result<(), Error> {
-        self.plan().map(|_| ())
+        self.plan()?;
+        check_floats(
+            self.skeleton.len(),
+            self.rest_pose,
+            self.layers,
+            self.additive_layers,
+            None,
+        )
     }
 
     fn plan(&self) -> Result<Resolved, Error> {
@@ -150,7 +168,8 @@ impl<'a> BlendingJob<'a> {
 
     /// Validates, then blends into the output.
     pub fn run(&mut self) -> Result<(), Error> {
-        match self.plan()? {
+        let resolved = self.plan()?;
+        match resolved {
             Resolved::Ispc(isa) => ffi::blend_trs(
                 isa,
                 self.layers,
@@ -167,8 +186,88 @@ impl<'a> BlendingJob<'a> {
                 self.output.reborrow(),
             ),
         }
-        Ok(())
+        let out = &self.output;
+        if output_finite(resolved.runnable(), out) {
+            return Ok(());
+        }
+        let n = self.skeleton.len();
+        check_floats(n, self.rest_pose, self.layers, self.additive_layers, None)?;
+        Err(Error::ResultNotFinite {
+            stage: "blending",
+            what: "blended pose",
+            index: first_not_finite(out),
+        })
     }
+}
+
+/// Whether every float of a blended pose is finite (one summing pass, see [`numeric::all_finite`]).
+pub(crate) fn output_finite(isa: Option<Runnable>, out: &TrsMut<'_>) -> bool {
+    numeric::all_finite_on(isa, bytemuck::cast_slice(out.translations))
+        && numeric::all_finite_on(isa, bytemuck::cast_slice(out.rotations))
+        && numeric::all_finite_on(isa, bytemuck::cast_slice(out.scales))
+}
+
+/// The first entry of a blended pose holding a float that is not finite.
+pub(crate) fn first_not_finite(out: &TrsMut<'_>) -> usize {
+    let t = out.translations.iter().position(|v| !v.is_finite());
+    let q = out.rotations.iter().position(|v| !v.is_finite());
+    let s = out.scales.iter().position(|v| !v.is_finite());
+    [t, q, s].into_iter().flatten().min().unwrap_or(0)
+}
+
+/// The numeric rules on the floats of one blend (an instance's, in a crowd): every pose float finite
+/// ([`Error::BlendValue`]), and at every joint each weighted product and the sum of the normal layers'
+/// finite ([`Error::BlendWeightSum`]). Entries are reported as `offset + joint`.
+pub(crate) fn check_floats(
+    joints: usize,
+    rest: Trs<'_>,
+    layers: &[BlendLayer<'_>],
+    additive: &[BlendLayer<'_>],
+    instance: Option<usize>,
+) -> Result<(), Error> {
+    let offset = instance.map_or(0, |i| i.saturating_mul(joints));
+    let value = |layer, additive, pose: &Trs<'_>| -> Result<(), Error> {
+        let streams: [(&'static str, &[f32], usize); 3] = [
+            ("translations", bytemuck::cast_slice(pose.translations), 3),
+            ("rotations", bytemuck::cast_slice(pose.rotations), 4),
+            ("scales", bytemuck::cast_slice(pose.scales), 3),
+        ];
+        for (stream, floats, per) in streams {
+            if let Some(at) = (!numeric::all_finite(floats))
+                .then(|| floats.iter().position(|x| !x.is_finite()))
+                .flatten()
+            {
+                return Err(Error::BlendValue {
+                    layer,
+                    additive,
+                    stream,
+                    entry: offset.saturating_add(at / per),
+                    value: floats[at],
+                });
+            }
+        }
+        Ok(())
+    };
+    value(None, false, &rest)?;
+    for (list, is_additive) in [(layers, false), (additive, true)] {
+        for (i, l) in list.iter().enumerate() {
+            value(Some(i), is_additive, &l.pose)?;
+        }
+    }
+    let weight = |l: &BlendLayer<'_>, j: usize| {
+        l.weight
+            * l.joint_weights
+                .and_then(|w| w.get(j))
+                .copied()
+                .unwrap_or(1.0)
+    };
+    for j in 0..joints {
+        let sum: f32 = layers.iter().map(|l| weight(l, j)).sum();
+        if !sum.is_finite() || additive.iter().any(|l| !weight(l, j).is_finite()) {
+            return Err(Error::BlendWeightSum { joint: j, instance });
+        }
+    }
+    Ok(())
 }
 
 fn check_count(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
@@ -192,7 +291,8 @@ pub(crate) fn check_inputs(
     additive: &[BlendLayer<'_>],
     threshold: f32,
 ) -> Result<(), Error> {
-    if !(threshold.is_finite() && threshold > 0.0) {
+    // A normal threshold: a denormal one would make the rest pose's weight overflow when divided by.
+    if !(f32::MIN_POSITIVE..=f32::MAX).contains(&threshold) {
         return Err(Error::BlendThreshold { threshold });
     }
     for (what, got) in [
@@ -228,7 +328,9 @@ pub(crate) fn check_inputs(
                 });
             }
         }
-        let bad = |w: f32| !(w.is_finite() && w >= 0.0);
+        // Zero, or a normal float: a denormal weight is too small to blend and only risks overflow
+        // where it is divided by.
+        let bad = |w: f32| !(w == 0.0 || (f32::MIN_POSITIVE..=f32::MAX).contains(&w));
         if bad(l.weight) {
             return Err(Error::BlendWeight {
                 layer,
@@ -245,7 +347,10 @@ pub(crate) fn check_inputs(
             // `l.weight` is finite and not negative (checked above), so for a finite w >= 0 the
             // product is not negative and not NaN either: three comparisons decide.
             let w0 = l.weight;
-            let good = |w: f32| (0.0..f32::INFINITY).contains(&w) & (w * w0 < f32::INFINITY);
+            let good = |w: f32| {
+                ((w == 0.0) | (f32::MIN_POSITIVE..f32::INFINITY).contains(&w))
+                    & (w * w0 < f32::INFINITY)
+            };
             let all_good = jw
                 .chunks(256)
                 .all(|c| c.iter().fold(true, |ok, &w| ok & good(w)));
@@ -260,6 +365,37 @@ pub(crate) fn check_inputs(
                     weight: jw[joint],
                 });
             }
+        }
+    }
+    let weights: Vec<(f32, Option<&[f32]>)> =
+        layers.iter().map(|l| (l.weight, l.joint_weights)).collect();
+    check_weight_sums(joints, &weights).map_err(|joint| Error::BlendWeightSum {
+        joint,
+        instance: None,
+    })
+}
+
+/// The first joint at which the normal layers' weights (`(layer weight, joint weights)`, each checked
+/// finite and not negative) sum to infinity, or `Ok`. A block of joints at a time, so that nothing
+/// allocates and the additions vectorize.
+pub(crate) fn check_weight_sums(
+    joints: usize,
+    layers: &[(f32, Option<&[f32]>)],
+) -> Result<(), usize> {
+    const BLOCK: usize = 256;
+    let mut sums = [0.0f32; BLOCK];
+    for start in (0..joints).step_by(BLOCK) {
+        let end = joints.min(start.saturating_add(BLOCK));
+        let block = &mut sums[..end - start];
+        block.fill(0.0);
+        for &(w0, jw) in layers {
+            match jw.and_then(|jw| jw.get(start..end)) {
+                Some(jw) => block.iter_mut().zip(jw).for_each(|(s, &w)| *s += w0 * w),
+                None => block.iter_mut().for_each(|s| *s += w0),
+            }
+        }
+        if let Some(j) = block.iter().position(|s| !s.is_finite()) {
+            return Err(start + j);
         }
     }
     Ok(())

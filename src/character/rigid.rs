@@ -20,6 +20,7 @@ use crate::backend::Resolved;
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::morph::{MorphStream, MorphTargets};
+use crate::numeric;
 use crate::transform::transform_points3;
 use glam::{Mat3, Mat4, Vec3, Vec4};
 
@@ -40,7 +41,8 @@ impl RigidMesh {
     /// A rigid mesh from its vertices (tangents with their handedness in w).
     ///
     /// # Errors
-    /// [`Error::CountMismatch`] when normals or tangents do not have one entry per position.
+    /// [`Error::CountMismatch`] when normals or tangents do not have one entry per position;
+    /// [`Error::NotFinite`] for a NaN or infinite coordinate, naming the vertex.
     pub fn new(
         positions: Vec<Vec3>,
         normals: Option<Vec<Vec3>>,
@@ -64,6 +66,13 @@ impl RigidMesh {
                     got: len,
                 });
             }
+        }
+        numeric::check_finite("rigid mesh positions", bytemuck::cast_slice(&positions), 3)?;
+        if let Some(normals) = &normals {
+            numeric::check_finite("rigid mesh normals", bytemuck::cast_slice(normals), 3)?;
+        }
+        if let Some(tangents) = &tangents {
+            numeric::check_finite("rigid mesh tangents", bytemuck::cast_slice(tangents), 4)?;
         }
         let handedness = tangents
             .as_ref()

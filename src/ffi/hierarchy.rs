@@ -20,6 +20,8 @@ pub(super) fn checked_range(joints: &Range<usize>, n: usize) -> (i32, i32) {
 
 /// Horizontal local-to-model over `joints` (in order), matrices as `Mat4` (16 floats each).
 /// `locals` and `models` hold one matrix per joint and `joints` lies inside the skeleton (asserted).
+/// Returns the kernel's word that every model element written is finite (`false` may be a false alarm
+/// for elements near `f32::MAX`).
 pub(crate) fn ltm_joint(
     isa: Runnable,
     order: &LevelOrder,
@@ -27,7 +29,7 @@ pub(crate) fn ltm_joint(
     root: &Mat4,
     models: &mut [Mat4],
     joints: Range<usize>,
-) {
+) -> bool {
     let n = order.len();
     let (begin, end) = checked_range(&joints, n);
     assert!(
@@ -52,7 +54,7 @@ pub(crate) fn ltm_joint(
     }
 }
 
-/// [`ltm_joint`] with translation, rotation and scale per joint.
+/// [`ltm_joint`] with translation, rotation and scale per joint, with the same return value.
 pub(crate) fn ltm_joint_trs(
     isa: Runnable,
     order: &LevelOrder,
@@ -60,7 +62,7 @@ pub(crate) fn ltm_joint_trs(
     root: &Mat4,
     models: &mut [Mat4],
     joints: Range<usize>,
-) {
+) -> bool {
     let n = order.len();
     let (begin, end) = checked_range(&joints, n);
     let Trs {

@@ -19,6 +19,7 @@ pub(crate) mod blend;
 pub(crate) mod experiments;
 pub(crate) mod hierarchy;
 pub(crate) mod morph;
+pub(crate) mod numeric;
 pub(crate) mod palette;
 pub(crate) mod skin;
 pub(crate) mod transform;
@@ -75,6 +76,8 @@ const MAX_ITEMS_PER_CALL: usize = 1 << 24;
 
 type TransformPointsFn =
     unsafe extern "C" fn(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
+/// `finite_floats(x, n)` and `rotations_ok(q, n)` (ispc/numeric.ispc): whether every value is fine.
+type ScanFn = unsafe extern "C" fn(*const f32, i32) -> bool;
 
 /// `morph_floats(base, out, n, deltas, weights, targets, accumulate)` (ispc/morph.ispc).
 type MorphFloatsFn =
@@ -92,7 +95,10 @@ type MorphRowsFn = unsafe extern "C" fn(
     bool,
 );
 
-type LtmJointFn = unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32);
+/// The two local-to-model kernels return whether every model element they wrote is finite (a false
+/// `false` is possible for elements near `f32::MAX`; the caller then checks exactly).
+type LtmJointFn =
+    unsafe extern "C" fn(*const f32, *mut f32, *const i32, i32, i32, *const f32) -> bool;
 type LtmJointTrsFn = unsafe extern "C" fn(
     *const f32,
     *const f32,
@@ -102,7 +108,7 @@ type LtmJointTrsFn = unsafe extern "C" fn(
     i32,
     i32,
     *const f32,
-);
+) -> bool;
 type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *const f32);
 type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
@@ -175,6 +181,8 @@ pub(crate) struct Kernels {
     skin_p_base: SkinPBaseFn,
     skin_p_bone_major: SkinPBoneMajorFn,
     blend_trs: BlendTrsFn,
+    finite_floats: ScanFn,
+    rotations_ok: ScanFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -204,6 +212,8 @@ macro_rules! kernel_table {
                 skin_p_base: isa::[<skin_p_base_ $suffix>],
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
                 blend_trs: isa::[<blend_trs_ $suffix>],
+                finite_floats: isa::[<finite_floats_ $suffix>],
+                rotations_ok: isa::[<rotations_ok_ $suffix>],
             }
             }
         }

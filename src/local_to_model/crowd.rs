@@ -24,6 +24,7 @@ pub use crate::layout::crowd::{
 };
 use crate::layout::crowd::{MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::layout::trs::Trs;
+use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3};
@@ -153,7 +154,8 @@ impl CrowdPose {
     /// Sets one joint (your index) of one instance.
     ///
     /// # Errors
-    /// [`Error::InstanceOutOfRange`] or [`Error::JointOutOfRange`].
+    /// [`Error::InstanceOutOfRange`] or [`Error::JointOutOfRange`]; [`Error::NotFinite`] or
+    /// [`Error::RotationLength`] for a value that breaks the numeric rules, naming the joint.
     pub fn set_joint(
         &mut self,
         instance: usize,
@@ -163,6 +165,8 @@ impl CrowdPose {
         s: Vec3,
     ) -> Result<(), Error> {
         let level = self.owner.level(instance, self.instances, joint)?;
+        numeric::check_trs("local", &Trs::new(&[t], &[q], &[s]))
+            .map_err(|e| numeric::at_index(e, joint))?;
         self.set_level(
             instance,
             level,
@@ -183,7 +187,8 @@ impl CrowdPose {
     ///
     /// # Errors
     /// [`Error::InstanceOutOfRange`], or [`Error::CountMismatch`] when a stream does not have one entry
-    /// per joint.
+    /// per joint; [`Error::NotFinite`] or [`Error::RotationLength`] naming the first joint (your
+    /// index) that breaks the numeric rules, and then nothing is written.
     pub fn set_instance(&mut self, instance: usize, trs: Trs<'_>) -> Result<(), Error> {
         if instance >= self.instances {
             return Err(Error::InstanceOutOfRange {
@@ -204,6 +209,7 @@ impl CrowdPose {
                 });
             }
         }
+        numeric::check_trs("local", &trs)?;
         for j in 0..self.joints() {
             let (t, q, s) = (trs.translations[j], trs.rotations[j], trs.scales[j]);
             let level = self.owner.level_of[j];
@@ -426,12 +432,40 @@ impl<'a> CrowdLocalToModelJob<'a> {
                     got: roots.len(),
                 });
             }
+            numeric::check_finite("root transforms", bytemuck::cast_slice(roots), 16)?;
         }
         self.backend.resolve().map(|_| ())
     }
 
     /// Validates, then computes every instance's model matrices.
+    ///
+    /// The roots are checked to be finite ([`Error::NotFinite`]); the poses hold only checked values
+    /// ([`CrowdPose::set_joint`], [`CrowdPose::set_instance`]). The model matrices computed are checked
+    /// to be finite: finite poses whose products overflow `f32` are [`Error::ResultNotFinite`], naming
+    /// the instance.
     pub fn run(&mut self) -> Result<(), Error> {
+        let isa = self.backend.resolve()?.runnable();
+        self.compute()?;
+        if numeric::all_finite_on(isa, &self.models.data) {
+            return Ok(());
+        }
+        let at = self
+            .models
+            .data
+            .iter()
+            .position(|x| !x.is_finite())
+            .unwrap_or(0);
+        // Data index ((block * joints + joint) * MODEL_ELEMENTS + element) * CROWD_LANES + lane.
+        let per_block = self.skeleton.len().max(1) * MODEL_ELEMENTS * CROWD_LANES;
+        Err(Error::ResultNotFinite {
+            stage: "crowd local to model",
+            what: "instances",
+            index: at / per_block * CROWD_LANES + at % CROWD_LANES,
+        })
+    }
+
+    /// Validates, then computes every instance's model matrices (the numeric check is `run`'s).
+    fn compute(&mut self) -> Result<(), Error> {
         self.validate()?;
         let isa = match self.backend.resolve()? {
             Resolved::Ispc(isa) => isa,

@@ -236,6 +236,7 @@ impl<'a> LocalToModelJob<'a> {
     /// Validates, then computes the model matrices. Returns the method that ran.
     pub fn run(&mut self) -> Result<Method, Error> {
         let (method, isa) = self.plan()?;
+
         // Affine3A inputs are converted once so that every method reads Mat4.
         let converted: Vec<Mat4>;
         let locals = match self.locals {
@@ -258,13 +259,20 @@ impl<'a> LocalToModelJob<'a> {
             }
             None => &whole,
         };
-        match (method, isa) {
+        // The numeric rules, checked on what was computed: the kernels report whether every element
+        // they wrote is finite; the reference's outputs get one pass. Only where that fails are the
+        // outputs checked exactly and the inputs searched, so that the error names the input that
+        // broke a rule, or else the overflow.
+        let proven = match (method, isa) {
             (Method::IspcJoint, Some(isa)) => self.run_joint(isa, locals, ranges),
-            _ => self.run_reference(locals, ranges),
+            _ => {
+                self.run_reference(locals, ranges);
+                false
+            }
+        };
+        if proven {
+            return Ok(method);
         }
-        // The numeric rules, checked on what was computed: one pass over the outputs proves every
-        // float that reached them finite. Only when one is not are the inputs searched, so that the
-        // error names the input that broke a rule, or else the overflow.
         for r in ranges {
             let floats: &[f32] = bytemuck::cast_slice(&self.models[r.clone()]);
             if !numeric::all_finite(floats) {
@@ -299,8 +307,10 @@ impl<'a> LocalToModelJob<'a> {
         }
     }
 
-    fn run_joint(&mut self, isa: Runnable, locals: Locals<'_>, ranges: &[Range<usize>]) {
+    /// Runs the kernels over `ranges`; true when every call reported finite outputs.
+    fn run_joint(&mut self, isa: Runnable, locals: Locals<'_>, ranges: &[Range<usize>]) -> bool {
         // A subtree's ranges are often adjacent in level order; each maximal run is one kernel call.
+        let mut finite = true;
         let mut i = 0;
         while i < ranges.len() {
             let mut r = ranges[i].clone();
@@ -308,18 +318,14 @@ impl<'a> LocalToModelJob<'a> {
                 i += 1;
                 r.end = ranges[i].end;
             }
-            match locals {
-                Locals::Matrices(m) => {
-                    let order = self.skeleton.kernel_order();
-                    ffi::ltm_joint(isa, order, m, &self.root, self.models, r)
-                }
-                Locals::Trs(t) => {
-                    let order = self.skeleton.kernel_order();
-                    ffi::ltm_joint_trs(isa, order, t, &self.root, self.models, r)
-                }
-                Locals::Affines(_) => {}
-            }
+            let order = self.skeleton.kernel_order();
+            finite &= match locals {
+                Locals::Matrices(m) => ffi::ltm_joint(isa, order, m, &self.root, self.models, r),
+                Locals::Trs(t) => ffi::ltm_joint_trs(isa, order, t, &self.root, self.models, r),
+                Locals::Affines(_) => false,
+            };
             i += 1;
         }
+        finite
     }
 }

@@ -16,6 +16,7 @@ use crate::ffi::palette as ffi;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
 use crate::layout::palette::PaletteMatrix;
 use crate::local_to_model::crowd::{check_crowd_size, CrowdModels};
+use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::Mat4;
@@ -212,6 +213,20 @@ impl<'a> CrowdPaletteJob<'a> {
                 }
             }
         }
-        Ok(())
+        // The numeric rules, as the single job checks them: the palettes computed are finite, and
+        // where one is not, the input that broke a rule is named, or else the overflow.
+        if numeric::all_finite_palette_on(self.backend.resolve()?.runnable(), &self.palettes.data) {
+            return Ok(());
+        }
+        numeric::check_finite(
+            "inverse bind matrices",
+            bytemuck::cast_slice(self.inverse_binds),
+            16,
+        )?;
+        Err(Error::ResultNotFinite {
+            stage: "crowd palette",
+            what: "palette entries (instance * entries + entry)",
+            index: numeric::first_not_finite_palette(&self.palettes.data).unwrap_or(0),
+        })
     }
 }

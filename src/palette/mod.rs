@@ -147,7 +147,8 @@ impl<'a> PaletteJob<'a> {
     /// ([`Error::ResultNotFinite`]).
     pub fn run(&mut self) -> Result<(), Error> {
         self.plan()?;
-        match self.backend.resolve()? {
+        let resolved = self.backend.resolve()?;
+        match resolved {
             Resolved::Ispc(isa) => ffi::skin_palette(
                 isa,
                 self.models,
@@ -159,7 +160,7 @@ impl<'a> PaletteJob<'a> {
                 reference::skin_palette(self.models, self.inverse_binds, self.joints, self.palette)
             }
         }
-        if numeric::all_finite_palette(self.palette) {
+        if numeric::all_finite_palette_on(resolved.runnable(), self.palette) {
             return Ok(());
         }
         self.check_floats()?;

@@ -31,11 +31,19 @@ pub fn affine_mul(p: &Matrix, l: &Matrix) -> Matrix {
 /// The affine matrix `T * R * S` of a translation, a rotation and a (possibly non-uniform) scale.
 ///
 /// Quaternion policy: the rotation is that of `q / |q|`, so quaternions that are not unit length (as
-/// keyframes often are, by a few 1e-4) still give a pure rotation. A zero quaternion gives the identity.
+/// keyframes often are, by a few 1e-4) still give a pure rotation. A quaternion whose squared length is
+/// not a normal `f32` (zero, `|q|` below about 1.1e-19 or above about 1.8e19) gives NaN, as the kernels
+/// do, so that the jobs refuse it (`Error::RotationLength`).
 pub fn trs_matrix(t: Vec3, q: Quat, s: Vec3) -> Matrix {
     let (x, y, z, w) = (q.x, q.y, q.z, q.w);
     let n = x * x + y * y + z * z + w * w;
-    let s2 = if n > 0.0 { 2.0 / n } else { 0.0 };
+    // The rotation rule (the kernels' rotation_scale): a normal |q|^2; anything else (zero included)
+    // is NaN, which the jobs' finiteness checks turn into Error::RotationLength.
+    let s2 = if (f32::MIN_POSITIVE..=f32::MAX).contains(&n) {
+        2.0 / n
+    } else {
+        f32::NAN
+    };
     let mut m = [0.0f32; 16];
     // Column 0: the rotated x axis times scale.x, and so on.
     m[0] = (1.0 - s2 * (y * y + z * z)) * s.x;
