@@ -78,7 +78,13 @@ mod tests {
             shown,
             "a\\u{1b}[2J\\u{1b}]0;title\\u{7}b\\r\\n\\t\\u{0}\\u{7f}\\u{9b}31m"
         );
-        for plain in ["", "Armature|Walk", "C:\\models\\fox.glb", "Épaule 肩 🦊", "%2E%2E"] {
+        for plain in [
+            "",
+            "Armature|Walk",
+            "C:\\models\\fox.glb",
+            "Épaule 肩 🦊",
+            "%2E%2E",
+        ] {
             assert_eq!(Escaped(plain).to_string(), plain);
         }
         // Escaping what is already escaped changes nothing: the output holds no control character.

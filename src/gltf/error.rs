@@ -472,19 +472,42 @@ mod tests {
     fn strings_from_the_file_are_shown_escaped() {
         let hostile = || "x\u{1b}]0;pwned\u{7}\u{1b}[2K\u{9b}1m".to_string();
         let errors: Vec<GltfError> = vec![
-            GltfError::Io { path: hostile(), message: hostile() },
+            GltfError::Io {
+                path: hostile(),
+                message: hostile(),
+            },
             GltfError::Parse { message: hostile() },
-            GltfError::Json { path: hostile(), reason: "r" },
+            GltfError::Json {
+                path: hostile(),
+                reason: "r",
+            },
             GltfError::UnsupportedExtension { name: hostile() },
-            GltfError::Buffer { buffer: 0, reason: hostile() },
-            GltfError::AccessorFormat { accessor: 0, usage: "u", found: hostile() },
-            GltfError::MissingAttribute { mesh: 0, primitive: 0, attribute: hostile() },
-            GltfError::InverseBindMatrices { skin: 0, reason: hostile() },
+            GltfError::Buffer {
+                buffer: 0,
+                reason: hostile(),
+            },
+            GltfError::AccessorFormat {
+                accessor: 0,
+                usage: "u",
+                found: hostile(),
+            },
+            GltfError::MissingAttribute {
+                mesh: 0,
+                primitive: 0,
+                attribute: hostile(),
+            },
+            GltfError::InverseBindMatrices {
+                skin: 0,
+                reason: hostile(),
+            },
         ];
         for e in errors {
             let shown = crate::Error::Gltf(e).to_string();
             assert!(!shown.chars().any(char::is_control), "{shown:?}");
-            assert!(shown.contains("x\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\u{9b}1m"), "{shown}");
+            assert!(
+                shown.contains("x\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\u{9b}1m"),
+                "{shown}"
+            );
         }
         let isa = crate::Error::UnknownIsaName(hostile()).to_string();
         assert!(!isa.chars().any(char::is_control), "{isa:?}");
