@@ -9,11 +9,11 @@
 //!   `.json`, a GLB named `.png`), and so are symbolic and hard links to it. The refusal is a usage
 //!   error (exit status 2) that names the flag and the file; nothing is written.
 //! - **A failed write leaves the old file whole.** The bytes go to a new temporary file in the
-//!   destination's folder (`.NAME.ispc-skinning-PID-N.tmp`, created exclusively), are flushed to disk,
-//!   and only then is the temporary file renamed over the destination, which is atomic on one file
-//!   system: a reader sees the old file or the new one, never a part. If anything fails (a full disk,
-//!   a file size limit, a folder that cannot be written) the temporary file is removed and the
-//!   destination is as it was. A destination that is a symbolic link is resolved first, so the file it
+//!   destination's folder (`.NAME.ispc-skinning-PID-N.tmp`, NAME cut to 64 characters, created
+//!   exclusively), are flushed to disk, and only then is the temporary file renamed over the
+//!   destination, which is atomic on one file system: a reader sees the old file or the new one, never
+//!   a part. If anything fails (a full disk, a file size limit, a folder that cannot be written) the
+//!   temporary file is removed and the destination is as it was. A destination that is a symbolic link is resolved first, so the file it
 //!   points to is replaced and the link kept; a destination with other hard links gets a new inode (the
 //!   other names keep the old content). The new file keeps the permissions of the one it replaces.
 
@@ -120,13 +120,14 @@ fn gltf_json(path: &Path, max: usize) -> Option<Vec<u8>> {
     }
     let max = max as u64;
     let mut file = std::fs::File::open(path).ok()?;
-    let mut head = [0u8; 20];
     let mut data = Vec::new();
-    let n = (&mut file).take(20).read_to_end(&mut data).ok()?;
-    if n == 20 && data.starts_with(b"glTF") {
-        head.copy_from_slice(&data);
-        let length = u64::from(u32::from_le_bytes([head[12], head[13], head[14], head[15]]));
-        if &head[16..20] != b"JSON" || length > max {
+    (&mut file).take(20).read_to_end(&mut data).ok()?;
+    // The GLB header (magic, version, length), then the JSON chunk's length and type.
+    if let [b'g', b'l', b'T', b'F', _, _, _, _, _, _, _, _, l0, l1, l2, l3, b'J', b'S', b'O', b'N'] =
+        data[..]
+    {
+        let length = u64::from(u32::from_le_bytes([l0, l1, l2, l3]));
+        if length > max {
             return None;
         }
         let mut json = Vec::new();
@@ -212,9 +213,10 @@ pub fn write(flag: &str, out: &Path, bytes: &[u8], protected: &Protected) -> Res
         .ok_or_else(|| format!("cannot write '{}': it names no file", shown()))?;
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
     let dir = dir.unwrap_or(Path::new("."));
+    // At most 64 characters of the name, so that a long name still leaves room for the suffix.
+    let stem: String = name.to_string_lossy().chars().take(64).collect();
     let temporary = dir.join(format!(
-        ".{}.ispc-skinning-{}-{}.tmp",
-        name.to_string_lossy(),
+        ".{stem}.ispc-skinning-{}-{}.tmp",
         std::process::id(),
         TEMPORARIES.fetch_add(1, Ordering::Relaxed)
     ));

@@ -20,7 +20,7 @@ pub const READ_BUDGET_SLACK: usize = 1 << 22;
 /// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
 ///
 /// Display writes every string taken from the file (paths, URIs, extension and attribute names, the
-/// parser's message) through [`Escaped`](crate::Escaped): control characters come out escaped.
+/// parser's message) through [`Escaped`]: control characters come out escaped.
 ///
 /// `E` is the crate's error type (see the module docs); `gltf::GltfError` fills it in.
 #[derive(Clone, Debug, PartialEq)]

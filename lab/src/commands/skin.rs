@@ -56,7 +56,8 @@ pub struct SkinArgs {
     #[cfg(feature = "gltf")]
     #[arg(long, value_name = "CLIP:WEIGHT[,CLIP:WEIGHT...]", value_parser = super::blend::parse_blend, conflicts_with_all = ["clip", "clip_name"])]
     pub blend: Option<super::blend::BlendSpec>,
-    /// Where to write the result: PATH.json, PATH.obj or PATH.png.
+    /// Where to write the result: PATH.json, PATH.obj or PATH.png; never the input file or a file it
+    /// names (refused by device and inode), written whole or not at all.
     #[arg(long, value_name = "PATH")]
     pub out: Option<String>,
     /// The ISA that runs the kernels: sse4, avx2, avx512 or neon [default: auto].
@@ -174,7 +175,8 @@ impl SkinArgs {
 ///
 /// # Errors
 /// A message for a file that cannot be loaded, a clip that is not there, an ISA that cannot run, an
-/// unknown output extension or an output that cannot be written; and, in a binary built without the
+/// unknown output extension, an output that is the input (or a file it names) or that cannot be
+/// written (the old file then stays whole, see [`crate::output`]); and, in a binary built without the
 /// `gltf` feature, always.
 pub fn run(args: &SkinArgs) -> Result<(), Failure> {
     #[cfg(feature = "gltf")]
