@@ -317,3 +317,33 @@ fn blend_takes_at_most_64_entries() {
         assert!(run.stdout.is_empty());
     }
 }
+
+#[test]
+fn bench_refuses_outputs_over_its_input_before_measuring() {
+    let dir = Scratch::new("bench");
+    let file = dir.join("rig.glb");
+    let bytes = glb("rig");
+    std::fs::write(&file, &bytes).unwrap();
+    let chart = dir.join("chart.svg");
+    for (args, words) in [
+        (vec!["--json", s(&file)], "--json"),
+        (vec!["--plot", s(&file)], "--plot"),
+        (
+            vec!["--json", s(&chart), "--plot", s(&chart)],
+            "--json and --plot name the same file",
+        ),
+    ] {
+        let run = binary()
+            .args(["bench", "--quick", "--gltf", s(&file)])
+            .args(&args)
+            .output()
+            .expect("run the ispc-skinning binary");
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+        // Refused before the first row: nothing measured, nothing written.
+        assert!(run.stdout.is_empty(), "{args:?}: {}", text(&run.stdout));
+        assert_eq!(std::fs::read(&file).unwrap(), bytes);
+        assert!(!chart.exists());
+    }
+}
