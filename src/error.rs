@@ -388,7 +388,8 @@ impl fmt::Display for Error {
             Error::OutputLayout { reason } => write!(f, "output layout: {reason}"),
             Error::UnknownIsaName(name) => write!(
                 f,
-                "unknown ISA name '{name}': expected sse4, avx2, avx512, neon, reference or auto"
+                "unknown ISA name '{}': expected sse4, avx2, avx512, neon, reference or auto",
+                crate::text::Escaped(name)
             ),
             Error::SkinOutOfRange { mesh, skin, skins } => write!(
                 f,

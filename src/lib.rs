@@ -115,6 +115,7 @@ pub use skinning::crowd::CrowdSkinningJob;
 pub use skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
 pub use skinning::job::{SkinOutput, SkinningJob};
 pub use skinning::mesh::SkinnedMesh;
+pub use text::Escaped;
 pub use transform::{transform_points, transform_points3};
 
 // The README's examples are compiled and run as doc tests, so they cannot drift from the API.

@@ -8,6 +8,7 @@
 //! - [`pipeline`]: [`pipeline::FramePipeline`], Davies' overlap of animation and skinning;
 //! - [`report`]: the benchmark report (`bench`), one module per family of rows;
 //! - [`commands`]: `info` and `skin`;
+//! - [`output`]: how every output file is written: never over an input, never left half written;
 //! - [`progress`]: the progress bars of long steps, drawn only on a terminal.
 
 #![warn(missing_docs)]
@@ -15,6 +16,7 @@
 pub mod baseline;
 pub mod cli;
 pub mod commands;
+pub mod output;
 pub mod pipeline;
 pub mod progress;
 pub mod report;

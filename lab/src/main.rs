@@ -33,9 +33,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { code, message }) => {
-            // One line, whatever the message holds.
+            // One line, whatever the message holds, and no control character from a file.
             let line = message.replace('\n', " ");
-            eprintln!("ispc-skinning: error: {line}");
+            eprintln!("ispc-skinning: error: {}", ispc_skinning::Escaped(&line));
             ExitCode::from(code)
         }
     }

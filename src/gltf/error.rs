@@ -6,7 +6,7 @@
 //! has a variant that carries a `GltfError`: being generic, this file needs nothing from the crate
 //! (it is a leaf of the import graph), and the conversion into the crate error lives beside it.
 
-use crate::text::Count;
+use crate::text::{Count, Escaped};
 use std::fmt;
 
 /// The components (floats or integers) that the accessors of one load may hold beyond four per byte of
@@ -18,6 +18,9 @@ use std::fmt;
 pub const READ_BUDGET_SLACK: usize = 1 << 22;
 
 /// What broke a glTF file (or a request against one). Each variant's documentation states the rule.
+///
+/// Display writes every string taken from the file (paths, URIs, extension and attribute names, the
+/// parser's message) through [`Escaped`]: control characters come out escaped.
 ///
 /// `E` is the crate's error type (see the module docs); `gltf::GltfError` fills it in.
 #[derive(Clone, Debug, PartialEq)]
@@ -327,18 +330,30 @@ pub enum GltfError<E> {
 impl<E: fmt::Display> fmt::Display for GltfError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GltfError::Io { path, message } => write!(f, "cannot read '{path}': {message}"),
-            GltfError::Parse { message } => write!(f, "not a valid glTF 2.0 file: {message}"),
-            GltfError::Json { path, reason } => write!(f, "bad glTF JSON at {path}: {reason}"),
+            GltfError::Io { path, message } => {
+                write!(f, "cannot read '{}': {}", Escaped(path), Escaped(message))
+            }
+            GltfError::Parse { message } => {
+                write!(f, "not a valid glTF 2.0 file: {}", Escaped(message))
+            }
+            GltfError::Json { path, reason } => {
+                write!(f, "bad glTF JSON at {}: {reason}", Escaped(path))
+            }
             GltfError::Limit { limit, value, max } => write!(
                 f,
                 "over the import limit {limit}: the file needs {value}, the limit is {max} (raise ImportLimits::{limit} to load it)"
             ),
             GltfError::Glb { reason } => write!(f, "bad GLB container: {reason}"),
             GltfError::UnsupportedExtension { name } => {
-                write!(f, "the file requires extension {name}, which this importer does not support")
+                write!(
+                    f,
+                    "the file requires extension {}, which this importer does not support",
+                    Escaped(name)
+                )
             }
-            GltfError::Buffer { buffer, reason } => write!(f, "buffer {buffer}: {reason}"),
+            GltfError::Buffer { buffer, reason } => {
+                write!(f, "buffer {buffer}: {}", Escaped(reason))
+            }
             GltfError::BufferViewOutOfBounds { view, offset, length, buffer_length } => write!(
                 f,
                 "buffer view {view} ({length} bytes at offset {offset}) does not fit in its {buffer_length}-byte buffer"
@@ -359,10 +374,14 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
                 "accessor {accessor}: sparse index {index} is out of range for its {count} elements"
             ),
             GltfError::AccessorFormat { accessor, usage, found } => {
-                write!(f, "accessor {accessor} cannot be used as {usage}: it is a {found}")
+                write!(f, "accessor {accessor} cannot be used as {usage}: it is a {}", Escaped(found))
             }
             GltfError::MissingAttribute { mesh, primitive, attribute } => {
-                write!(f, "mesh {mesh} primitive {primitive}: attribute {attribute} is missing")
+                write!(
+                    f,
+                    "mesh {mesh} primitive {primitive}: attribute {} is missing",
+                    Escaped(attribute)
+                )
             }
             GltfError::IndexOutOfRange { mesh, primitive, index, vertices } => write!(
                 f,
@@ -406,7 +425,7 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
                 Count(*targets, "morph target")
             ),
             GltfError::InverseBindMatrices { skin, reason } => {
-                write!(f, "skin {skin}: inverse bind matrices: {reason}")
+                write!(f, "skin {skin}: inverse bind matrices: {}", Escaped(reason))
             }
             GltfError::NodeParents { node, first, second } => write!(
                 f,
@@ -441,5 +460,56 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
                 write!(f, "instance {instance}'s sample time is {time}; it must be finite")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::gltf::GltfError;
+
+    /// Every string a file can put in an error reaches the message with its control characters escaped.
+    #[test]
+    fn strings_from_the_file_are_shown_escaped() {
+        let hostile = || "x\u{1b}]0;pwned\u{7}\u{1b}[2K\u{9b}1m".to_string();
+        let errors: Vec<GltfError> = vec![
+            GltfError::Io {
+                path: hostile(),
+                message: hostile(),
+            },
+            GltfError::Parse { message: hostile() },
+            GltfError::Json {
+                path: hostile(),
+                reason: "r",
+            },
+            GltfError::UnsupportedExtension { name: hostile() },
+            GltfError::Buffer {
+                buffer: 0,
+                reason: hostile(),
+            },
+            GltfError::AccessorFormat {
+                accessor: 0,
+                usage: "u",
+                found: hostile(),
+            },
+            GltfError::MissingAttribute {
+                mesh: 0,
+                primitive: 0,
+                attribute: hostile(),
+            },
+            GltfError::InverseBindMatrices {
+                skin: 0,
+                reason: hostile(),
+            },
+        ];
+        for e in errors {
+            let shown = crate::Error::Gltf(e).to_string();
+            assert!(!shown.chars().any(char::is_control), "{shown:?}");
+            assert!(
+                shown.contains("x\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\u{9b}1m"),
+                "{shown}"
+            );
+        }
+        let isa = crate::Error::UnknownIsaName(hostile()).to_string();
+        assert!(!isa.chars().any(char::is_control), "{isa:?}");
     }
 }

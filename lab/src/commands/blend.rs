@@ -4,12 +4,21 @@
 //!
 //! CLIP is a clip index or a clip name; WEIGHT a number. A weight that is NaN or negative reaches the
 //! job and is refused there with its typed error.
+//!
+//! Each entry holds one whole local pose (every node's translation, rotation and scale) until the job
+//! runs, so the list is bounded: at most [`MAX_BLEND_ENTRIES`] entries, and a longer one is a usage
+//! error (exit status 2) that names the limit, refused while the arguments are parsed.
 
 #![cfg(feature = "gltf")]
 
 use super::Failure;
 use ispc_skinning::gltf::{Frame, GltfScene, Wrap};
-use ispc_skinning::{Backend, BlendLayer, BlendingJob, Trs, TrsMut};
+use ispc_skinning::{Backend, BlendLayer, BlendingJob, Escaped, Trs, TrsMut};
+
+/// The most `CLIP:WEIGHT` entries `--blend` takes: 64. Each entry keeps a whole pose in memory (40 bytes
+/// per node, so at most 2.5 MiB at the default 65,536-node limit, 160 MiB for the whole list), and a
+/// blend of more than a few clips is not something a user asks for.
+pub const MAX_BLEND_ENTRIES: usize = 64;
 
 /// One `CLIP:WEIGHT` of `--blend`.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,26 +37,41 @@ impl std::fmt::Display for BlendSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (i, e) in self.0.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
-            write!(f, "{sep}clip {} weight {}", e.clip, e.weight)?;
+            write!(f, "{sep}clip {} weight {}", Escaped(&e.clip), e.weight)?;
         }
         Ok(())
     }
 }
 
 /// Parses `CLIP:WEIGHT[,CLIP:WEIGHT...]`. The weight follows the last `:`, so clip names may contain `:`.
+///
+/// # Errors
+/// A malformed entry, or more than [`MAX_BLEND_ENTRIES`] entries (counted before any is kept).
 pub fn parse_blend(v: &str) -> Result<BlendSpec, String> {
+    let count = v.split(',').count();
+    if count > MAX_BLEND_ENTRIES {
+        return Err(format!(
+            "--blend takes at most {MAX_BLEND_ENTRIES} CLIP:WEIGHT entries (MAX_BLEND_ENTRIES), not {count}"
+        ));
+    }
     let entries = v
         .split(',')
         .map(|e| {
-            let (clip, weight) = e
-                .rsplit_once(':')
-                .ok_or_else(|| format!("--blend takes CLIP:WEIGHT[,CLIP:WEIGHT...], not '{e}'"))?;
-            let weight = weight
-                .trim()
-                .parse::<f32>()
-                .map_err(|_| format!("--blend: '{weight}' is not a weight (in '{e}')"))?;
+            let (clip, weight) = e.rsplit_once(':').ok_or_else(|| {
+                format!(
+                    "--blend takes CLIP:WEIGHT[,CLIP:WEIGHT...], not '{}'",
+                    Escaped(e)
+                )
+            })?;
+            let weight = weight.trim().parse::<f32>().map_err(|_| {
+                format!(
+                    "--blend: '{}' is not a weight (in '{}')",
+                    Escaped(weight),
+                    Escaped(e)
+                )
+            })?;
             if clip.is_empty() {
-                return Err(format!("--blend: no clip before ':' in '{e}'"));
+                return Err(format!("--blend: no clip before ':' in '{}'", Escaped(e)));
             }
             Ok(BlendEntry {
                 clip: clip.to_string(),
@@ -66,7 +90,8 @@ fn clip_index(scene: &GltfScene, clip: &str) -> Result<usize, Failure> {
     };
     index.filter(|&i| i < scene.clips().len()).ok_or_else(|| {
         Failure::from(format!(
-            "--blend: no clip '{clip}' (the file has {} clip(s))",
+            "--blend: no clip '{}' (the file has {} clip(s))",
+            Escaped(clip),
             scene.clips().len()
         ))
     })

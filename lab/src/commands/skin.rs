@@ -18,7 +18,7 @@ use ispc_skinning::{Backend, Isa};
 use {
     super::skin_output::{json, obj},
     ispc_skinning::gltf::{GltfError, GltfScene, PrimitiveKind, Wrap},
-    std::io::Write as _,
+    ispc_skinning::Escaped,
     std::path::Path,
     std::time::Instant,
 };
@@ -56,7 +56,8 @@ pub struct SkinArgs {
     #[cfg(feature = "gltf")]
     #[arg(long, value_name = "CLIP:WEIGHT[,CLIP:WEIGHT...]", value_parser = super::blend::parse_blend, conflicts_with_all = ["clip", "clip_name"])]
     pub blend: Option<super::blend::BlendSpec>,
-    /// Where to write the result: PATH.json, PATH.obj or PATH.png.
+    /// Where to write the result: PATH.json, PATH.obj or PATH.png; never the input file or a file it
+    /// names (refused by device and inode), written whole or not at all.
     #[arg(long, value_name = "PATH")]
     pub out: Option<String>,
     /// The ISA that runs the kernels: sse4, avx2, avx512 or neon [default: auto].
@@ -174,7 +175,8 @@ impl SkinArgs {
 ///
 /// # Errors
 /// A message for a file that cannot be loaded, a clip that is not there, an ISA that cannot run, an
-/// unknown output extension or an output that cannot be written; and, in a binary built without the
+/// unknown output extension, an output that is the input (or a file it names) or that cannot be
+/// written (the old file then stays whole, see [`crate::output`]); and, in a binary built without the
 /// `gltf` feature, always.
 pub fn run(args: &SkinArgs) -> Result<(), Failure> {
     #[cfg(feature = "gltf")]
@@ -192,6 +194,14 @@ pub fn run(args: &SkinArgs) -> Result<(), Failure> {
 #[cfg(feature = "gltf")]
 fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let backend = args.backend()?;
+    // The output may not be the input, nor a file the input names: checked before the file is loaded
+    // (see crate::output), and again when it is written.
+    let mut protected = crate::output::Protected::new();
+    if let Some(out) = &args.out {
+        protected.gltf(Path::new(&args.file), args.limits.max_file_bytes);
+        protected.check("--out", Path::new(out))?;
+    }
+    let shown = Escaped(&args.file);
     let scene = GltfScene::load_with(&args.file, &args.limits.load_options()).map_err(|e| {
         // A limit's message names the library's field; a CLI user needs the flag.
         let flag = match &e {
@@ -205,7 +215,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             },
             _ => "",
         };
-        Failure::input(format!("{}: {e}{flag}", args.file))
+        Failure::input(format!("{shown}: {e}{flag}"))
     })?;
     let clip = match (&args.clip_name, &args.clip) {
         (Some(name), _) => Some(scene.find_clip(name).ok_or_else(|| {
@@ -213,9 +223,13 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
                 .clips()
                 .iter()
                 .enumerate()
-                .map(|(i, c)| format!("{i}: {}", c.name().unwrap_or("(unnamed)")))
+                .map(|(i, c)| format!("{i}: {}", Escaped(c.name().unwrap_or("(unnamed)"))))
                 .collect();
-            format!("no clip is named '{name}' (clips: {})", names.join(", "))
+            format!(
+                "no clip is named '{}' (clips: {})",
+                Escaped(name),
+                names.join(", ")
+            )
         })?),
         (None, Some(ClipChoice::Index(i))) => Some(*i),
         (None, Some(ClipChoice::None)) => None,
@@ -223,8 +237,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     };
     if let Some(c) = clip.filter(|&c| c >= scene.clips().len()) {
         return Err(Failure::from(format!(
-            "--clip {c}: {} has {} clip(s)",
-            args.file,
+            "--clip {c}: {shown} has {} clip(s)",
             scene.clips().len()
         )));
     }
@@ -241,7 +254,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         Some(spec) => super::blend::evaluate(&scene, spec, args.time, backend, &mut frame)?,
         None => scene
             .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
-            .map_err(|e| Failure::input(format!("{}: {e}", args.file)))?,
+            .map_err(|e| Failure::input(format!("{shown}: {e}")))?,
     }
     let elapsed = start.elapsed();
     let asset = Path::new(&args.file)
@@ -257,11 +270,11 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         let vertices: usize = drawn.iter().map(|d| d.vertices.positions.len()).sum();
         let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
         let kind = |k: PrimitiveKind| drawn.iter().filter(|d| d.kind == k).count();
-        println!("asset:     {asset}");
+        println!("asset:     {}", Escaped(&asset));
         match clip {
             Some(c) => println!(
                 "clip:      {c} ({}), {:.3} s long, sampled at {} s",
-                scene.clips()[c].name().unwrap_or("unnamed"),
+                Escaped(scene.clips()[c].name().unwrap_or("unnamed")),
                 scene.clips()[c].duration(),
                 args.time
             ),
@@ -291,8 +304,8 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     let over = |written: usize| {
         Failure::input(format!(
-            "{}: the output passed --max-output-bytes {} ({written} bytes written when it stopped)",
-            args.file, args.limits.max_output_bytes
+            "{shown}: the output passed --max-output-bytes {} ({written} bytes written when it stopped)",
+            args.limits.max_output_bytes
         ))
     };
     let max = args.limits.max_output_bytes;
@@ -312,19 +325,18 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             let work = super::render::work(&drawn, camera, args.limits.max_render_work);
             if work > args.limits.max_render_work {
                 return Err(Failure::input(format!(
-                    "{}: the picture needs over {work} units of work (triangles and their pixel tests), over --max-render-work {}",
-                    args.file, args.limits.max_render_work
+                    "{shown}: the picture needs over {work} units of work (triangles and their pixel tests), over --max-render-work {}",
+                    args.limits.max_render_work
                 )));
             }
             super::render::png(&drawn, camera)?
         }
         _ => {
             return Err(Failure::from(format!(
-                "--out must end in .json, .obj or .png (got '{out}')"
+                "--out must end in .json, .obj or .png (got '{}')",
+                Escaped(out)
             )))
         }
     };
-    std::fs::File::create(out)
-        .and_then(|mut f| f.write_all(&bytes))
-        .map_err(|e| Failure::from(format!("cannot write '{out}': {e}")))
+    crate::output::write("--out", Path::new(out), &bytes, &protected).map_err(Failure::from)
 }

@@ -129,7 +129,9 @@ pub fn obj(
     let clip = clip.map_or("none (rest pose)".to_string(), |c| c.to_string());
     let _ = writeln!(
         out.s,
-        "# ispc-skinning skin: {asset}, clip {clip}, time {time} s, glTF world space"
+        "# ispc-skinning skin: {}, clip {clip}, time {time} s, glTF world space",
+        // A line break in the name would end the comment.
+        ispc_skinning::Escaped(asset)
     );
     // OBJ indices are 1-based and global across objects.
     let mut base = 1usize;

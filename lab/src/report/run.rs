@@ -11,6 +11,7 @@ use crate::report::{
 };
 use clap::Args;
 use ispc_skinning::Isa;
+use std::path::Path;
 
 /// The options of `bench`.
 #[derive(Clone, Debug, Default, Args)]
@@ -47,6 +48,21 @@ pub fn run(options: &Options) -> Result<(), String> {
     } else {
         Budget::full()
     };
+    // The outputs are checked before the minutes of measuring: never the glTF measured (nor a file it
+    // names), never each other.
+    let mut protected = crate::output::Protected::new();
+    #[cfg(feature = "gltf")]
+    if let Some(gltf) = super::gltf::asset(options.gltf.as_deref()) {
+        protected.gltf(&gltf, 512 << 20);
+    }
+    for (flag, path) in [("--json", &options.json), ("--plot", &options.plot)] {
+        if let Some(path) = path {
+            protected.check(flag, Path::new(path))?;
+        }
+    }
+    if let (Some(json), Some(plot)) = (&options.json, &options.plot) {
+        crate::output::distinct(("--json", Path::new(json)), ("--plot", Path::new(plot)))?;
+    }
     let isas = Isa::available();
     let build = ispc_skinning::build_info();
     println!(
@@ -132,20 +148,24 @@ pub fn run(options: &Options) -> Result<(), String> {
     renormalize::print_summary(&rows);
     davies::print_summary(&rows);
     if let Some(path) = &options.json {
-        std::fs::write(path, json::to_json(&all))
-            .map_err(|e| format!("cannot write {path}: {e}"))?;
+        crate::output::write(
+            "--json",
+            Path::new(path),
+            json::to_json(&all).as_bytes(),
+            &protected,
+        )?;
         println!("wrote {} rows to {path}", all.len());
     }
     if let Some(path) = &options.plot {
         let chart = chart::svg(&rows, &cpu_name())?;
-        if let Some(dir) = std::path::Path::new(path)
+        if let Some(dir) = Path::new(path)
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
         {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        std::fs::write(path, chart).map_err(|e| format!("cannot write {path}: {e}"))?;
+        crate::output::write("--plot", Path::new(path), chart.as_bytes(), &protected)?;
         println!("wrote the speedup chart to {path}");
     }
     Ok(())
