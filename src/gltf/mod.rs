@@ -136,7 +136,7 @@ mod sampling;
 mod validate;
 
 pub use self::build::Skin;
-pub use self::error::READ_BUDGET_SLACK;
+pub use self::error::{MATRIX_BOTTOM_ROW_TOLERANCE, MATRIX_SHEAR_TOLERANCE, READ_BUDGET_SLACK};
 pub use self::limits::ImportLimits;
 pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive, VertexOrder};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, Wrap};
@@ -258,7 +258,7 @@ impl GltfScene {
             base_dir,
             options.limits.file_bytes,
         )?;
-        let reader = Reader::new(&document, &buffers, held);
+        let reader = Reader::new(&document, &buffers, held, options.limits);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {
             character: parts.character,

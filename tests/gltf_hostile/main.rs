@@ -10,10 +10,13 @@
 //!   read budget the module docs state;
 //! - `keys`: finite key times whose spans overflow;
 //! - `api`: the typed errors at the crate's API edges (crowds, palettes, meshes, skeletons);
-//! - `mutate`: seeded mutations of the real assets, none of which may panic.
+//! - `mutate`: seeded mutations of the real assets, none of which may panic;
+//! - `numbers`: issue 31's rules: node matrices that are a TRS, rotations of a normal squared length,
+//!   finite vertex attributes, and public functions given `usize::MAX` as an index.
 //!
-//! The binary counts the bytes each thread allocates ([`peak_alloc`]), so a test can show that a
-//! refused file was refused before anything large was allocated.
+//! The binary counts the bytes each thread allocates ([`peak_alloc`], [`counted`]), so a test can show
+//! that a refused file was refused before anything large was allocated, and bound the work a load
+//! does by counting it (bytes and calls allocated), never by the clock.
 #![cfg(feature = "gltf")]
 
 #[path = "../common/mod.rs"]
@@ -25,6 +28,7 @@ mod json;
 mod keys;
 mod limits;
 mod mutate;
+mod numbers;
 mod paths;
 
 use base64::Engine as _;
@@ -44,6 +48,14 @@ struct Counting;
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
     static PEAK: Cell<isize> = const { Cell::new(0) };
+    static TOTAL: Cell<usize> = const { Cell::new(0) };
+    static CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Adds an allocation (or the growth of a reallocation) to this thread's running work counts.
+fn count_work(bytes: usize) {
+    let _ = TOTAL.try_with(|t| t.set(t.get().saturating_add(bytes)));
+    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
 }
 
 fn account(delta: isize) {
@@ -62,6 +74,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.alloc(layout);
         if !p.is_null() {
             account(layout.size() as isize);
+            count_work(layout.size());
         }
         p
     }
@@ -70,6 +83,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
             account(layout.size() as isize);
+            count_work(layout.size());
         }
         p
     }
@@ -83,6 +97,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
             account(new_size as isize - layout.size() as isize);
+            count_work(new_size.saturating_sub(layout.size()));
         }
         p
     }
@@ -99,6 +114,29 @@ pub fn peak_alloc<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = f();
     let peak = PEAK.with(Cell::get);
     (out, (peak - start).max(0) as usize)
+}
+
+/// What a call did, counted by this thread's allocator: the most bytes it held at once beyond what
+/// the thread held before, every byte it allocated (a freed and reallocated byte counts again, so
+/// work repeated N times counts N times), and its allocation calls. The tests bound work with these
+/// counts, never with the clock, so a bound holds on any machine and under an emulator.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    pub peak: usize,
+    pub total: usize,
+    pub calls: usize,
+}
+
+/// Runs `f` and counts its [`Work`] on this thread.
+pub fn counted<T>(f: impl FnOnce() -> T) -> (T, Work) {
+    let (total, calls) = (TOTAL.with(Cell::get), CALLS.with(Cell::get));
+    let (out, peak) = peak_alloc(f);
+    let work = Work {
+        peak,
+        total: TOTAL.with(Cell::get) - total,
+        calls: CALLS.with(Cell::get) - calls,
+    };
+    (out, work)
 }
 
 // ---------------------------------------------------------------------------------------------------
