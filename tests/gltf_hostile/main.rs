@@ -360,28 +360,19 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Runs `f` on its own thread and waits at most `limit` for it: `None` when it did not finish (the
-/// thread is left behind; `unblock` is called so that it can finish, for example by opening the
-/// other end of a FIFO).
-pub fn with_timeout<T: Send + 'static>(
-    limit: std::time::Duration,
-    f: impl FnOnce() -> T + Send + 'static,
-    unblock: impl FnOnce(),
-) -> Option<T> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(v) => {
-            let _ = handle.join();
-            Some(v)
-        }
-        Err(_) => {
-            unblock();
-            None
-        }
+/// Runs `f` (which reads `fifo`) on its own thread and, until it returns, keeps opening the FIFO's
+/// write end without blocking: that succeeds only while a reader has the FIFO open, so a `true`
+/// means that `f` opened the FIFO (and was released by the open, instead of waiting forever for a
+/// writer). Decided by what happened, never by a time limit, so it holds on any machine.
+#[cfg(unix)]
+pub fn reads_fifo<T: Send + 'static>(fifo: &Path, f: impl FnOnce() -> T + Send + 'static) -> (T, bool) {
+    let handle = std::thread::spawn(f);
+    let mut opened = false;
+    while !handle.is_finished() {
+        opened |= open_write_end(fifo);
+        std::thread::yield_now();
     }
+    (handle.join().unwrap(), opened)
 }
 
 /// Makes a FIFO with `mkfifo`; `None` (after a visible skip line) where that is not possible.
@@ -399,9 +390,10 @@ pub fn mkfifo(path: &Path) -> Option<()> {
 }
 
 /// Opens the write end of a FIFO without blocking and closes it, so that a reader blocked in
-/// `open` is released (and then sees end of file).
+/// `open` is released (and then sees end of file); `true` when there was a reader to open it for
+/// (without one the open fails at once with ENXIO).
 #[cfg(unix)]
-pub fn release_fifo(path: &Path) {
+pub fn open_write_end(path: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt as _;
     // O_NONBLOCK: fails at once with ENXIO when nobody is reading, instead of waiting for a reader.
     const O_NONBLOCK: i32 = if cfg!(any(target_os = "linux", target_os = "android")) {
@@ -409,10 +401,11 @@ pub fn release_fifo(path: &Path) {
     } else {
         0x0004
     };
-    let _ = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(O_NONBLOCK)
-        .open(path);
+        .open(path)
+        .is_ok()
 }
 
 /// Whether a test's child copy of this test binary could not start at all (exit status 127): a
