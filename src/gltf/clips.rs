@@ -193,10 +193,13 @@ pub(super) fn read_clip(
             if property == Property::Rotation {
                 // The value of each key (the middle of a cubic key's three), not its tangents.
                 let at = if per_key == 3 { 4 } else { 0 };
-                let bad = values.chunks_exact(4 * per_key).enumerate().find_map(|(key, k)| {
-                    let length_squared = Quat::from_slice(&k[at..at + 4]).length_squared();
-                    (!length_squared.is_normal()).then_some((key, length_squared))
-                });
+                let bad = values
+                    .chunks_exact(4 * per_key)
+                    .enumerate()
+                    .find_map(|(key, k)| {
+                        let length_squared = Quat::from_slice(&k[at..at + 4]).length_squared();
+                        (!length_squared.is_normal()).then_some((key, length_squared))
+                    });
                 if let Some((key, length_squared)) = bad {
                     return Err(GltfError::RotationKey {
                         animation: a,

@@ -440,8 +440,7 @@ pub(super) fn read_geometry(
         Mode::TriangleStrip | Mode::TriangleFan => index_count.saturating_sub(2),
         _ => 0,
     };
-    r.tally
-        .indices_and_triangles(index_count, triangle_count)?;
+    r.tally.indices_and_triangles(index_count, triangle_count)?;
     let indices: Vec<u32> = match prim.indices() {
         Some(acc) => {
             r.check_format(

@@ -138,17 +138,19 @@ fn a_palette_of_more_than_max_joints_model_matrices_is_refused_on_every_backend(
     );
     let mut backends = vec![Backend::Reference, Backend::Auto];
     backends.extend(Isa::ALL.map(Backend::Isa));
-    let (_, work) = counted(|| for backend in backends {
-        let mut palette: [PaletteMatrix; 0] = [];
-        let mut job = PaletteJob::new(models, &[], &mut palette).backend(backend);
-        assert_eq!(job.validate(), Err(want.clone()), "{backend:?}");
-        assert_error(job.run(), &want, &words);
-        // With a joint remap the models are counted the same way.
-        let mut palette: [PaletteMatrix; 0] = [];
-        let mut job = PaletteJob::new(models, &[], &mut palette)
-            .joints(&[])
-            .backend(backend);
-        assert_error(job.run(), &want, &words);
+    let (_, work) = counted(|| {
+        for backend in backends {
+            let mut palette: [PaletteMatrix; 0] = [];
+            let mut job = PaletteJob::new(models, &[], &mut palette).backend(backend);
+            assert_eq!(job.validate(), Err(want.clone()), "{backend:?}");
+            assert_error(job.run(), &want, &words);
+            // With a joint remap the models are counted the same way.
+            let mut palette: [PaletteMatrix; 0] = [];
+            let mut job = PaletteJob::new(models, &[], &mut palette)
+                .joints(&[])
+                .backend(backend);
+            assert_error(job.run(), &want, &words);
+        }
     });
     // Refused from the slice's length alone: no backend copied, converted or gathered the 1 GiB of
     // models (what was allocated is the error messages the assertions format).

@@ -10,7 +10,6 @@ use super::*;
 use ispc_skinning::gltf::{ImportLimits, LoadOptions};
 use std::time::Instant;
 
-
 fn with_limits(limits: ImportLimits) -> LoadOptions {
     LoadOptions {
         limits,
@@ -246,7 +245,10 @@ fn a_fifo_is_not_a_regular_file_and_is_not_opened() {
     let shown = fifo.display().to_string();
     let path = fifo.clone();
     let (result, opened) = reads_fifo(&fifo, move || GltfScene::load(&path).map(|_| ()));
-    assert!(!opened, "GltfScene::load opened the FIFO for reading (and waited for a writer)");
+    assert!(
+        !opened,
+        "GltfScene::load opened the FIFO for reading (and waited for a writer)"
+    );
     assert_eq!(
         result,
         Err(Error::Gltf(GltfError::Io {
@@ -287,11 +289,13 @@ fn a_chain_as_deep_as_the_node_limit_loads_and_evaluates_in_linear_work() {
         ispc_skinning::Backend::Auto,
     ] {
         let mut frame = scene.frame_buffers().backend(backend);
-        let (result, run) = counted(|| {
-            scene.evaluate(Some(0), 0.5, ispc_skinning::gltf::Wrap::Clamp, &mut frame)
-        });
+        let (result, run) =
+            counted(|| scene.evaluate(Some(0), 0.5, ispc_skinning::gltf::Wrap::Clamp, &mut frame));
         result.unwrap();
-        assert_eq!(run.total, 0, "{backend:?}: an evaluation allocated: {run:?}");
+        assert_eq!(
+            run.total, 0,
+            "{backend:?}: an evaluation allocated: {run:?}"
+        );
         // Vertex 1 is on the deepest joint: node 1 at 1.5 (animated), then 65,533 steps of 1.
         let y = frame.meshes()[0].positions[1].y;
         assert_eq!(y, 1.0 + 1.5 + 65_533.0, "{backend:?}");
@@ -431,8 +435,7 @@ fn a_long_strip_meets_the_triangle_and_allocation_limits_before_allocating() {
         triangles: n - 3,
         ..Default::default()
     };
-    let (result, work) =
-        counted(|| GltfScene::from_slice_with(&glb, None, &with_limits(limits)));
+    let (result, work) = counted(|| GltfScene::from_slice_with(&glb, None, &with_limits(limits)));
     assert_eq!(
         gltf_err(result),
         GltfError::Limit {
@@ -447,8 +450,7 @@ fn a_long_strip_meets_the_triangle_and_allocation_limits_before_allocating() {
         allocation_bytes: 16 << 20,
         ..Default::default()
     };
-    let (result, work) =
-        counted(|| GltfScene::from_slice_with(&glb, None, &with_limits(limits)));
+    let (result, work) = counted(|| GltfScene::from_slice_with(&glb, None, &with_limits(limits)));
     match gltf_err(result) {
         GltfError::Limit {
             limit: "allocation_bytes",

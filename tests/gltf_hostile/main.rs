@@ -365,7 +365,10 @@ pub fn note(line: &str) {
 /// means that `f` opened the FIFO (and was released by the open, instead of waiting forever for a
 /// writer). Decided by what happened, never by a time limit, so it holds on any machine.
 #[cfg(unix)]
-pub fn reads_fifo<T: Send + 'static>(fifo: &Path, f: impl FnOnce() -> T + Send + 'static) -> (T, bool) {
+pub fn reads_fifo<T: Send + 'static>(
+    fifo: &Path,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> (T, bool) {
     let handle = std::thread::spawn(f);
     let mut opened = false;
     while !handle.is_finished() {

@@ -40,10 +40,18 @@ fn node_matrix_error(bytes: &[u8]) -> (usize, &'static str, f32, String) {
 #[test]
 fn a_node_matrix_with_shear_is_refused_naming_the_node() {
     // The second column leans 45 degrees towards the first: |cos| = 1/sqrt(2).
-    let sheared = columns([1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]);
+    let sheared = columns(
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0],
+    );
     let (node, reason, off_by, words) = node_matrix_error(&rig_with_matrix(sheared));
     assert_eq!((node, reason), (1, "shear"));
-    assert!((off_by - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6, "{off_by}");
+    assert!(
+        (off_by - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6,
+        "{off_by}"
+    );
     assert_eq!(
         words,
         format!("node 1: its matrix is not a translation, rotation and scale (shear off by {off_by}); glTF node matrices must decompose into TRS")
@@ -74,12 +82,18 @@ fn a_node_matrix_whose_bottom_row_is_not_0001_is_refused() {
 fn a_node_matrix_with_negative_scale_or_rounding_loads() {
     let (s, c) = (0.309017_f32, 0.951057_f32); // 18 degrees about z, six digits
     let cases = [
-        columns([-2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 2.0, 3.0]),
+        columns(
+            [-2.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [1.0, 2.0, 3.0],
+        ),
         columns([c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, -0.5], [0.0, 1.0, 0.0]),
         columns([0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0; 3]),
     ];
     for m in cases {
-        let scene = GltfScene::from_slice(&rig_with_matrix(m)).unwrap_or_else(|e| panic!("{m:?}: {e}"));
+        let scene =
+            GltfScene::from_slice(&rig_with_matrix(m)).unwrap_or_else(|e| panic!("{m:?}: {e}"));
         let mut frame = scene.frame_buffers().backend(Backend::Reference);
         scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
         let world = scene.world_matrix(&frame, 1).unwrap().to_cols_array();
@@ -116,7 +130,11 @@ fn a_node_rotation_whose_squared_length_is_not_normal_is_refused() {
         );
     }
     // Far from unit length but with a normal squared length: loads, used as q/|q|.
-    for q in [[1e-18, 0.0, 0.0, 0.0], [0.0, 1e18, 0.0, 0.0], [0.0, 0.0, 0.0, 3.0]] {
+    for q in [
+        [1e-18, 0.0, 0.0, 0.0],
+        [0.0, 1e18, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 3.0],
+    ] {
         let mut b = Builder::default();
         let mut doc = rig(&mut b);
         doc["nodes"][0]["rotation"] = json!(q);
@@ -163,7 +181,10 @@ fn a_rotation_key_whose_squared_length_is_not_normal_is_refused() {
         let zero = [0.0; 4];
         let values = [zero, q, zero, zero, [0.0, 0.0, 0.0, 1.0], zero].concat();
         assert_eq!(
-            gltf_err(GltfScene::from_slice(&rotation_clip(&values, "CUBICSPLINE"))),
+            gltf_err(GltfScene::from_slice(&rotation_clip(
+                &values,
+                "CUBICSPLINE"
+            ))),
             GltfError::RotationKey {
                 animation: 0,
                 channel: 1,
@@ -247,7 +268,13 @@ fn channel_key_value_at_usize_max_is_none() {
     assert_eq!(rotation.key_value(1), Some([0.0, 0.0, 0.0, 1.0]));
     // usize::MAX / 3 is a key whose start (3k = usize::MAX) fits in a usize but whose end does not,
     // for the translation's three components a key; the others overflow earlier or not at all.
-    for k in [usize::MAX, usize::MAX / 3, usize::MAX / 12, usize::MAX / 4, 2] {
+    for k in [
+        usize::MAX,
+        usize::MAX / 3,
+        usize::MAX / 12,
+        usize::MAX / 4,
+        2,
+    ] {
         assert_eq!(translation.key_value(k), None, "{k}");
         assert_eq!(rotation.key_value(k), None, "{k}");
     }
@@ -292,7 +319,13 @@ fn crowd_clip_usize_max_is_instance_clip_out_of_range() {
     });
     let clips = [0, usize::MAX];
     assert_eq!(
-        scene.sample_crowd(&clips, &[0.0; 2], Wrap::Loop, Threads::One, frame.pose_mut()),
+        scene.sample_crowd(
+            &clips,
+            &[0.0; 2],
+            Wrap::Loop,
+            Threads::One,
+            frame.pose_mut()
+        ),
         Err(want.clone())
     );
     assert_eq!(

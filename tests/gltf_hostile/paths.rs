@@ -297,7 +297,10 @@ fn a_fifo_buffer_is_refused_without_opening_it() {
     let Some(()) = mkfifo(&fifo) else { return };
     let path = layout.write("pipe.bin");
     let (result, opened) = reads_fifo(&fifo, move || GltfScene::load(&path).map(|_| ()));
-    assert!(!opened, "loading a .gltf whose buffer is a FIFO opened the FIFO for reading");
+    assert!(
+        !opened,
+        "loading a .gltf whose buffer is a FIFO opened the FIFO for reading"
+    );
     let reason = format!(
         "'{}' is not a regular file",
         layout.asset().join("pipe.bin").display()
