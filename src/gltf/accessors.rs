@@ -4,6 +4,7 @@
 
 use super::buffers::LoadedBuffer;
 use super::error::{GltfError, READ_BUDGET_SLACK};
+use super::limits::{ImportLimits, Tally};
 use crate::Error;
 use ::gltf as gltf_crate;
 use glam::Vec3;
@@ -19,6 +20,8 @@ pub(super) struct Reader<'a> {
     budget: std::cell::Cell<usize>,
     /// Accessors already counted against the budget.
     charged: std::cell::RefCell<std::collections::HashSet<usize>>,
+    /// The load's running totals against its [`ImportLimits`](super::ImportLimits).
+    pub(super) tally: Tally,
 }
 
 fn type_name(d: Dimensions) -> &'static str {
@@ -79,6 +82,7 @@ impl<'a> Reader<'a> {
         doc: &'a gltf_crate::Document,
         buffers: &'a [LoadedBuffer],
         held: usize,
+        limits: ImportLimits,
     ) -> Reader<'a> {
         let bytes = held;
         Reader {
@@ -86,6 +90,7 @@ impl<'a> Reader<'a> {
             buffers,
             budget: std::cell::Cell::new(bytes.saturating_mul(4).saturating_add(READ_BUDGET_SLACK)),
             charged: Default::default(),
+            tally: Tally::new(limits),
         }
     }
 
@@ -163,6 +168,7 @@ impl<'a> Reader<'a> {
                     components,
                 });
             }
+            self.tally.components(components)?;
             self.budget.set(left - components);
             charged.insert(acc.index());
             Ok(())

@@ -5,7 +5,8 @@
 use super::accessors::Reader;
 use super::clips::{read_clip, MorphOutputs};
 use super::error::GltfError;
-use super::limits::ImportLimits;
+use super::error::{MATRIX_BOTTOM_ROW_TOLERANCE, MATRIX_SHEAR_TOLERANCE};
+use super::limits::{ImportLimits, NODE_BYTES};
 use super::primitive::{
     read_primitive, read_rigid_primitive, LoadOptions, PrimitiveData, RigidData, RigidPrimitive,
     SkinnedPrimitive,
@@ -75,6 +76,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         return Err(GltfError::NoNodes.into());
     }
     ImportLimits::check("nodes", n, limits.nodes)?;
+    r.tally.allocate(n.saturating_mul(NODE_BYTES))?;
     let mut parents: Vec<Option<usize>> = vec![None; n];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut translations = Vec::with_capacity(n);
@@ -105,6 +107,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                 if !m.is_finite() {
                     return Err(GltfError::NodeTransform { node: p }.into());
                 }
+                check_trs_matrix(p, &m)?;
                 let (s, q, t) = m.to_scale_rotation_translation();
                 // A singular matrix has no rotation to recover; its scale already collapses the node.
                 let q = if q.is_finite() { q } else { Quat::IDENTITY };
@@ -122,6 +125,14 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         };
         if !(t.is_finite() && q.is_finite() && s.is_finite()) {
             return Err(GltfError::NodeTransform { node: p }.into());
+        }
+        let length_squared = q.length_squared();
+        if !length_squared.is_normal() {
+            return Err(GltfError::NodeRotation {
+                node: p,
+                length_squared,
+            }
+            .into());
         }
         translations.push(t);
         rotations.push(q);
@@ -198,12 +209,17 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     let mut prepared: HashMap<(usize, usize, usize), Arc<PrimitiveData>> = HashMap::new();
     let mut total_vertices = 0usize;
     let mut output_bytes = 0usize;
+    // The output bytes already added to the allocation estimate.
+    let mut counted_output = 0usize;
     for node in doc.nodes() {
         let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
             continue;
         };
         let joint_count = skins[skin.index()].joints.len();
         for prim in mesh.primitives() {
+            // Counted before anything is read or made for it: an instance of an empty primitive
+            // still costs a record and an output in every frame.
+            r.tally.instance()?;
             let key = (mesh.index(), prim.index(), joint_count);
             let data = match prepared.get(&key) {
                 Some(d) => d.clone(),
@@ -230,6 +246,8 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             );
             ImportLimits::check("skinned_vertices", total_vertices, limits.skinned_vertices)?;
             ImportLimits::check("output_bytes", output_bytes, limits.output_bytes)?;
+            r.tally.allocate(output_bytes - counted_output)?;
+            counted_output = output_bytes;
             primitives.push(SkinnedPrimitive {
                 node: node.index(),
                 mesh: mesh.index(),
@@ -251,6 +269,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             continue;
         }
         for prim in mesh.primitives() {
+            r.tally.instance()?;
             let key = (mesh.index(), prim.index());
             let data = match rigid_read.get(&key) {
                 Some(d) => d.clone(),
@@ -270,6 +289,8 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             );
             ImportLimits::check("skinned_vertices", total_vertices, limits.skinned_vertices)?;
             ImportLimits::check("output_bytes", output_bytes, limits.output_bytes)?;
+            r.tally.allocate(output_bytes - counted_output)?;
+            counted_output = output_bytes;
             rigid.push(RigidPrimitive {
                 node: node.index(),
                 mesh: mesh.index(),
@@ -477,4 +498,38 @@ fn animated_nodes(
         }
     }
     animated
+}
+
+/// A node `matrix` is a TRS: its bottom row is 0 0 0 1 and its first three columns are perpendicular,
+/// each to within its documented tolerance (a column of zeros, a zero scale, is perpendicular to any).
+fn check_trs_matrix(node: usize, m: &Mat4) -> Result<(), Error> {
+    let bottom = [m.x_axis.w, m.y_axis.w, m.z_axis.w, m.w_axis.w - 1.0];
+    let off_by = bottom.iter().fold(0.0f32, |a, b| a.max(b.abs()));
+    if off_by > MATRIX_BOTTOM_ROW_TOLERANCE {
+        return Err(GltfError::NodeMatrix {
+            node,
+            reason: "bottom row",
+            off_by,
+        }
+        .into());
+    }
+    // In f64, where the squares of finite f32 values neither overflow nor underflow.
+    let cols = [m.x_axis, m.y_axis, m.z_axis].map(|c| c.truncate().as_dvec3());
+    let mut off_by = 0.0f64;
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        let (a, b) = (cols[i], cols[j]);
+        let lengths = a.length() * b.length();
+        if lengths > 0.0 {
+            off_by = off_by.max((a.dot(b) / lengths).abs());
+        }
+    }
+    if off_by > f64::from(MATRIX_SHEAR_TOLERANCE) {
+        return Err(GltfError::NodeMatrix {
+            node,
+            reason: "shear",
+            off_by: off_by as f32,
+        }
+        .into());
+    }
+    Ok(())
 }

@@ -190,6 +190,25 @@ pub(super) fn read_clip(
                     key: i / (c * per_key),
                 });
             }
+            if property == Property::Rotation {
+                // The value of each key (the middle of a cubic key's three), not its tangents.
+                let at = if per_key == 3 { 4 } else { 0 };
+                let bad = values
+                    .chunks_exact(4 * per_key)
+                    .enumerate()
+                    .find_map(|(key, k)| {
+                        let length_squared = Quat::from_slice(&k[at..at + 4]).length_squared();
+                        (!length_squared.is_normal()).then_some((key, length_squared))
+                    });
+                if let Some((key, length_squared)) = bad {
+                    return Err(GltfError::RotationKey {
+                        animation: a,
+                        channel: ch.index(),
+                        key,
+                        length_squared,
+                    });
+                }
+            }
             if property == Property::Rotation && per_key == 1 {
                 for q in values.chunks_exact_mut(4) {
                     let u = unit(Quat::from_slice(q));

@@ -325,7 +325,60 @@ pub enum GltfError<E> {
         /// The time given.
         time: f32,
     },
+    /// Rule: a primitive's POSITION, NORMAL and TANGENT values are finite.
+    AttributeValue {
+        /// The mesh index.
+        mesh: usize,
+        /// The primitive index within the mesh.
+        primitive: usize,
+        /// `POSITION`, `NORMAL` or `TANGENT`.
+        attribute: &'static str,
+        /// The first vertex whose value is not finite.
+        vertex: usize,
+    },
+    /// Rule: a node's `matrix` is a translation, rotation and scale (the glTF spec's rule): its bottom
+    /// row is 0 0 0 1 to within [`MATRIX_BOTTOM_ROW_TOLERANCE`], and its first three columns are
+    /// perpendicular to within [`MATRIX_SHEAR_TOLERANCE`] (no shear). A negative scale (a reflection)
+    /// is a TRS and is allowed.
+    NodeMatrix {
+        /// The node.
+        node: usize,
+        /// What is wrong: `shear` or `bottom row`.
+        reason: &'static str,
+        /// How far off it is: the largest |cosine| between two columns for a shear, the largest
+        /// difference from 0 0 0 1 for the bottom row.
+        off_by: f32,
+    },
+    /// Rule: a node's rotation is a quaternion whose squared length x²+y²+z²+w² is a normal f32
+    /// (from `f32::MIN_POSITIVE` to `f32::MAX`); it is then used as q/|q|.
+    NodeRotation {
+        /// The node.
+        node: usize,
+        /// The squared length, as computed in f32 (0, subnormal or infinite when refused).
+        length_squared: f32,
+    },
+    /// Rule: every key value of a rotation channel is a quaternion whose squared length is a normal
+    /// f32 (from `f32::MIN_POSITIVE` to `f32::MAX`); it is then used as q/|q|. (The tangents of a
+    /// `CUBICSPLINE` sampler are any finite values.)
+    RotationKey {
+        /// The animation index.
+        animation: usize,
+        /// The channel index within it.
+        channel: usize,
+        /// The key.
+        key: usize,
+        /// The squared length, as computed in f32 (0, subnormal or infinite when refused).
+        length_squared: f32,
+    },
 }
+
+/// The largest |cosine| of the angle between two of the first three columns of a node `matrix` that
+/// still counts as perpendicular (rounding in the file, not shear): 1e-3, about 0.06 degrees.
+pub const MATRIX_SHEAR_TOLERANCE: f32 = 1e-3;
+
+/// The largest difference of a node `matrix`'s bottom row from 0 0 0 1 that still counts as rounding:
+/// 1e-5.
+pub const MATRIX_BOTTOM_ROW_TOLERANCE: f32 = 1e-5;
 
 impl<E: fmt::Display> fmt::Display for GltfError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -459,6 +512,26 @@ impl<E: fmt::Display> fmt::Display for GltfError<E> {
             GltfError::InstanceTimeNotFinite { instance, time } => {
                 write!(f, "instance {instance}'s sample time is {time}; it must be finite")
             }
+            GltfError::AttributeValue { mesh, primitive, attribute, vertex } => write!(
+                f,
+                "mesh {mesh} primitive {primitive}: the {attribute} of vertex {vertex} is not finite"
+            ),
+            GltfError::NodeMatrix { node, reason, off_by } => write!(
+                f,
+                "node {node}: its matrix is not a translation, rotation and scale ({reason} off by {off_by}); glTF node matrices must decompose into TRS"
+            ),
+            GltfError::NodeRotation { node, length_squared } => write!(
+                f,
+                "node {node}: its rotation's squared length is {length_squared:e}; a rotation quaternion's squared length must be a normal f32 (from {:e} to {:e})",
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ),
+            GltfError::RotationKey { animation, channel, key, length_squared } => write!(
+                f,
+                "animation {animation} channel {channel}: rotation key {key} has squared length {length_squared:e}; a rotation quaternion's squared length must be a normal f32 (from {:e} to {:e})",
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ),
         }
     }
 }

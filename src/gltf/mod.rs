@@ -31,8 +31,8 @@
 //!   hang under non-joint nodes that move them, and one local-to-model pass then gives every node's world
 //!   matrix. All per-node arrays of a [`Frame`] are in the skeleton's level order;
 //!   [`GltfScene::level_index`] maps a glTF node index to it. A node with a `matrix` is decomposed into
-//!   translation, rotation and scale (any shear is lost; the glTF spec allows only decomposable matrices
-//!   on animated nodes).
+//!   translation, rotation and scale; the matrix must be one ([`GltfError::NodeMatrix`], see the rules
+//!   below).
 //! - **Skins.** Joints, inverse bind matrices (identity when the accessor is absent) and the optional
 //!   `skeleton` root node (informational: the spec defines skinning through world matrices only).
 //! - **Skinned primitives.** Every node that has both a mesh and a skin contributes one
@@ -82,7 +82,8 @@
 //! Times before the first key give the first key's value, times after the last the last key's. At a
 //! key's own time the key's value comes back exactly. Rotation keys of `STEP` and `LINEAR` samplers are
 //! normalized once when loaded (files are often a few 1e-4 off unit length), so every sampled rotation is
-//! unit length; a zero-length rotation key means the identity, as everywhere in the crate.
+//! unit length; a rotation key whose squared length is not a normal f32 (zero included) is refused at
+//! load ([`GltfError::RotationKey`]).
 //!
 //! # Rules
 //! A broken or hostile file is an [`Error::Gltf`] holding a [`GltfError`] that names the rule, never a
@@ -106,19 +107,26 @@
 //!   ([`GltfError::AccessorFormat`]);
 //! - the nodes form a forest: a node has at most one parent ([`GltfError::NodeParents`]) and no node is
 //!   its own ancestor ([`GltfError::NodeCycle`]); node transforms are finite ([`GltfError::NodeTransform`]);
+//!   a node's rotation has a squared length x²+y²+z²+w² that is a normal f32, from `f32::MIN_POSITIVE`
+//!   to `f32::MAX` ([`GltfError::NodeRotation`]); a node `matrix` is a translation, rotation and scale:
+//!   bottom row 0 0 0 1 to within [`MATRIX_BOTTOM_ROW_TOLERANCE`] and no shear beyond
+//!   [`MATRIX_SHEAR_TOLERANCE`] (a negative scale, a reflection, is allowed) ([`GltfError::NodeMatrix`]);
 //!   there is at least one node ([`GltfError::NoNodes`]);
 //! - a skin has an inverse bind matrix per joint, all finite ([`GltfError::InverseBindMatrices`]);
 //! - the file stays inside the [`ImportLimits`] of its [`LoadOptions`] ([`GltfError::Limit`]): its
-//!   size (and each external buffer file's), its node count, the keys of each channel, and the skinned
-//!   vertices and output bytes over every primitive instance (a [`Frame`] holds an output per
-//!   instance, so a mesh instanced on many nodes counts many times). The file is read only when it is a
-//!   regular file;
+//!   size (and each external buffer file's), its node count, the keys of each channel, the skinned
+//!   vertices, output bytes and primitive instances (empty ones too) over every primitive instance (a
+//!   [`Frame`] holds an output per instance, so a mesh instanced on many nodes counts many times), the
+//!   indices read and triangles made, and the load's predicted allocation, each checked before what it
+//!   counts is allocated. The file is read only when it is a regular file;
+//! - every primitive's POSITION, NORMAL and TANGENT values are finite ([`GltfError::AttributeValue`]);
 //! - a skinned primitive has POSITION and paired JOINTS_n/WEIGHTS_n ([`GltfError::MissingAttribute`]),
 //!   indices that name vertices ([`GltfError::IndexOutOfRange`]), and passes
 //!   [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) (equal counts, finite non-negative weights, joint indices inside the skin:
 //!   [`GltfError::Primitive`] wraps the crate error);
 //! - animation key times are finite and strictly increasing ([`GltfError::KeyTimes`]), key values are
-//!   finite ([`GltfError::KeyValue`]), and a sampler has at least one key and one output per key, three
+//!   finite ([`GltfError::KeyValue`]), rotation key values have a squared length that is a normal f32
+//!   ([`GltfError::RotationKey`]; the tangents of a `CUBICSPLINE` sampler may be any finite values), and a sampler has at least one key and one output per key, three
 //!   for `CUBICSPLINE` ([`GltfError::KeyCount`]);
 //! - at evaluation, a clip index names a clip ([`GltfError::ClipOutOfRange`]) and the time is finite
 //!   ([`GltfError::TimeNotFinite`]); a [`Frame`] made for another scene is [`Error::WrongFrame`].
@@ -136,7 +144,7 @@ mod sampling;
 mod validate;
 
 pub use self::build::Skin;
-pub use self::error::READ_BUDGET_SLACK;
+pub use self::error::{MATRIX_BOTTOM_ROW_TOLERANCE, MATRIX_SHEAR_TOLERANCE, READ_BUDGET_SLACK};
 pub use self::limits::ImportLimits;
 pub use self::primitive::{LoadOptions, RigidPrimitive, SkinnedPrimitive, VertexOrder};
 pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, Wrap};
@@ -258,7 +266,7 @@ impl GltfScene {
             base_dir,
             options.limits.file_bytes,
         )?;
-        let reader = Reader::new(&document, &buffers, held);
+        let reader = Reader::new(&document, &buffers, held, options.limits);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {
             character: parts.character,

@@ -390,6 +390,12 @@ pub(super) fn read_geometry(
         primitive,
         attribute,
     };
+    let bad_value = |attribute: &'static str, vertex: usize| GltfError::AttributeValue {
+        mesh,
+        primitive,
+        attribute,
+        vertex,
+    };
     let positions = match prim.get(&Semantic::Positions) {
         Some(acc) => r.vec3s(&acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
         None => return Err(missing("POSITION".into())),
@@ -411,6 +417,30 @@ pub(super) fn read_geometry(
         None => None,
     };
     let v = positions.len();
+    if let Some(vertex) = positions.iter().position(|p| !p.is_finite()) {
+        return Err(bad_value("POSITION", vertex));
+    }
+    if let Some(vertex) = normals
+        .as_ref()
+        .and_then(|n| n.iter().position(|x| !x.is_finite()))
+    {
+        return Err(bad_value("NORMAL", vertex));
+    }
+    if let Some(vertex) = tangents
+        .as_ref()
+        .and_then(|t| t.iter().position(|x| !x.is_finite()))
+    {
+        return Err(bad_value("TANGENT", vertex));
+    }
+    // The indices and the triangles they make are counted against the limits before either is
+    // allocated (implicit indices are one per vertex).
+    let index_count = prim.indices().map_or(v, |acc| acc.count());
+    let triangle_count = match prim.mode() {
+        Mode::Triangles => index_count / 3,
+        Mode::TriangleStrip | Mode::TriangleFan => index_count.saturating_sub(2),
+        _ => 0,
+    };
+    r.tally.indices_and_triangles(index_count, triangle_count)?;
     let indices: Vec<u32> = match prim.indices() {
         Some(acc) => {
             r.check_format(

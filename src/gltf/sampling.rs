@@ -88,7 +88,7 @@ impl Channel {
             _ => (c, 0),
         };
         let start = k.checked_mul(stride)?.checked_add(offset)?;
-        let v = self.values.get(start..start + c)?;
+        let v = self.values.get(start..start.checked_add(c)?)?;
         let mut out = [0.0; 4];
         out[..c].copy_from_slice(v);
         Some(out)

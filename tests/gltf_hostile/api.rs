@@ -8,7 +8,6 @@ use ispc_skinning::{
     PaletteMatrix, PrepareOptions, Skeleton, SkinnedMesh, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES,
     MAX_CROWD_JOINTS, MAX_JOINTS, MAX_VERTICES,
 };
-use std::time::{Duration, Instant};
 
 /// A fan: joint 0 and `n - 1` children.
 fn fan(n: usize) -> Skeleton {
@@ -54,18 +53,15 @@ fn crowds_refuse_huge_instance_counts_before_allocating() {
         let words = format!(
             "too many instances: {instances} instances of {joints} joints each asked for, but at most {max} fit the limits"
         );
-        let start = Instant::now();
-        let (pose, peak) = peak_alloc(|| CrowdPose::new(skeleton, instances));
+        let (pose, work) = counted(|| CrowdPose::new(skeleton, instances));
         assert_error(pose, &want, &words);
-        let (models, peak2) = peak_alloc(|| CrowdModels::new(skeleton, instances));
+        let (models, work2) = counted(|| CrowdModels::new(skeleton, instances));
         assert_error(models, &want, &words);
-        assert!(
-            start.elapsed() < Duration::from_secs(1),
-            "{:?}",
-            start.elapsed()
-        );
-        // Only the owner's copy of the level order, at most, before the refusal.
-        assert!(peak.max(peak2) <= 8 * joints + 4096, "{peak} {peak2}");
+        // Only the owner's copy of the level order, at most, before the refusal: nothing per
+        // instance was made, or touched and freed (the total counts every byte allocated).
+        for w in [work, work2] {
+            assert!(w.total <= 8 * joints + 4096 && w.calls <= 16, "{w:?}");
+        }
     }
     // Palettes of a skin: the same rule, counted in palette entries.
     assert_error(
@@ -129,7 +125,6 @@ fn lazy_models(n: usize) -> Vec<[u128; 4]> {
 
 #[test]
 fn a_palette_of_more_than_max_joints_model_matrices_is_refused_on_every_backend() {
-    let start = Instant::now();
     let storage = lazy_models(MAX_JOINTS + 1);
     let models: &[Mat4] = bytemuck::cast_slice(&storage);
     assert_eq!(models.len(), MAX_JOINTS + 1);
@@ -143,18 +138,23 @@ fn a_palette_of_more_than_max_joints_model_matrices_is_refused_on_every_backend(
     );
     let mut backends = vec![Backend::Reference, Backend::Auto];
     backends.extend(Isa::ALL.map(Backend::Isa));
-    for backend in backends {
-        let mut palette: [PaletteMatrix; 0] = [];
-        let mut job = PaletteJob::new(models, &[], &mut palette).backend(backend);
-        assert_eq!(job.validate(), Err(want.clone()), "{backend:?}");
-        assert_error(job.run(), &want, &words);
-        // With a joint remap the models are counted the same way.
-        let mut palette: [PaletteMatrix; 0] = [];
-        let mut job = PaletteJob::new(models, &[], &mut palette)
-            .joints(&[])
-            .backend(backend);
-        assert_error(job.run(), &want, &words);
-    }
+    let (_, work) = counted(|| {
+        for backend in backends {
+            let mut palette: [PaletteMatrix; 0] = [];
+            let mut job = PaletteJob::new(models, &[], &mut palette).backend(backend);
+            assert_eq!(job.validate(), Err(want.clone()), "{backend:?}");
+            assert_error(job.run(), &want, &words);
+            // With a joint remap the models are counted the same way.
+            let mut palette: [PaletteMatrix; 0] = [];
+            let mut job = PaletteJob::new(models, &[], &mut palette)
+                .joints(&[])
+                .backend(backend);
+            assert_error(job.run(), &want, &words);
+        }
+    });
+    // Refused from the slice's length alone: no backend copied, converted or gathered the 1 GiB of
+    // models (what was allocated is the error messages the assertions format).
+    assert!(work.total < 4096, "{work:?}");
     // Exactly MAX_JOINTS models are accepted (an empty palette reads none of them).
     let models = &models[..MAX_JOINTS];
     for backend in [Backend::Reference, Backend::Auto] {
@@ -164,11 +164,6 @@ fn a_palette_of_more_than_max_joints_model_matrices_is_refused_on_every_backend(
             .run()
             .unwrap();
     }
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
 }
 
 /// One vertex on joint 0.
@@ -261,7 +256,6 @@ fn claimed(bytes: &[u8], count: usize) -> MeshInput<'_> {
 #[test]
 fn vertex_counts_near_max_vertices_fail_before_allocating() {
     let bytes = [0u8; 64];
-    let start = Instant::now();
     for count in [MAX_VERTICES + 1, usize::MAX / 2, usize::MAX] {
         let (result, peak) = peak_alloc(|| {
             SkinnedMesh::prepare(&claimed(&bytes, count), &PrepareOptions::default())
@@ -294,9 +288,4 @@ fn vertex_counts_near_max_vertices_fail_before_allocating() {
         &format!("attribute out of bounds: positions ({MAX_VERTICES} elements at offset 0, stride 12) does not fit in its 64-byte buffer, or its stride is shorter than an element"),
     );
     assert_eq!(peak, 0);
-    assert!(
-        start.elapsed() < Duration::from_millis(100),
-        "{:?}",
-        start.elapsed()
-    );
 }

@@ -10,10 +10,13 @@
 //!   read budget the module docs state;
 //! - `keys`: finite key times whose spans overflow;
 //! - `api`: the typed errors at the crate's API edges (crowds, palettes, meshes, skeletons);
-//! - `mutate`: seeded mutations of the real assets, none of which may panic.
+//! - `mutate`: seeded mutations of the real assets, none of which may panic;
+//! - `numbers`: issue 31's rules: node matrices that are a TRS, rotations of a normal squared length,
+//!   finite vertex attributes, and public functions given `usize::MAX` as an index.
 //!
-//! The binary counts the bytes each thread allocates ([`peak_alloc`]), so a test can show that a
-//! refused file was refused before anything large was allocated.
+//! The binary counts the bytes each thread allocates ([`peak_alloc`], [`counted`]), so a test can show
+//! that a refused file was refused before anything large was allocated, and bound the work a load
+//! does by counting it (bytes and calls allocated), never by the clock.
 #![cfg(feature = "gltf")]
 
 #[path = "../common/mod.rs"]
@@ -25,6 +28,7 @@ mod json;
 mod keys;
 mod limits;
 mod mutate;
+mod numbers;
 mod paths;
 
 use base64::Engine as _;
@@ -44,6 +48,14 @@ struct Counting;
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
     static PEAK: Cell<isize> = const { Cell::new(0) };
+    static TOTAL: Cell<usize> = const { Cell::new(0) };
+    static CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Adds an allocation (or the growth of a reallocation) to this thread's running work counts.
+fn count_work(bytes: usize) {
+    let _ = TOTAL.try_with(|t| t.set(t.get().saturating_add(bytes)));
+    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
 }
 
 fn account(delta: isize) {
@@ -62,6 +74,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.alloc(layout);
         if !p.is_null() {
             account(layout.size() as isize);
+            count_work(layout.size());
         }
         p
     }
@@ -70,6 +83,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
             account(layout.size() as isize);
+            count_work(layout.size());
         }
         p
     }
@@ -83,6 +97,7 @@ unsafe impl GlobalAlloc for Counting {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
             account(new_size as isize - layout.size() as isize);
+            count_work(new_size.saturating_sub(layout.size()));
         }
         p
     }
@@ -99,6 +114,29 @@ pub fn peak_alloc<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = f();
     let peak = PEAK.with(Cell::get);
     (out, (peak - start).max(0) as usize)
+}
+
+/// What a call did, counted by this thread's allocator: the most bytes it held at once beyond what
+/// the thread held before, every byte it allocated (a freed and reallocated byte counts again, so
+/// work repeated N times counts N times), and its allocation calls. The tests bound work with these
+/// counts, never with the clock, so a bound holds on any machine and under an emulator.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    pub peak: usize,
+    pub total: usize,
+    pub calls: usize,
+}
+
+/// Runs `f` and counts its [`Work`] on this thread.
+pub fn counted<T>(f: impl FnOnce() -> T) -> (T, Work) {
+    let (total, calls) = (TOTAL.with(Cell::get), CALLS.with(Cell::get));
+    let (out, peak) = peak_alloc(f);
+    let work = Work {
+        peak,
+        total: TOTAL.with(Cell::get) - total,
+        calls: CALLS.with(Cell::get) - calls,
+    };
+    (out, work)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -322,28 +360,22 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Runs `f` on its own thread and waits at most `limit` for it: `None` when it did not finish (the
-/// thread is left behind; `unblock` is called so that it can finish, for example by opening the
-/// other end of a FIFO).
-pub fn with_timeout<T: Send + 'static>(
-    limit: std::time::Duration,
+/// Runs `f` (which reads `fifo`) on its own thread and, until it returns, keeps opening the FIFO's
+/// write end without blocking: that succeeds only while a reader has the FIFO open, so a `true`
+/// means that `f` opened the FIFO (and was released by the open, instead of waiting forever for a
+/// writer). Decided by what happened, never by a time limit, so it holds on any machine.
+#[cfg(unix)]
+pub fn reads_fifo<T: Send + 'static>(
+    fifo: &Path,
     f: impl FnOnce() -> T + Send + 'static,
-    unblock: impl FnOnce(),
-) -> Option<T> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(v) => {
-            let _ = handle.join();
-            Some(v)
-        }
-        Err(_) => {
-            unblock();
-            None
-        }
+) -> (T, bool) {
+    let handle = std::thread::spawn(f);
+    let mut opened = false;
+    while !handle.is_finished() {
+        opened |= open_write_end(fifo);
+        std::thread::yield_now();
     }
+    (handle.join().unwrap(), opened)
 }
 
 /// Makes a FIFO with `mkfifo`; `None` (after a visible skip line) where that is not possible.
@@ -361,9 +393,10 @@ pub fn mkfifo(path: &Path) -> Option<()> {
 }
 
 /// Opens the write end of a FIFO without blocking and closes it, so that a reader blocked in
-/// `open` is released (and then sees end of file).
+/// `open` is released (and then sees end of file); `true` when there was a reader to open it for
+/// (without one the open fails at once with ENXIO).
 #[cfg(unix)]
-pub fn release_fifo(path: &Path) {
+pub fn open_write_end(path: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt as _;
     // O_NONBLOCK: fails at once with ENXIO when nobody is reading, instead of waiting for a reader.
     const O_NONBLOCK: i32 = if cfg!(any(target_os = "linux", target_os = "android")) {
@@ -371,10 +404,11 @@ pub fn release_fifo(path: &Path) {
     } else {
         0x0004
     };
-    let _ = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(O_NONBLOCK)
-        .open(path);
+        .open(path)
+        .is_ok()
 }
 
 /// Whether a test's child copy of this test binary could not start at all (exit status 127): a

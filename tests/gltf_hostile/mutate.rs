@@ -9,7 +9,7 @@ use super::*;
 use ispc_skinning::gltf::{LoadOptions, Wrap};
 use ispc_skinning::{Backend, Isa};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Mutations per asset: `GLTF_HOSTILE_MUTATIONS` when set, else 500 (about 2.5 s for the six assets
 /// in release).
@@ -131,6 +131,8 @@ struct Asset {
     /// The JSON (of a .gltf, or the GLB JSON chunk) and the GLB BIN chunk.
     json: Value,
     glb_bin: Option<Option<Vec<u8>>>,
+    /// Bytes of every file in the asset's folder (the file itself and any external buffers).
+    size: usize,
 }
 
 impl Asset {
@@ -140,7 +142,14 @@ impl Asset {
             Some((json, bin)) => (json, Some(bin)),
             None => (bytes.clone(), None),
         };
+        let size = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len() as usize)
+            .sum();
         Asset {
+            size,
             name: path.file_name().unwrap().to_string_lossy().into_owned(),
             base: path.parent().unwrap().to_path_buf(),
             json: serde_json::from_slice(&json).unwrap(),
@@ -253,6 +262,12 @@ fn seed(name: &str) -> u64 {
     })
 }
 
+/// The bytes one mutation's load and two evaluations may allocate in all, per byte of the asset (its
+/// file and external buffers), plus [`WORK_SLACK`].
+const WORK_PER_FILE_BYTE: usize = 64;
+/// See [`WORK_PER_FILE_BYTE`]: 64 MiB.
+const WORK_SLACK: usize = 64 << 20;
+
 #[test]
 fn seeded_mutations_of_the_real_assets_never_panic() {
     let Some(files) = asset_files() else { return };
@@ -263,29 +278,33 @@ fn seeded_mutations_of_the_real_assets_never_panic() {
         let asset = Asset::open(path);
         let mut rng = common::Rng::new(seed(&asset.name));
         let (mut loaded, mut refused) = (0, 0);
-        let mut slowest = (Duration::ZERO, String::new());
+        // The work of each mutation, counted (bytes allocated in all, load and evaluations): a
+        // mutation that made the importer loop or amplify would count far past the bound below.
+        let mut heaviest = (0usize, String::new());
+        let bound = WORK_PER_FILE_BYTE * asset.size + WORK_SLACK;
         for i in 0..n {
             let (bytes, what) = asset.mutate(&mut rng);
-            let t = Instant::now();
-            match run_one(&bytes, &asset.base, &mut rng) {
+            let (outcome, work) = counted(|| run_one(&bytes, &asset.base, &mut rng));
+            match outcome {
                 Ok(Outcome::Loaded) => loaded += 1,
                 Ok(Outcome::Refused) => refused += 1,
                 Err(e) => failures.push(format!("{} mutation {i} ({what}): {e}", asset.name)),
             }
-            if t.elapsed() > slowest.0 {
-                slowest = (t.elapsed(), format!("mutation {i} ({what})"));
+            if work.total > heaviest.0 {
+                heaviest = (work.total, format!("mutation {i} ({what})"));
             }
         }
         note(&format!(
-            "mutate: {}: {n} mutations, {loaded} loaded, {refused} refused; slowest {:?}: {}",
-            asset.name, slowest.0, slowest.1
+            "mutate: {}: {n} mutations, {loaded} loaded, {refused} refused; heaviest {} bytes allocated: {}",
+            asset.name, heaviest.0, heaviest.1
         ));
         assert!(
-            slowest.0 < Duration::from_secs(5),
-            "{}: {} took {:?}",
+            heaviest.0 <= bound,
+            "{}: {} allocated {} bytes in all, over {bound} for {} bytes of asset",
             asset.name,
-            slowest.1,
-            slowest.0
+            heaviest.1,
+            heaviest.0,
+            asset.size
         );
     }
     note(&format!(
