@@ -19,7 +19,9 @@
 //!
 //! [`Character::evaluate`] runs stages 2 to 5. The frame carries how they run ([`Frame::backend`],
 //! [`Frame::threads`], [`Frame::renormalize`]), and every stage first checks that the frame was made
-//! by this character ([`Error::WrongFrame`]). [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
+//! by this character or a clone of it ([`Error::WrongFrame`]): a character has an identity, given when
+//! it is made and kept by clones, and a frame of another character is refused even when every count
+//! matches. Each `with_*` builder returns a new character (a new identity), whose frames hold more. [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
 //!
 //! ```
 //! use ispc_skinning::glam::{Quat, Vec3};
@@ -60,7 +62,7 @@ use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::morph::MorphTargets;
 use crate::palette::PaletteJob;
-use crate::skeleton::Skeleton;
+use crate::skeleton::{OwnerId, Skeleton};
 use crate::skinning::job::SkinningJob;
 use crate::skinning::mesh::SkinnedMesh;
 use crate::Backend;
@@ -134,6 +136,9 @@ pub struct Character {
     mesh_default_weights: Vec<Vec<f32>>,
     rigid_default_weights: Vec<Vec<f32>>,
     nouns: Nouns,
+    /// Who this character is: every frame it makes records it, and every stage refuses a frame of
+    /// another character. Clones keep it; every `with_*` builder gives its result a new one.
+    id: OwnerId,
 }
 
 impl Character {
@@ -248,6 +253,7 @@ impl Character {
                 owner: "character",
                 joint: "joint",
             },
+            id: OwnerId::new(),
         })
     }
 
@@ -294,6 +300,8 @@ impl Character {
             self.rigid_levels.push(level);
             self.rigid_default_weights.push(weights);
         }
+        // Its frames hold other rigid outputs: another character.
+        self.id = OwnerId::new();
         Ok(self)
     }
 
@@ -313,7 +321,7 @@ impl Character {
             return Err(Error::CountMismatch {
                 what: "skinned meshes",
                 expected: self.meshes.len(),
-                got: mesh + 1,
+                got: mesh.saturating_add(1),
             });
         };
         let weights = vec![0.0; targets.count()];
@@ -338,7 +346,7 @@ impl Character {
             return Err(Error::CountMismatch {
                 what: "skinned meshes",
                 expected: self.meshes.len(),
-                got: mesh + 1,
+                got: mesh.saturating_add(1),
             });
         };
         if !morph.fits(prepared) {
@@ -350,6 +358,8 @@ impl Character {
         }
         self.mesh_morphs[mesh] = Some(morph);
         self.mesh_default_weights[mesh] = weights;
+        // Its frames hold a morphed copy of the mesh: another character.
+        self.id = OwnerId::new();
         Ok(self)
     }
 
@@ -469,6 +479,7 @@ impl Character {
             rigid_weights: self.rigid_default_weights.clone(),
             scratch: Scratch::with_room(self.scratch_room()),
             level_of: self.level_of.clone(),
+            owner: self.id,
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
             threads: Threads::One,
@@ -476,7 +487,13 @@ impl Character {
         }
     }
 
-    /// [`Error::WrongFrame`] naming the first part of the frame that does not fit this character.
+    /// This character's identity (kept by clones; see [`OwnerId`]).
+    pub(crate) fn id(&self) -> OwnerId {
+        self.id
+    }
+
+    /// [`Error::WrongFrame`] naming the first part of the frame that does not fit this character, then
+    /// a frame of another character (its identity) whose counts all match.
     pub(crate) fn check_frame(&self, frame: &Frame) -> Result<(), Error> {
         let wrong = |part, made_for, here| Error::WrongFrame {
             what: "Frame",
@@ -563,6 +580,15 @@ impl Character {
         let needed = self.scratch_room();
         if room < needed {
             return Err(wrong("scratch vertex", room, needed));
+        }
+        // Every count matches: the frame is still another character's when the identity differs (its
+        // morphed copies hold that character's meshes, for one).
+        if frame.owner != self.id {
+            return Err(wrong(
+                Error::OWNER_ID,
+                frame.owner.number(),
+                self.id.number(),
+            ));
         }
         Ok(())
     }
