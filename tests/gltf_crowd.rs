@@ -554,7 +554,8 @@ fn a_frame_of_a_scene_loaded_from_the_same_bytes_is_refused_everywhere() {
     b.evaluate(Some(0), 0.25, Wrap::Clamp, &mut frame).unwrap();
     let before = format!("{:?} {:?}", frame.level_pose(), frame.meshes());
     for err in [
-        a.evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame).unwrap_err(),
+        a.evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+            .unwrap_err(),
         a.sample(Some(0), 0.5, Wrap::Clamp, &mut frame).unwrap_err(),
         a.local_to_model(&mut frame).unwrap_err(),
         a.palettes(&mut frame).unwrap_err(),

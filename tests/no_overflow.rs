@@ -36,7 +36,11 @@ fn skin() -> CharacterSkin {
 }
 
 fn rest() -> (Vec<Vec3>, Vec<Quat>, Vec<Vec3>) {
-    (vec![Vec3::ZERO; 3], vec![Quat::IDENTITY; 3], vec![Vec3::ONE; 3])
+    (
+        vec![Vec3::ZERO; 3],
+        vec![Quat::IDENTITY; 3],
+        vec![Vec3::ONE; 3],
+    )
 }
 
 /// A character with a morphed skinned mesh and a rigid mesh, so every per-mesh accessor has something
@@ -48,7 +52,10 @@ fn character() -> Character {
         .unwrap()
         .with_mesh_morph_targets(0, targets)
         .unwrap()
-        .with_rigid_meshes(vec![(RigidMesh::new(vec![Vec3::Z], None, None).unwrap(), 1)])
+        .with_rigid_meshes(vec![(
+            RigidMesh::new(vec![Vec3::Z], None, None).unwrap(),
+            1,
+        )])
         .unwrap()
 }
 
@@ -93,8 +100,15 @@ fn character_index_functions_take_usize_max() {
         inverse_binds: vec![Mat4::IDENTITY; 2],
     };
     assert_eq!(
-        Character::new(skeleton(), t.clone(), q.clone(), s.clone(), vec![bad_skin], vec![])
-            .unwrap_err(),
+        Character::new(
+            skeleton(),
+            t.clone(),
+            q.clone(),
+            s.clone(),
+            vec![bad_skin],
+            vec![]
+        )
+        .unwrap_err(),
         Error::SkinJointOutOfRange {
             skin_joint: 1,
             joint: MAX,
@@ -159,8 +173,16 @@ fn frame_index_functions_take_usize_max() {
     assert!(frame.rigid_weights(MAX).is_none());
     // set_mesh_weights and set_rigid_weights added 1 to the index unchecked.
     for (err, what, expected) in [
-        (frame.set_mesh_weights(MAX, &[1.0]).unwrap_err(), "skinned meshes", 1),
-        (frame.set_rigid_weights(MAX, &[]).unwrap_err(), "rigid meshes", 1),
+        (
+            frame.set_mesh_weights(MAX, &[1.0]).unwrap_err(),
+            "skinned meshes",
+            1,
+        ),
+        (
+            frame.set_rigid_weights(MAX, &[]).unwrap_err(),
+            "rigid meshes",
+            1,
+        ),
     ] {
         assert_eq!(
             err,
@@ -398,7 +420,13 @@ fn reference_hierarchy_uses_the_shortest_slice() {
     let lift = Mat4::from_translation(Vec3::Y);
     // Fewer locals than parents and models, and a joint range past every slice.
     let mut models = [Mat4::ZERO; 3];
-    reference::local_to_model(&parents, &[lift, lift], &Mat4::IDENTITY, &mut models, 0..MAX);
+    reference::local_to_model(
+        &parents,
+        &[lift, lift],
+        &Mat4::IDENTITY,
+        &mut models,
+        0..MAX,
+    );
     assert_eq!(models[0], lift);
     assert_eq!(models[1], lift * lift);
     assert_eq!(models[2], Mat4::ZERO, "no local, not written");
@@ -426,7 +454,10 @@ fn reference_hierarchy_uses_the_shortest_slice() {
 
 #[test]
 fn reference_palette_uses_the_shortest_slice() {
-    let models = [Mat4::from_translation(Vec3::X), Mat4::from_translation(Vec3::Y)];
+    let models = [
+        Mat4::from_translation(Vec3::X),
+        Mat4::from_translation(Vec3::Y),
+    ];
     let ib = [Mat4::IDENTITY; 3];
     let mut palette = [PaletteMatrix::IDENTITY; 4];
     // Three inverse binds, two models, four entries, a remap of two: entries 0 and 1 only.

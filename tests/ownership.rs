@@ -29,7 +29,11 @@ fn mesh() -> SkinnedMesh {
 /// mesh on joint 1. Two calls with different deltas give characters of exactly the same shape.
 fn character(delta: Vec3) -> Character {
     let skeleton = Skeleton::from_parents(&[None, Some(0)]).unwrap();
-    let (t, q, s) = (vec![Vec3::ZERO, Vec3::X], vec![Quat::IDENTITY; 2], vec![Vec3::ONE; 2]);
+    let (t, q, s) = (
+        vec![Vec3::ZERO, Vec3::X],
+        vec![Quat::IDENTITY; 2],
+        vec![Vec3::ONE; 2],
+    );
     let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).unwrap();
     let targets = MorphTargets::new(2, vec![Some(vec![delta; 2])], vec![None], vec![None]).unwrap();
     let rigid = RigidMesh::new(vec![Vec3::Z], None, None).unwrap();
@@ -166,7 +170,11 @@ fn a_crowd_frame_of_a_same_shaped_character_is_refused_by_every_stage() {
     ] {
         is_identity_error(&err, "CrowdFrame", "character");
     }
-    assert_eq!(crowd_snapshot(&crowd), before, "a refused crowd was written");
+    assert_eq!(
+        crowd_snapshot(&crowd),
+        before,
+        "a refused crowd was written"
+    );
     // A clone takes it.
     a.clone().evaluate_crowd(&mut crowd).unwrap();
 }
@@ -254,7 +262,11 @@ fn crowd_buffers_of_a_same_shaped_skeleton_are_refused_by_every_job() {
         .run()
         .unwrap_err();
     is_identity_error(&err, "CrowdModels", "skeleton");
-    assert_eq!(palettes, CrowdPalettes::new(3, 4).unwrap(), "nothing written");
+    assert_eq!(
+        palettes,
+        CrowdPalettes::new(3, 4).unwrap(),
+        "nothing written"
+    );
     // A clone of s1 takes s1's buffers in every job.
     let clone = s1.clone();
     CrowdLocalToModelJob::new(&clone, &pose1, &mut models1)
