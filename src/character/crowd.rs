@@ -38,8 +38,9 @@
 //! # Ok::<(), ispc_skinning::Error>(())
 //! ```
 
+use super::check::check_output;
 use super::frame::{bounds, SkinnedVertices};
-use super::{check_output, Character};
+use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
