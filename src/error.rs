@@ -211,17 +211,22 @@ pub enum Error {
         max: usize,
     },
     /// Rule: a frame (or crowd frame, crowd pose, ...) is used with the character, scene or skeleton it
-    /// was made for: buffers sized for another one would be read in the wrong order or the wrong size.
+    /// was made for, or a clone of it: buffers of another one would be read in the wrong order or the
+    /// wrong size, or paired with another owner's meshes, even when every count matches. Every owner
+    /// has an identity given at construction (kept by clones, new for an owner built from a changed
+    /// one); the counts are compared first, so the error names the first part that differs, and only
+    /// when all of them match is it the identity (`part` is then [`Error::OWNER_ID`]).
     WrongFrame {
-        /// What was given: "Frame", "CrowdFrame", "CrowdPose", ...
+        /// What was given: "Frame", "CrowdFrame", "CrowdPose", "CrowdModels".
         what: &'static str,
         /// What it belongs to: "character", "scene", "skeleton".
         owner: &'static str,
-        /// The part that differs, counted: "joint", "node", "skin", "mesh", "vertex", "instance".
+        /// The part that differs, counted: "joint", "node", "skin", "mesh", "vertex", "instance"; or
+        /// [`Error::OWNER_ID`] when only the owner differs.
         part: &'static str,
-        /// How many the buffers were made for.
+        /// How many the buffers were made for (the identity of their owner, for [`Error::OWNER_ID`]).
         made_for: usize,
-        /// How many this one has.
+        /// How many this one has (its identity, for [`Error::OWNER_ID`]).
         here: usize,
     },
     /// Rule: a blend weight (a layer's weight, or one of its per-joint weights) is finite, not
@@ -321,6 +326,12 @@ pub enum Error {
         /// The instance of a crowd; `None` for a single pose.
         instance: Option<usize>,
     },
+}
+
+impl Error {
+    /// [`Error::WrongFrame`]'s `part` when every count of the buffers matches but they belong to
+    /// another owner (`made_for` and `here` are then the two owners' identities).
+    pub const OWNER_ID: &'static str = "owner identity";
 }
 
 impl fmt::Display for Error {
@@ -481,6 +492,11 @@ impl fmt::Display for Error {
                     "blend weight sum not finite: the weights meeting at joint {joint} overflow f32 when added"
                 ),
             },
+            Error::WrongFrame { what, owner, part: Error::OWNER_ID, made_for, here } => write!(
+                f,
+                "wrong frame: this {what} was made for another {owner} of the same shape ({owner} #{made_for}); \
+                 this is {owner} #{here}, and buffers are used only with the {owner} that made them or a clone of it"
+            ),
             Error::WrongFrame { what, owner, part, made_for, here } => write!(
                 f,
                 "wrong frame: this {what} was made for a {owner} with {}; this {owner} has {here}",

@@ -61,18 +61,6 @@ pub(crate) fn all_finite_palette_on(isa: Option<Runnable>, palette: &[PaletteMat
     }
 }
 
-/// [`check_rotations`] with its fast pass on the job's ISA when it runs on one.
-pub(crate) fn check_rotations_on(
-    isa: Option<Runnable>,
-    what: &'static str,
-    rotations: &[Quat],
-) -> Result<(), Error> {
-    match isa {
-        Some(isa) if scan::rotations_ok(isa, rotations) => Ok(()),
-        _ => check_rotations(what, rotations),
-    }
-}
-
 /// [`all_finite`] for palette entries (whose 64-byte alignment keeps them from being cast to floats).
 pub(crate) fn all_finite_palette(palette: &[PaletteMatrix]) -> bool {
     let mut acc = [0.0f32; LANES];

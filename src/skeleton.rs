@@ -40,10 +40,39 @@ use crate::numeric;
 use crate::reference;
 use glam::{Mat4, Quat, Vec3};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The identity of an owner of buffers (a [`Skeleton`], a [`Character`](crate::Character), and so a
+/// glTF scene): a number no other owner made in this process has, given at construction from one
+/// global counter. A clone keeps it (a clone is the same data, so its buffers fit); anything that
+/// builds a changed owner gives the result a new one. Buffers record their owner's identity, and every
+/// stage refuses a buffer of another owner ([`Error::WrongFrame`]) even when every count matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct OwnerId(u64);
+
+impl OwnerId {
+    /// A new identity. The counter is 64 bits wide: it cannot wrap in any process's life.
+    pub(crate) fn new() -> OwnerId {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        OwnerId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The identity as [`Error::WrongFrame`] reports it (saturated on targets whose `usize` is
+    /// narrower than 64 bits).
+    pub(crate) fn number(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
 
 /// A joint hierarchy (a tree or a forest) in level order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Two skeletons compare equal when they hold the same hierarchy (and names); buffers made for one
+/// ([`CrowdPose`](crate::CrowdPose), [`CrowdModels`](crate::CrowdModels)) are still refused by the
+/// other, unless it is a clone: a skeleton's identity is given at construction and kept by clones.
+#[derive(Clone, Debug)]
 pub struct Skeleton {
+    /// Who this skeleton is, for the buffers made for it.
+    id: OwnerId,
     /// Parents, children and levels in level order, checked for the kernels. Each joint's parent is
     /// smaller than its own index; the children of joint j are one range, empty for a leaf, which
     /// sits where its children would be, so the children of a range of joints are one range too.
@@ -57,6 +86,20 @@ pub struct Skeleton {
     /// Joint names in your order, when given.
     names: Option<Vec<String>>,
 }
+
+impl PartialEq for Skeleton {
+    /// The same hierarchy and names; the identity is not compared (see [`Skeleton`]).
+    fn eq(&self, other: &Skeleton) -> bool {
+        self.order == other.order
+            && self.parents == other.parents
+            && self.level_parents == other.level_parents
+            && self.level_of_original == other.level_of_original
+            && self.original_of_level == other.original_of_level
+            && self.names == other.names
+    }
+}
+
+impl Eq for Skeleton {}
 
 impl Skeleton {
     /// Builds a skeleton from a parent array in any order (glTF node order, depth first, or arbitrary).
@@ -150,6 +193,7 @@ impl Skeleton {
             .map(|&orig| parents[orig as usize].map(|p| level_of_original[p] as usize))
             .collect();
         Ok(Skeleton {
+            id: OwnerId::new(),
             order: LevelOrder::new(parents_level, child_start, child_end, level_start),
             parents: parents.to_vec(),
             level_parents,
@@ -175,7 +219,8 @@ impl Skeleton {
         Skeleton::from_parents(&converted)
     }
 
-    /// Attaches joint names, one per joint in your order.
+    /// Attaches joint names, one per joint in your order. The skeleton keeps its identity: names change
+    /// nothing that the buffers made for it hold.
     ///
     /// # Errors
     /// [`Error::CountMismatch`] when there is not exactly one name per joint.
@@ -395,9 +440,10 @@ impl Skeleton {
     /// The joints of one level, as level-order indices: a contiguous range (empty past the last level).
     /// Level 0 holds the roots.
     pub fn level(&self, level: usize) -> Range<usize> {
+        let starts = self.order.level_starts();
         match (
-            self.order.level_starts().get(level),
-            self.order.level_starts().get(level + 1),
+            starts.get(level),
+            level.checked_add(1).and_then(|next| starts.get(next)),
         ) {
             (Some(&s), Some(&e)) => s as usize..e as usize,
             _ => 0..0,
@@ -429,6 +475,11 @@ impl Skeleton {
             range = starts[range.start] as usize..ends[range.end - 1] as usize;
         }
         ranges
+    }
+
+    /// This skeleton's identity (kept by clones; see [`OwnerId`]).
+    pub(crate) fn id(&self) -> OwnerId {
+        self.id
     }
 
     /// The checked level-order arrays the kernels read.

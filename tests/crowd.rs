@@ -1149,11 +1149,13 @@ fn a_crowd_frame_of_another_character_is_the_wrong_frame() {
         c.crowd_palettes(&mut crowd).unwrap_err(),
         c.crowd_skin(&mut crowd).unwrap_err(),
     ] {
+        // Named as what was given, a crowd frame of a character (its pose inside is not what the
+        // caller passed).
         assert_eq!(
             err,
             Error::WrongFrame {
-                what: "CrowdPose",
-                owner: "skeleton",
+                what: "CrowdFrame",
+                owner: "character",
                 part: "joint",
                 made_for: 3,
                 here: 20
@@ -1161,7 +1163,7 @@ fn a_crowd_frame_of_another_character_is_the_wrong_frame() {
         );
         assert_eq!(
             err.to_string(),
-            "wrong frame: this CrowdPose was made for a skeleton with 3 joints; this skeleton has 20"
+            "wrong frame: this CrowdFrame was made for a character with 3 joints; this character has 20"
         );
     }
     // The same skeleton with one skin and no mesh.

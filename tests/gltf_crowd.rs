@@ -505,12 +505,103 @@ fn a_pose_made_for_another_skeleton_is_the_wrong_frame() {
     assert_eq!(
         err,
         Error::WrongFrame {
-            what: "CrowdPose",
-            owner: "skeleton",
-            part: "joint",
+            what: "CrowdFrame",
+            owner: "scene",
+            part: "node",
             made_for: 4,
             here: 3
         }
     );
+    assert_eq!(
+        err.to_string(),
+        "wrong frame: this CrowdFrame was made for a scene with 4 nodes; this scene has 3"
+    );
     assert_eq!(snapshot(&crowd), before, "a refused batch wrote the crowd");
+}
+
+/// `err` is `WrongFrame` for `what` of an `owner` whose counts all match: only the identity differs.
+fn identity_error(err: &Error, what: &str, owner: &str) {
+    match err {
+        Error::WrongFrame {
+            what: w,
+            owner: o,
+            part,
+            made_for,
+            here,
+        } => {
+            assert_eq!((*w, *o, *part), (what, owner, Error::OWNER_ID), "{err}");
+            assert_ne!(made_for, here, "{err}");
+        }
+        other => panic!("not WrongFrame: {other}"),
+    }
+    assert!(
+        err.to_string().starts_with(&format!(
+            "wrong frame: this {what} was made for another {owner} of the same shape"
+        )),
+        "{err}"
+    );
+}
+
+/// Ownership, not shape (issue 31): two scenes loaded from the same bytes have the same shape, yet each
+/// refuses the other's frames at every stage, `drawn` included (it paired this scene's triangles with
+/// the other scene's vertices), and the other's crowd frames and poses; a clone takes them.
+#[test]
+fn a_frame_of_a_scene_loaded_from_the_same_bytes_is_refused_everywhere() {
+    let bytes = animated_rig();
+    let a = GltfScene::from_slice(&bytes).unwrap();
+    let b = GltfScene::from_slice(&bytes).unwrap();
+    let mut frame = b.frame_buffers();
+    b.evaluate(Some(0), 0.25, Wrap::Clamp, &mut frame).unwrap();
+    let before = format!("{:?} {:?}", frame.level_pose(), frame.meshes());
+    for err in [
+        a.evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+            .unwrap_err(),
+        a.sample(Some(0), 0.5, Wrap::Clamp, &mut frame).unwrap_err(),
+        a.local_to_model(&mut frame).unwrap_err(),
+        a.palettes(&mut frame).unwrap_err(),
+        a.skin(&mut frame).unwrap_err(),
+        a.character().rigid(&mut frame).unwrap_err(),
+        a.drawn(&frame).map(|_| ()).unwrap_err(),
+    ] {
+        identity_error(&err, "Frame", "scene");
+    }
+    assert_eq!(
+        format!("{:?} {:?}", frame.level_pose(), frame.meshes()),
+        before,
+        "a refused frame was written"
+    );
+    assert_eq!(a.world_matrix(&frame, 0), None, "another scene's matrix");
+    assert!(b.world_matrix(&frame, 0).is_some());
+    // Crowds: the frame, and a pose sampled on its own.
+    let (clips, times, _) = batch(&a, 4);
+    let mut crowd = b.crowd_buffers(4).unwrap();
+    let before = snapshot(&crowd);
+    for err in [
+        a.evaluate_crowd(&clips, &times, Wrap::Clamp, &mut crowd)
+            .unwrap_err(),
+        a.character().evaluate_crowd(&mut crowd).unwrap_err(),
+    ] {
+        identity_error(&err, "CrowdFrame", "scene");
+    }
+    assert_eq!(snapshot(&crowd), before, "a refused crowd was written");
+    let mut pose = CrowdPose::new(b.skeleton(), 4).unwrap();
+    let err = a
+        .sample_crowd(&clips, &times, Wrap::Clamp, Threads::One, &mut pose)
+        .unwrap_err();
+    identity_error(&err, "CrowdPose", "skeleton");
+    // A clone of b is b.
+    let clone = b.clone();
+    clone
+        .evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+        .unwrap();
+    assert_eq!(
+        clone.drawn(&frame).unwrap().len(),
+        b.drawn(&frame).unwrap().len()
+    );
+    clone
+        .evaluate_crowd(&clips, &times, Wrap::Clamp, &mut crowd)
+        .unwrap();
+    clone
+        .sample_crowd(&clips, &times, Wrap::Clamp, Threads::One, &mut pose)
+        .unwrap();
 }

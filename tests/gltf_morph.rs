@@ -390,7 +390,7 @@ fn rigid_and_static_meshes_and_multi_primitive_meshes() {
         scene
             .evaluate(Some(0), 1.0, Wrap::Clamp, &mut frame)
             .unwrap();
-        let drawn = scene.drawn(&frame);
+        let drawn = scene.drawn(&frame).unwrap();
         let listed: Vec<_> = drawn
             .iter()
             .map(|d| (d.node, d.primitive, d.kind))
@@ -663,7 +663,7 @@ fn robot_expressive_draws_all_19_primitives_at_any_clip_and_time() {
         scene
             .evaluate(Some(clip), t, Wrap::Clamp, &mut reference)
             .unwrap();
-        let drawn = scene.drawn(&reference);
+        let drawn = scene.drawn(&reference).unwrap();
         assert_eq!(drawn.len(), 19, "clip {clip}");
         for d in &drawn {
             assert!(

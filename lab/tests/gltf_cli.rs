@@ -80,7 +80,7 @@ fn json_output_matches_the_library_for_every_asset() {
             .evaluate(Some(0), time, Wrap::Clamp, &mut frame)
             .unwrap();
         let meshes = v["meshes"].as_array().unwrap();
-        let drawn = scene.drawn(&frame);
+        let drawn = scene.drawn(&frame).unwrap();
         assert_eq!(
             meshes.len(),
             scene.primitives().len() + scene.rigid_primitives().len()
@@ -153,7 +153,7 @@ fn obj_output_for_every_asset() {
         scene
             .evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
             .unwrap();
-        let drawn = scene.drawn(&frame);
+        let drawn = scene.drawn(&frame).unwrap();
         let vertices: usize = drawn.iter().map(|d| d.vertices.positions.len()).sum();
         let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
         let normals: usize = drawn

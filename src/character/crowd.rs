@@ -38,8 +38,9 @@
 //! # Ok::<(), ispc_skinning::Error>(())
 //! ```
 
+use super::check::check_output;
 use super::frame::{bounds, SkinnedVertices};
-use super::{check_output, Character};
+use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
@@ -48,6 +49,7 @@ use crate::local_to_model::crowd::{
     check_crowd_size, CrowdLocalToModelJob, CrowdModels, CrowdPose,
 };
 use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
+use crate::skeleton::OwnerId;
 use crate::skinning::crowd::CrowdSkinningJob;
 use glam::{Mat4, Vec3, Vec4};
 
@@ -55,6 +57,8 @@ use glam::{Mat4, Vec3, Vec4};
 /// plus how the crowd's jobs run (public fields with builder-style setters, as on [`Frame`](crate::Frame)).
 #[derive(Clone, Debug)]
 pub struct CrowdFrame {
+    /// The character that made the frame (the only one, with its clones, that takes it).
+    owner: OwnerId,
     instances: usize,
     pose: CrowdPose,
     roots: Vec<Mat4>,
@@ -163,6 +167,7 @@ fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T]> {
         return None;
     }
     let v = all.len() / instances;
+    // instance < instances, so (instance + 1) * v <= all.len(): neither product overflows.
     all.get(instance * v..(instance + 1) * v)
 }
 
@@ -177,7 +182,10 @@ impl Character {
     /// instances' joints, palette entries or skinned vertices would pass
     /// [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
     pub fn crowd_buffers(&self, instances: usize) -> Result<CrowdFrame, Error> {
-        let vertices: usize = self.meshes.iter().map(|m| m.vertex_count()).sum();
+        let vertices = self
+            .meshes
+            .iter()
+            .fold(0usize, |sum, m| sum.saturating_add(m.vertex_count()));
         check_crowd_size(instances, vertices, "skinned vertex")?;
         let mut pose = CrowdPose::new(&self.skeleton, instances)?;
         let (t, q, s) = self.level_rest();
@@ -207,6 +215,7 @@ impl Character {
             .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count() * instances))
             .collect();
         Ok(CrowdFrame {
+            owner: self.id(),
             instances,
             pose,
             roots: vec![Mat4::IDENTITY; instances],
@@ -219,9 +228,10 @@ impl Character {
         })
     }
 
-    /// [`Error::WrongFrame`] unless the crowd frame was made by this character.
-    fn check_crowd(&self, frame: &CrowdFrame) -> Result<(), Error> {
-        frame.pose.check_owner(&self.skeleton)?;
+    /// [`Error::WrongFrame`] unless the crowd frame was made by this character (or a clone): the
+    /// frame's counts first, then its pose (which [`CrowdFrame::pose_mut`] can replace by a pose of
+    /// another skeleton), then the frame's identity.
+    pub(crate) fn check_crowd(&self, frame: &CrowdFrame) -> Result<(), Error> {
         let wrong = |part, made_for, here| Error::WrongFrame {
             what: "CrowdFrame",
             owner: self.nouns.owner,
@@ -229,6 +239,14 @@ impl Character {
             made_for,
             here,
         };
+        // A frame of another character is named as one, not by the pose inside it.
+        if frame.owner != self.id() && frame.pose.level_order() != self.skeleton.level_order() {
+            return Err(wrong(
+                self.nouns.joint,
+                frame.pose.joints(),
+                self.skeleton.len(),
+            ));
+        }
         if frame.palettes.len() != self.skins.len() {
             return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
         }
@@ -244,6 +262,16 @@ impl Character {
             check_output(out, mesh, frame.instances)
                 .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
         }
+        if frame.owner != self.id() {
+            return Err(wrong(
+                Error::OWNER_ID,
+                frame.owner.number(),
+                self.id().number(),
+            ));
+        }
+        // The frame is this character's: a pose put in through `pose_mut` is named as the pose.
+        frame.pose.check_owner(&self.skeleton)?;
+        frame.models.check_owner(&self.skeleton)?;
         Ok(())
     }
 

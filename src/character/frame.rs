@@ -7,6 +7,7 @@ use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::numeric;
+use crate::skeleton::OwnerId;
 use crate::skinning::job::SkinOutput;
 use crate::skinning::mesh::SkinnedMesh;
 use glam::{Mat4, Quat, Vec3, Vec4};
@@ -115,6 +116,8 @@ pub struct Frame {
     pub(crate) scratch: Scratch,
     /// Level index of each of your joints.
     pub(crate) level_of: Arc<[usize]>,
+    /// The character that made the frame (the only one, with its clones, that takes it).
+    pub(crate) owner: OwnerId,
     /// Who runs the frame's jobs; [`Backend::Auto`] by default.
     pub backend: Backend,
     /// Renormalization of skinned normals and tangents; [`Renormalize::default()`] by default, as for
@@ -345,7 +348,7 @@ fn set_weights(
         return Err(Error::CountMismatch {
             what,
             expected: len,
-            got: i + 1,
+            got: i.saturating_add(1),
         });
     };
     if w.len() != weights.len() {

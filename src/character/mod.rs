@@ -19,7 +19,9 @@
 //!
 //! [`Character::evaluate`] runs stages 2 to 5. The frame carries how they run ([`Frame::backend`],
 //! [`Frame::threads`], [`Frame::renormalize`]), and every stage first checks that the frame was made
-//! by this character ([`Error::WrongFrame`]). [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
+//! by this character or a clone of it ([`Error::WrongFrame`]): a character has an identity, given when
+//! it is made and kept by clones, and a frame of another character is refused even when every count
+//! matches. Each `with_*` builder returns a new character (a new identity), whose frames hold more. [`CrowdFrame`](crate::CrowdFrame) does the same for many instances at once.
 //!
 //! ```
 //! use ispc_skinning::glam::{Quat, Vec3};
@@ -42,6 +44,7 @@
 //! # Ok::<(), ispc_skinning::Error>(())
 //! ```
 
+mod check;
 pub(crate) mod crowd;
 mod frame;
 pub(crate) mod morph;
@@ -61,7 +64,7 @@ use crate::local_to_model::LocalToModelJob;
 use crate::morph::MorphTargets;
 use crate::numeric;
 use crate::palette::PaletteJob;
-use crate::skeleton::Skeleton;
+use crate::skeleton::{OwnerId, Skeleton};
 use crate::skinning::job::{check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
 use crate::Backend;
@@ -136,6 +139,9 @@ pub struct Character {
     mesh_default_weights: Vec<Vec<f32>>,
     rigid_default_weights: Vec<Vec<f32>>,
     nouns: Nouns,
+    /// Who this character is: every frame it makes records it, and every stage refuses a frame of
+    /// another character. Clones keep it; every `with_*` builder gives its result a new one.
+    id: OwnerId,
 }
 
 impl Character {
@@ -261,6 +267,7 @@ impl Character {
                 owner: "character",
                 joint: "joint",
             },
+            id: OwnerId::new(),
         })
     }
 
@@ -307,6 +314,8 @@ impl Character {
             self.rigid_levels.push(level);
             self.rigid_default_weights.push(weights);
         }
+        // Its frames hold other rigid outputs: another character.
+        self.id = OwnerId::new();
         Ok(self)
     }
 
@@ -326,7 +335,7 @@ impl Character {
             return Err(Error::CountMismatch {
                 what: "skinned meshes",
                 expected: self.meshes.len(),
-                got: mesh + 1,
+                got: mesh.saturating_add(1),
             });
         };
         let weights = vec![0.0; targets.count()];
@@ -351,7 +360,7 @@ impl Character {
             return Err(Error::CountMismatch {
                 what: "skinned meshes",
                 expected: self.meshes.len(),
-                got: mesh + 1,
+                got: mesh.saturating_add(1),
             });
         };
         if !morph.fits(prepared) {
@@ -363,6 +372,8 @@ impl Character {
         }
         self.mesh_morphs[mesh] = Some(morph);
         self.mesh_default_weights[mesh] = weights;
+        // Its frames hold a morphed copy of the mesh: another character.
+        self.id = OwnerId::new();
         Ok(self)
     }
 
@@ -482,6 +493,7 @@ impl Character {
             rigid_weights: self.rigid_default_weights.clone(),
             scratch: Scratch::with_room(self.scratch_room()),
             level_of: self.level_of.clone(),
+            owner: self.id,
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
             threads: Threads::One,
@@ -489,95 +501,9 @@ impl Character {
         }
     }
 
-    /// [`Error::WrongFrame`] naming the first part of the frame that does not fit this character.
-    pub(crate) fn check_frame(&self, frame: &Frame) -> Result<(), Error> {
-        let wrong = |part, made_for, here| Error::WrongFrame {
-            what: "Frame",
-            owner: self.nouns.owner,
-            part,
-            made_for,
-            here,
-        };
-        if *frame.level_of != *self.level_of {
-            return Err(wrong(
-                self.nouns.joint,
-                frame.level_of.len(),
-                self.level_of.len(),
-            ));
-        }
-        if frame.palettes.len() != self.skins.len() {
-            return Err(wrong("skin", frame.palettes.len(), self.skins.len()));
-        }
-        for (palette, skin) in frame.palettes.iter().zip(&self.skins) {
-            if palette.len() != skin.joints.len() {
-                return Err(wrong("skin joint", palette.len(), skin.joints.len()));
-            }
-        }
-        if frame.meshes.len() != self.meshes.len() {
-            return Err(wrong("mesh", frame.meshes.len(), self.meshes.len()));
-        }
-        for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
-            check_output(out, mesh, 1)
-                .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
-        }
-        if frame.rigid.len() != self.rigid.len() {
-            return Err(wrong("rigid mesh", frame.rigid.len(), self.rigid.len()));
-        }
-        for (out, mesh) in frame.rigid.iter().zip(&self.rigid) {
-            let got = (
-                out.positions.len(),
-                out.normals.as_ref().map(Vec::len),
-                out.tangents.as_ref().map(Vec::len),
-            );
-            let want = mesh.output_lengths();
-            if got != want {
-                return Err(wrong("rigid mesh vertex", got.0, want.0));
-            }
-        }
-        for (got, want) in [
-            (&frame.mesh_weights, &self.mesh_default_weights),
-            (&frame.rigid_weights, &self.rigid_default_weights),
-        ] {
-            if got.len() != want.len() {
-                return Err(wrong("morph weight vector", got.len(), want.len()));
-            }
-            for (g, w) in got.iter().zip(want) {
-                if g.len() != w.len() {
-                    return Err(wrong("morph weight", g.len(), w.len()));
-                }
-            }
-        }
-        // The morphed copies: one per mesh with targets, grouped as the mesh is (the morph checks the
-        // groups again before it writes).
-        let copies = |m: &[Option<SkinnedMesh>]| m.iter().flatten().count();
-        let (made_for, here) = (
-            copies(&frame.morphed),
-            self.mesh_morphs.iter().flatten().count(),
-        );
-        if frame.morphed.len() != self.meshes.len() || made_for != here {
-            return Err(wrong("morphed mesh", made_for, here));
-        }
-        for ((copy, mesh), morph) in frame
-            .morphed
-            .iter()
-            .zip(&self.meshes)
-            .zip(&self.mesh_morphs)
-        {
-            match (copy, morph) {
-                (Some(c), Some(m)) if m.fits(c) => {}
-                (None, None) => {}
-                _ => {
-                    let len = copy.as_ref().map_or(0, |c| c.vertex_count());
-                    return Err(wrong("morphed mesh vertex", len, mesh.vertex_count()));
-                }
-            }
-        }
-        let room = frame.scratch.positions.len();
-        let needed = self.scratch_room();
-        if room < needed {
-            return Err(wrong("scratch vertex", room, needed));
-        }
-        Ok(())
+    /// This character's identity (kept by clones; see [`OwnerId`]).
+    pub(crate) fn id(&self) -> OwnerId {
+        self.id
     }
 
     /// The scratch vertices a frame needs: room for the largest rigid mesh (skinned meshes are morphed
@@ -795,45 +721,6 @@ impl Character {
         self.skin(frame)?;
         self.rigid(frame)
     }
-}
-
-/// Whether a frame's output of one mesh (for `instances` instances) fits the mesh: as many vertices,
-/// and normal and tangent streams exactly where the mesh has them. The mismatch, as
-/// [`Error::WrongFrame`]'s part and counts (per instance), otherwise.
-pub(crate) fn check_output(
-    out: &SkinnedVertices,
-    mesh: &SkinnedMesh,
-    instances: usize,
-) -> Result<(), (&'static str, usize, usize)> {
-    let v = mesh.vertex_count().saturating_mul(instances);
-    let per_instance = |len: usize| len.checked_div(instances).unwrap_or(len);
-    if out.positions.len() != v {
-        return Err((
-            "vertex",
-            per_instance(out.positions.len()),
-            mesh.vertex_count(),
-        ));
-    }
-    for (part, stream, present) in [
-        (
-            "mesh normal stream",
-            out.normals.as_ref().map(Vec::len),
-            mesh.has_normals(),
-        ),
-        (
-            "mesh tangent stream",
-            out.tangents.as_ref().map(Vec::len),
-            mesh.has_tangents(),
-        ),
-    ] {
-        if stream.is_some() != present {
-            return Err((part, usize::from(stream.is_some()), usize::from(present)));
-        }
-        if let Some(len) = stream.filter(|&len| len != v) {
-            return Err(("vertex", per_instance(len), mesh.vertex_count()));
-        }
-    }
-    Ok(())
 }
 
 /// [`Error::CountMismatch`] unless `got == expected`.

@@ -76,7 +76,7 @@ const MAX_ITEMS_PER_CALL: usize = 1 << 24;
 
 type TransformPointsFn =
     unsafe extern "C" fn(src: *const f32, dst: *mut f32, n: i32, m: *const f32);
-/// `finite_floats(x, n)` and `rotations_ok(q, n)` (ispc/numeric.ispc): whether every value is fine.
+/// `finite_floats(x, n)` (ispc/numeric.ispc): whether every float is finite.
 type ScanFn = unsafe extern "C" fn(*const f32, i32) -> bool;
 
 /// `morph_floats(base, out, n, deltas, weights, targets, accumulate)` (ispc/morph.ispc).
@@ -182,7 +182,6 @@ pub(crate) struct Kernels {
     skin_p_bone_major: SkinPBoneMajorFn,
     blend_trs: BlendTrsFn,
     finite_floats: ScanFn,
-    rotations_ok: ScanFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -213,7 +212,6 @@ macro_rules! kernel_table {
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
                 blend_trs: isa::[<blend_trs_ $suffix>],
                 finite_floats: isa::[<finite_floats_ $suffix>],
-                rotations_ok: isa::[<rotations_ok_ $suffix>],
             }
             }
         }

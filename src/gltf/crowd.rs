@@ -22,7 +22,8 @@ impl GltfScene {
     /// directly; with [`Threads::All`] the blocks of 16 instances are spread over rayon's pool.
     ///
     /// # Errors
-    /// [`Error::WrongFrame`] for a pose made for another skeleton; [`Error::CountMismatch`] when `clips`
+    /// [`Error::WrongFrame`] for a pose made for another skeleton (another scene's, even with the same
+    /// nodes); [`Error::CountMismatch`] when `clips`
     /// or `times` does not have one entry per instance; [`GltfError::InstanceClipOutOfRange`] and
     /// [`GltfError::InstanceTimeNotFinite`] naming the first instance whose clip or time is bad. Nothing
     /// is written when any rule fails.
@@ -116,6 +117,8 @@ impl GltfScene {
         wrap: Wrap,
         frame: &mut CrowdFrame,
     ) -> Result<(), Error> {
+        // A crowd frame of another scene is named as the frame, before its pose is sampled.
+        self.character.check_crowd(frame)?;
         let threads = frame.threads;
         self.sample_crowd(clips, times, wrap, threads, frame.pose_mut())?;
         self.character.evaluate_crowd(frame)

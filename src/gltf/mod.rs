@@ -129,7 +129,9 @@
 //!   ([`GltfError::RotationKey`]; the tangents of a `CUBICSPLINE` sampler may be any finite values), and a sampler has at least one key and one output per key, three
 //!   for `CUBICSPLINE` ([`GltfError::KeyCount`]);
 //! - at evaluation, a clip index names a clip ([`GltfError::ClipOutOfRange`]) and the time is finite
-//!   ([`GltfError::TimeNotFinite`]); a [`Frame`] made for another scene is [`Error::WrongFrame`].
+//!   ([`GltfError::TimeNotFinite`]); a [`Frame`] or [`CrowdFrame`](crate::CrowdFrame) made for another
+//!   scene (even a scene loaded from the same file; a clone of this one is this scene) is
+//!   [`Error::WrongFrame`], at every stage and in [`GltfScene::drawn`].
 
 mod accessors;
 mod buffers;
@@ -324,7 +326,12 @@ impl GltfScene {
 
     /// Every drawn primitive instance with its vertices in `frame` (after an evaluation), skinned and
     /// rigid together, sorted by node index then primitive index.
-    pub fn drawn<'a>(&'a self, frame: &'a Frame) -> Vec<DrawnPrimitive<'a>> {
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a frame of another scene (even one with the same nodes and
+    /// primitives): its vertices are not the ones this scene's triangles index.
+    pub fn drawn<'a>(&'a self, frame: &'a Frame) -> Result<Vec<DrawnPrimitive<'a>>, Error> {
+        self.character.check_frame(frame)?;
         let skinned = self
             .primitives
             .iter()
@@ -356,7 +363,7 @@ impl GltfScene {
         let mut all: Vec<_> = skinned.chain(rigid).collect();
         // Stable, and the two lists are each sorted already; a node is either skinned or not.
         all.sort_by_key(|d| (d.node, d.primitive));
-        all
+        Ok(all)
     }
 
     /// The animation clips, in file order.
@@ -374,8 +381,10 @@ impl GltfScene {
         self.character.rest_pose(node)
     }
 
-    /// The world matrix of a glTF node in a frame (after [`GltfScene::local_to_model`]).
+    /// The world matrix of a glTF node in a frame (after [`GltfScene::local_to_model`]); `None` for a
+    /// node the scene does not have, or a frame of another scene.
     pub fn world_matrix(&self, frame: &Frame, node: usize) -> Option<Mat4> {
+        self.character.check_frame(frame).ok()?;
         frame.model(node)
     }
 

@@ -8,7 +8,8 @@
 //! L1 set conflicts doubled its cost on this machine class (see the notes).
 //!
 //! [`CrowdPose`] and [`CrowdModels`] are made for one skeleton and speak its user order: joint `j` is
-//! the joint the skeleton's parent array calls `j`; the blocks inside are in level order.
+//! the joint the skeleton's parent array calls `j`; the blocks inside are in level order. They belong
+//! to that skeleton (and its clones): another skeleton refuses them even with the same hierarchy.
 //!
 //! [`CrowdLocalToModelJob`] follows the ozz job shape. Its rules: the pose and the models were made for
 //! this skeleton ([`Error::WrongFrame`]) and have the same instance count ([`Error::CountMismatch`]);
@@ -26,7 +27,7 @@ use crate::layout::crowd::{MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::layout::trs::Trs;
 use crate::numeric;
 use crate::reference;
-use crate::skeleton::Skeleton;
+use crate::skeleton::{OwnerId, Skeleton};
 use glam::{Mat4, Quat, Vec3};
 
 pub(crate) fn blocks(instances: usize) -> usize {
@@ -52,9 +53,10 @@ pub(crate) fn check_crowd_size(
     Ok(())
 }
 
-/// The skeleton a crowd buffer was made for: its joint count and the level index of each joint.
+/// The skeleton a crowd buffer was made for: its identity, and the level index of each joint.
 #[derive(Clone, Debug, PartialEq)]
 struct Owner {
+    id: OwnerId,
     level_of: Vec<usize>,
 }
 
@@ -68,6 +70,7 @@ impl Owner {
         }
         check_crowd_size(instances, skeleton.len(), "joint")?;
         Ok(Owner {
+            id: skeleton.id(),
             level_of: skeleton.level_order().to_vec(),
         })
     }
@@ -76,16 +79,25 @@ impl Owner {
         self.level_of.len()
     }
 
-    /// [`Error::WrongFrame`] unless `skeleton` is the one these buffers were made for.
+    /// [`Error::WrongFrame`] unless `skeleton` is the one these buffers were made for (or a clone):
+    /// the joints first, then the identity.
     fn check(&self, what: &'static str, skeleton: &Skeleton) -> Result<(), Error> {
+        let wrong = |part, made_for, here| Error::WrongFrame {
+            what,
+            owner: "skeleton",
+            part,
+            made_for,
+            here,
+        };
         if self.level_of != skeleton.level_order() {
-            return Err(Error::WrongFrame {
-                what,
-                owner: "skeleton",
-                part: "joint",
-                made_for: self.joints(),
-                here: skeleton.len(),
-            });
+            return Err(wrong("joint", self.joints(), skeleton.len()));
+        }
+        if self.id != skeleton.id() {
+            return Err(wrong(
+                Error::OWNER_ID,
+                self.id.number(),
+                skeleton.id().number(),
+            ));
         }
         Ok(())
     }
@@ -252,6 +264,11 @@ impl CrowdPose {
         use rayon::prelude::*;
         let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
         self.data.par_chunks_mut(size)
+    }
+
+    /// The level index of each joint of the skeleton the pose was made for.
+    pub(crate) fn level_order(&self) -> &[usize] {
+        &self.owner.level_of
     }
 
     /// [`Error::WrongFrame`] unless this pose was made for `skeleton`.

@@ -266,7 +266,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             Backend::Auto => Backend::selected().map_err(|e| e.to_string())?,
             b => b,
         };
-        let drawn = scene.drawn(&frame);
+        let drawn = scene.drawn(&frame).map_err(|e| e.to_string())?;
         let vertices: usize = drawn.iter().map(|d| d.vertices.positions.len()).sum();
         let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
         let kind = |k: PrimitiveKind| drawn.iter().filter(|d| d.kind == k).count();
@@ -309,7 +309,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         ))
     };
     let max = args.limits.max_output_bytes;
-    let drawn = scene.drawn(&frame);
+    let drawn = scene.drawn(&frame).map_err(|e| e.to_string())?;
     let camera = super::render::Camera {
         azimuth: args.azimuth,
         elevation: args.elevation,
