@@ -10,6 +10,7 @@ use arbitrary::Arbitrary;
 use ispc_skinning::glam::Vec3;
 use ispc_skinning::{Backend, Isa, MeshInput, PrepareOptions, Renormalize, SkinnedMesh, Threads};
 
+pub mod floats;
 pub mod guard;
 pub mod scene;
 
