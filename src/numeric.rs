@@ -82,19 +82,33 @@ pub(crate) fn first_not_finite_palette(palette: &[PaletteMatrix]) -> Option<usiz
         .position(|m| !m.rows.as_flattened().iter().all(|x| x.is_finite()))
 }
 
-/// The largest magnitude of the palette's affine rows, or `None` where one is not finite.
+/// The largest magnitude of the palette's affine rows (rows 0 to 2: the kernels never read row 3), or
+/// `None` where one of their floats is not finite.
 pub(crate) fn palette_magnitude(palette: &[PaletteMatrix]) -> Option<f64> {
-    if !all_finite_palette(palette) {
-        return None;
-    }
-    let mut acc = [0.0f32; 12];
+    let (mut sum, mut most) = ([0.0f32; 12], [0.0f32; 12]);
     for m in palette {
-        for (a, x) in acc.iter_mut().zip(m.rows[..3].as_flattened()) {
+        for ((s, a), x) in sum
+            .iter_mut()
+            .zip(&mut most)
+            .zip(m.rows[..3].as_flattened())
+        {
+            *s += x;
             let v = x.abs();
             *a = if v > *a { v } else { *a };
         }
     }
-    Some(f64::from(acc.iter().fold(0.0f32, |m, &a| m.max(a))))
+    let finite = sum.iter().all(|s| s.is_finite())
+        || palette
+            .iter()
+            .all(|m| m.rows[..3].as_flattened().iter().all(|x| x.is_finite()));
+    finite.then(|| f64::from(most.iter().fold(0.0f32, |m, &a| m.max(a))))
+}
+
+/// The first palette entry with a float of its affine rows (0 to 2) that is not finite.
+pub(crate) fn first_not_finite_rows(palette: &[PaletteMatrix]) -> Option<usize> {
+    palette
+        .iter()
+        .position(|m| !m.rows[..3].as_flattened().iter().all(|x| x.is_finite()))
 }
 
 /// The largest `|x|` of `xs` as an `f64`, or `None` when an element is NaN or infinite; 0 for none.
@@ -142,31 +156,16 @@ pub(crate) fn first_not_finite(what: &'static str, xs: &[f32], per_item: usize) 
     })
 }
 
-/// Whether `q` meets the rotation rule: finite, with a squared length that is a normal `f32`.
+/// Whether `q` meets the rotation rule: finite, with a squared length that is a normal `f32`. The sum
+/// is in the kernels' order (`rotation_scale` in ispc/hierarchy.ispc).
 pub(crate) fn rotation_ok(q: Quat) -> bool {
-    (f32::MIN_POSITIVE..=f32::MAX).contains(&q.length_squared())
+    let n = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+    (f32::MIN_POSITIVE..=f32::MAX).contains(&n)
 }
 
-/// Whether every rotation meets the rotation rule: one pass that vectorizes (four quaternions a step,
-/// each squared length tested against the normal range), with the exact test only for a rotation
-/// outside it.
+/// Whether every rotation meets the rotation rule, in one pass with no early exit.
 pub(crate) fn rotations_ok(rotations: &[Quat]) -> bool {
-    let floats: &[f32] = bytemuck::cast_slice(rotations);
-    let mut outside = 0u32;
-    let mut chunks = floats.chunks_exact(16);
-    for c in &mut chunks {
-        for k in 0..4 {
-            let (x, y, z, w) = (c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
-            let n = x * x + y * y + z * z + w * w;
-            outside |= u32::from(!(n >= f32::MIN_POSITIVE && n <= f32::MAX));
-        }
-    }
-    outside == 0
-        && chunks
-            .remainder()
-            .chunks_exact(4)
-            .all(|q| rotation_ok(Quat::from_xyzw(q[0], q[1], q[2], q[3])))
-        || rotations.iter().all(|&q| rotation_ok(q))
+    rotations.iter().fold(true, |ok, &q| ok & rotation_ok(q))
 }
 
 /// [`Error::NotFinite`] or [`Error::RotationLength`] for the first rotation of `rotations` that breaks

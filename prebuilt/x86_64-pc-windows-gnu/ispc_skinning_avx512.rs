@@ -79,7 +79,7 @@ unsafe extern "C" {
         begin: i32,
         end: i32,
         root: *const f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn ltm_joint_trs_avx512(
@@ -91,7 +91,7 @@ unsafe extern "C" {
         begin: i32,
         end: i32,
         root: *const f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn ltm_level_soa_avx512(
@@ -156,6 +156,9 @@ unsafe extern "C" {
         targets: i32,
         accumulate: bool,
     );
+}
+unsafe extern "C" {
+    pub fn finite_floats_avx512(x: *const f32, n: i32) -> bool;
 }
 unsafe extern "C" {
     pub fn skin_group_avx512(a: *const SkinGroupArgs);

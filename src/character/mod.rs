@@ -65,7 +65,7 @@ use crate::morph::MorphTargets;
 use crate::numeric;
 use crate::palette::PaletteJob;
 use crate::skeleton::{OwnerId, Skeleton};
-use crate::skinning::job::{check_skinned, SkinningJob};
+use crate::skinning::job::{check_palette, check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
 use crate::Backend;
 use glam::{Mat4, Quat, Vec3};
@@ -654,13 +654,8 @@ impl Character {
                         )
                     {
                         // The fused pass has no bound to prove: its outputs are checked.
-                        if !numeric::all_finite_palette(palette) {
-                            return Err(Error::NotFinite {
-                                what: "palette",
-                                index: numeric::first_not_finite_palette(palette).unwrap_or(0),
-                                value: f32::NAN,
-                            });
-                        }
+                        let used = palette.get(..mesh.joint_count()).unwrap_or(palette);
+                        check_palette(used)?;
                         check_skinned(&out.output(), mesh.vertex_count())?;
                         continue;
                     }

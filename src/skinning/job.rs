@@ -159,6 +159,12 @@ impl<'a> SkinningJob<'a> {
 
     /// Checks every rule (see the module docs) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
+        self.plan()?;
+        check_palette(&self.palette[..self.mesh.joint_count()])
+    }
+
+    /// Every rule but the palette's floats, which `run` checks with the bound it proves.
+    fn plan(&self) -> Result<(), Error> {
         if self.palette.len() < self.mesh.joint_count() {
             return Err(Error::CountMismatch {
                 what: "palette entries (at least the mesh's joint count)",
@@ -178,7 +184,7 @@ impl<'a> SkinningJob<'a> {
     /// bound cannot prove it (very large values, or [`Renormalize::Fast`], whose estimate has no
     /// bound for tiny vectors) are the outputs checked after it.
     pub fn run(&mut self) -> Result<(), Error> {
-        self.validate()?;
+        self.plan()?;
         let resolved = self.backend.resolve()?;
         let used = self
             .palette
@@ -186,13 +192,7 @@ impl<'a> SkinningJob<'a> {
             .unwrap_or(self.palette);
         let proven = match numeric::palette_magnitude(used) {
             Some(m) => self.mesh.bounded_by(m) && self.renormalize != Renormalize::Fast,
-            None => {
-                return Err(Error::NotFinite {
-                    what: "palette",
-                    index: numeric::first_not_finite_palette(used).unwrap_or(0),
-                    value: f32::NAN,
-                })
-            }
+            None => return check_palette(used),
         };
         self.skin(resolved)?;
         if proven {
@@ -263,6 +263,24 @@ impl<'a> SkinningJob<'a> {
             ffi::skin_mesh(isa, mesh, self.palette, &out, plan);
         }
         Ok(())
+    }
+}
+
+/// [`Error::NotFinite`] for the first palette entry whose affine rows (0 to 2, the rows skinning reads)
+/// hold a float that is not finite, naming the value.
+pub(crate) fn check_palette(palette: &[PaletteMatrix]) -> Result<(), Error> {
+    match numeric::first_not_finite_rows(palette) {
+        Some(index) => Err(Error::NotFinite {
+            what: "palette",
+            index,
+            value: palette[index].rows[..3]
+                .as_flattened()
+                .iter()
+                .copied()
+                .find(|x| !x.is_finite())
+                .unwrap_or(f32::NAN),
+        }),
+        None => Ok(()),
     }
 }
 

@@ -66,7 +66,7 @@ fn input(n: usize, rng: &mut Rng, mixed: bool) -> Input {
     m
 }
 
-/// Deltas of every target for one attribute (NaN for the zero-weight target), or none at all.
+/// Deltas of every target for one attribute (far larger for the zero-weight target), or none at all.
 fn deltas(n: usize, rng: &mut Rng, scale: f32, present: bool) -> Vec<Option<Vec<Vec3>>> {
     WEIGHTS
         .iter()
@@ -74,11 +74,10 @@ fn deltas(n: usize, rng: &mut Rng, scale: f32, present: bool) -> Vec<Option<Vec<
             present.then(|| {
                 (0..n)
                     .map(|_| {
-                        if w == 0.0 {
-                            Vec3::NAN
-                        } else {
-                            random_vec3(rng, -scale..scale)
-                        }
+                        // Deltas must be finite (the numeric rules); the zero-weight target's are
+                        // a million times larger, so reading it would still show.
+                        let far = if w == 0.0 { 1e6 } else { 1.0 };
+                        random_vec3(rng, -scale..scale) * far
                     })
                     .collect()
             })

@@ -50,6 +50,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     };
     // The outputs are checked before the minutes of measuring: never the glTF measured (nor a file it
     // names), never each other.
+    // `mut` is used only with the gltf feature.
+    #[cfg_attr(not(feature = "gltf"), allow(unused_mut))]
     let mut protected = crate::output::Protected::new();
     #[cfg(feature = "gltf")]
     if let Some(gltf) = super::gltf::asset(options.gltf.as_deref()) {
