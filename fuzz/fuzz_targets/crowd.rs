@@ -249,7 +249,11 @@ fn jobs(input: &Jobs) {
         .backend(backend)
         .threads(threads)
         .run();
-    out.check(result.is_ok(), vertices);
+    // A result that overflowed f32 is refused after the kernels ran (the numeric rules): the call may
+    // have written its outputs, as for Ok, but nothing outside them.
+    let wrote =
+        result.is_ok() || matches!(result, Err(ispc_skinning::Error::ResultNotFinite { .. }));
+    out.check(wrote, vertices);
     assert!(
         result.is_err() || palettes.entries() >= mesh.joint_count(),
         "a crowd palette shorter than the mesh's joints accepted"

@@ -57,7 +57,11 @@ fuzz_target!(|input: Input| {
         .streaming(input.streaming)
         .backend(input.backend.get())
         .run();
-    out.check(result.is_ok(), n);
+    // A result that overflowed f32 is refused after the kernels ran (the numeric rules): the call may
+    // have written its outputs, as for Ok, but nothing outside them.
+    let wrote =
+        result.is_ok() || matches!(result, Err(ispc_skinning::Error::ResultNotFinite { .. }));
+    out.check(wrote, n);
     if result.is_ok() {
         assert!(input.backend.can_run(), "an ISA that cannot run here ran");
         assert!(
