@@ -8,7 +8,7 @@
 //! | `kernels` feature off                             | reference backend only; nothing is linked                    |
 //! | which ISPC targets?                               | `ISPC_SKINNING_TARGETS`, else the default list for the arch (none off x86_64/aarch64) |
 //! | no targets                                        | reference backend only, with a cargo warning                 |
-//! | `compile-kernels` feature on and an ISPC found    | compile: one `ispc_compile::Config` per ISA (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
+//! | `compile-kernels` feature on and an ISPC found    | compile: one `ispc_compile::Config` per ISA, each on its own thread (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
 //! | `ISPC_SKINNING_COMPILE=1` and no compile possible | build error naming the fix                                   |
 //! | `prebuilt/<target triple>/` exists                | link it (`ispc_rt::PackagedModule`) after checking its MANIFEST |
 //! | the triple is one that should have prebuilt files | build error naming the fix                                   |
@@ -339,12 +339,22 @@ mod compile {
             );
         }
         put_on_path(ispc, out_dir);
-        // The ISAs compile one after another: ispc_compile names each object after its source file in
-        // OUT_DIR, so two ISAs compiled at once would write the same object files.
-        for t in targets {
-            configure(t, manifest_dir, triple, sources).compile(&t.lib());
-        }
-        write_types(out_dir, triple, sources);
+        // The ISAs compile at once, one thread each (ISPC itself is single-threaded, and skin.ispc alone
+        // takes most of a minute per ISA). ispc_compile names every object and header after its source's
+        // stem in OUT_DIR, so each ISA compiles its own one-line wrappers, `<isa>_<stem>.ispc`, that
+        // include the real sources. bindgen loads libclang once and shares it between threads.
+        let wrapped: Vec<Vec<PathBuf>> = targets
+            .iter()
+            .map(|t| wrap_sources(t, out_dir, sources))
+            .collect();
+        std::thread::scope(|scope| {
+            for (t, files) in targets.iter().zip(&wrapped) {
+                // ispc_compile adds to an existing archive (`ar crus`), so the last build's goes first.
+                let _ = fs::remove_file(out_dir.join(lib_file(&t.lib(), triple)));
+                scope.spawn(move || configure(t, manifest_dir, triple, files).compile(&t.lib()));
+            }
+        });
+        write_types(out_dir, triple, targets, sources);
         if let Ok(dir) = env::var("ISPC_SKINNING_EXPORT_PREBUILT") {
             export(
                 Path::new(&dir),
@@ -420,6 +430,34 @@ mod compile {
         );
         // The build script is single-threaded here, and nothing else reads the environment meanwhile.
         env::set_var("PATH", env::join_paths(paths).unwrap());
+    }
+
+    /// The ISA's wrappers of every `.ispc` source: `OUT_DIR/ispc-wrap/<isa>_<stem>.ispc`, each holding
+    /// one `#include` of the real file (ISPC's diagnostics name the real file and line). A wrapper gets
+    /// its source's modification time: cargo reruns the build script when a watched file is newer than
+    /// its last run, and ispc_compile watches the wrappers.
+    fn wrap_sources(t: &IsaTarget, out_dir: &Path, sources: &[PathBuf]) -> Vec<PathBuf> {
+        let dir = out_dir.join("ispc-wrap");
+        fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| fail(format!("cannot create {}: {e}", dir.display())));
+        sources
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
+            .map(|src| {
+                let stem = src.file_stem().unwrap().to_string_lossy();
+                let wrapper = dir.join(format!("{}_{stem}.ispc", t.isa));
+                let text = format!("#include \"{}\"\n", src.display());
+                let file = fs::File::create(&wrapper)
+                    .and_then(|mut f| {
+                        std::io::Write::write_all(&mut f, text.as_bytes()).map(|()| f)
+                    })
+                    .unwrap_or_else(|e| fail(format!("cannot write {}: {e}", wrapper.display())));
+                if let Ok(modified) = fs::metadata(src).and_then(|m| m.modified()) {
+                    let _ = file.set_modified(modified);
+                }
+                wrapper
+            })
+            .collect()
     }
 
     /// One ISA's Config: the `ISPC_FLAGS`, one target ISA and its export suffix.
@@ -498,16 +536,17 @@ mod compile {
             .generate_comments(false)
     }
 
-    /// The structs of the ISPC headers (the headers of the last ISA compiled; every ISA declares the same
-    /// ones), written once to OUT_DIR/TYPES_FILE.
-    fn write_types(out_dir: &Path, triple: &str, sources: &[PathBuf]) {
+    /// The structs of the ISPC headers (the headers of the last ISA; every ISA declares the same ones),
+    /// written once to OUT_DIR/TYPES_FILE.
+    fn write_types(out_dir: &Path, triple: &str, targets: &[IsaTarget], sources: &[PathBuf]) {
+        let isa = targets.last().map_or("", |t| t.isa);
         let mut wrapper = String::from("#include <stdint.h>\n#include <stdbool.h>\n");
         for src in sources
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
         {
             let stem = src.file_stem().unwrap().to_string_lossy();
-            writeln!(wrapper, "#include \"{stem}_ispc.h\"").unwrap();
+            writeln!(wrapper, "#include \"{isa}_{stem}_ispc.h\"").unwrap();
         }
         let wrapper_path = out_dir.join("ispc_skinning_types.h");
         fs::write(&wrapper_path, wrapper).unwrap();
