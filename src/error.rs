@@ -317,6 +317,71 @@ pub enum Error {
         /// The item (joint) whose matrix has no finite inverse.
         index: usize,
     },
+    /// Rule: a clip's track has at least one key and `per_key` floats of values for each
+    /// ([`ClipBuilder`](crate::ClipBuilder)): 3 or 4 per value (translation and scale, rotation), three
+    /// values per key for a cubic spline, the target count per value for weights.
+    KeyCount {
+        /// "translation keys", "rotation keys", "scale keys" or "weight keys".
+        what: &'static str,
+        /// The joint (your order), or the weight set.
+        index: usize,
+        /// Key times given.
+        keys: usize,
+        /// Value floats given.
+        values: usize,
+        /// Floats each key needs.
+        per_key: usize,
+    },
+    /// Rule: a clip's key times are finite and strictly increasing, and the span from its earliest key
+    /// to its latest (over all tracks) is a finite float ([`ClipBuilder`](crate::ClipBuilder)).
+    KeyTimes {
+        /// "translation keys", "rotation keys", "scale keys" or "weight keys".
+        what: &'static str,
+        /// The joint (your order), or the weight set.
+        index: usize,
+        /// The first key that breaks the rule.
+        key: usize,
+    },
+    /// Rule: every float of a clip's keys is finite ([`ClipBuilder`](crate::ClipBuilder)).
+    KeyNotFinite {
+        /// "translation keys", "rotation keys", "scale keys" or "weight keys".
+        what: &'static str,
+        /// The joint (your order), or the weight set.
+        index: usize,
+        /// The key holding it.
+        key: usize,
+        /// The value given.
+        value: f32,
+    },
+    /// Rule: a rotation key's squared length is a normal `f32`, as for every rotation (see
+    /// [`Error::RotationLength`]); for a cubic key this is its value, not its tangents
+    /// ([`ClipBuilder`](crate::ClipBuilder)).
+    KeyRotation {
+        /// The joint (your order).
+        joint: usize,
+        /// The key.
+        key: usize,
+        /// Its squared length, in f64.
+        squared_length: f64,
+    },
+    /// Rule: a clip has at most one track per joint and property, and one per weight set
+    /// ([`ClipBuilder`](crate::ClipBuilder)).
+    DuplicateTrack {
+        /// "translation keys", "rotation keys", "scale keys" or "weight keys".
+        what: &'static str,
+        /// The joint (your order), or the weight set.
+        index: usize,
+    },
+    /// Rule: a clip holds at most [`MAX_CLIP_FLOATS`](crate::MAX_CLIP_FLOATS) floats, key times and
+    /// values together, and weight sets are numbered below 2^32 ([`ClipBuilder`](crate::ClipBuilder)).
+    TooManyKeys {
+        /// The track that would pass the limit.
+        what: &'static str,
+        /// The floats the clip would hold (or the set number given).
+        floats: usize,
+        /// The limit.
+        max: usize,
+    },
     /// Rule: the weights that meet at one joint of a blend are finite: every layer weight (an
     /// instance's, in a crowd) times its joint weight, and their sum over the normal layers
     /// ([`BlendingJob`](crate::BlendingJob), [`CrowdBlendingJob`](crate::CrowdBlendingJob)).
@@ -492,6 +557,32 @@ impl fmt::Display for Error {
                     "blend weight sum not finite: the weights meeting at joint {joint} overflow f32 when added"
                 ),
             },
+            Error::KeyCount { what, index, keys, values, per_key } => write!(
+                f,
+                "key count: {what} of {index} has {keys} key times and {values} value floats; a track needs at least one key and {per_key} floats per key"
+            ),
+            Error::KeyTimes { what, index, key } => write!(
+                f,
+                "key times: {what} of {index} breaks the rule at key {key}; key times must be finite and strictly increasing, and the clip's span finite"
+            ),
+            Error::KeyNotFinite { what, index, key, value } => write!(
+                f,
+                "key not finite: {what} of {index} hold {value} at key {key}; every key float must be finite"
+            ),
+            Error::KeyRotation { joint, key, squared_length } => write!(
+                f,
+                "rotation key length out of range: joint {joint}'s rotation key {key} has squared length {squared_length:e}; it must be a normal float ({:e} to {:e})",
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ),
+            Error::DuplicateTrack { what, index } => write!(
+                f,
+                "duplicate track: {what} of {index} are given twice; a clip has one track per joint and property (one per weight set)"
+            ),
+            Error::TooManyKeys { what, floats, max } => write!(
+                f,
+                "too many keys: adding {what} would make the clip {floats} floats; the limit is {max}"
+            ),
             Error::WrongFrame { what, owner, part: Error::OWNER_ID, made_for, here } => write!(
                 f,
                 "wrong frame: this {what} was made for another {owner} of the same shape ({owner} #{made_for}); \

@@ -15,6 +15,8 @@
 //!   panics and nothing writes outside the given slices.
 //!
 //! # What is here
+//! - [`animation`](mod@animation): [`Clip`]s of translation, rotation, scale and morph-weight tracks
+//!   built from plain arrays, and [`SamplingJob`], which samples one into a local pose.
 //! - [`Character`] + [`Frame`]: a skeleton, rest pose, skins and meshes, and one frame of them, all in
 //!   your own joint order (the usual entry point); [`CrowdFrame`] runs many instances at once.
 //! - [`transform_points`] / [`transform_points3`]: a batch of positions times one matrix.
@@ -41,7 +43,8 @@
 //! # Layers
 //! The modules follow the pipeline, and each imports only from the layers below it:
 //! `layout` (the memory forms the kernels read) and `isa` at the bottom, then `ffi` (the only module
-//! with `unsafe`) and `reference`, then `skeleton`, local to model and blending, `palette` and `skinning`, and
+//! with `unsafe`) and `reference`, then `skeleton`, `animation` (clips and sampling), local to model and
+//! blending, `palette` and `skinning`, then `character`, and
 //! `gltf` on top. Threading and streaming decisions are made by the jobs; the FFI carries them out.
 //!
 //! # Choosing who runs a call
@@ -64,6 +67,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod animation;
 mod backend;
 mod blending;
 mod character;
@@ -89,6 +93,9 @@ mod transform;
 /// version in your own `Cargo.toml`, avoids two incompatible copies of glam's types.
 pub use glam;
 
+pub use animation::{
+    Clip, ClipBuilder, Interpolation, Property, SamplingContext, SamplingJob, Wrap, MAX_CLIP_FLOATS,
+};
 pub use backend::{Backend, Threads};
 pub use blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 pub use blending::{BlendingJob, DEFAULT_BLEND_THRESHOLD};

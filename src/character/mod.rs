@@ -454,8 +454,9 @@ impl Character {
         ))
     }
 
-    /// The rest pose in level order: translations, rotations, scales.
-    pub(crate) fn level_rest(&self) -> (&[Vec3], &[Quat], &[Vec3]) {
+    /// The rest pose in level order: translations, rotations, scales (what a
+    /// [`SamplingJob`](crate::SamplingJob)'s output holds before a clip's tracks overwrite it).
+    pub fn level_rest(&self) -> (&[Vec3], &[Quat], &[Vec3]) {
         (
             &self.rest_translations,
             &self.rest_rotations,

@@ -410,6 +410,39 @@ impl GltfScene {
         self.character.evaluate(frame)
     }
 
+    /// Clip `clip` as a runtime [`Clip`](crate::Clip) for this scene's skeleton: joints are node
+    /// indices, and weight set `n` is node `n`'s morph weights (a node whose mesh has targets). Sampled
+    /// with [`SamplingJob`](crate::SamplingJob) over [`Character::level_rest`](crate::Character::level_rest),
+    /// it gives the same bits as [`GltfScene::sample`].
+    ///
+    /// # Errors
+    /// [`GltfError::ClipOutOfRange`]; [`Error::DuplicateTrack`] for an animation that targets a node's
+    /// property twice (which glTF forbids, and [`GltfScene::sample`] resolves by the later channel).
+    pub fn runtime_clip(&self, clip: usize) -> Result<crate::Clip, Error> {
+        let c = self.clips.get(clip).ok_or(GltfError::ClipOutOfRange {
+            clip,
+            clips: self.clips.len(),
+        })?;
+        let mut b = crate::Clip::builder(self.skeleton());
+        if let Some(name) = c.name() {
+            b.name(name);
+        }
+        for ch in &c.channels {
+            b.track_as(
+                ch.node,
+                ch.property,
+                ch.interpolation,
+                &ch.times,
+                &ch.values,
+                false,
+            )?;
+        }
+        for w in &c.weights {
+            b.weights(w.node, w.targets, w.interpolation, &w.times, &w.values)?;
+        }
+        Ok(b.build())
+    }
+
     /// Stage 1: writes every node's local TRS, the rest pose overwritten by the clip's channels at `time`
     /// (after `wrap`). `clip: None` writes the rest pose.
     ///

@@ -1,0 +1,467 @@
+//! [`Clip`] and [`ClipBuilder`]: tracks from plain arrays, checked as they enter, stored for sampling.
+
+use super::{Interpolation, Property};
+use crate::error::Error;
+use crate::numeric;
+use crate::skeleton::{OwnerId, Skeleton};
+use glam::{Quat, Vec3};
+
+/// The most floats (key times and values together) one clip holds: 2^28, a gigabyte. Offsets inside a
+/// clip are 32 bits, as a kernel reads them.
+pub const MAX_CLIP_FLOATS: usize = 1 << 28;
+
+/// A run of key times in [`Clip::times`], shared by every track whose keys fall at the same times.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Timeline {
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+}
+
+/// One joint's translation, rotation or scale.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Track {
+    /// The joint, in level order.
+    pub(crate) level: u32,
+    pub(crate) property: Property,
+    pub(crate) interpolation: Interpolation,
+    pub(crate) timeline: u32,
+    /// The first of its floats in [`Clip::values`].
+    pub(crate) values: u32,
+}
+
+/// One weight set's morph-target weights.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct WeightTrack {
+    pub(crate) set: u32,
+    pub(crate) targets: u32,
+    pub(crate) interpolation: Interpolation,
+    pub(crate) timeline: u32,
+    pub(crate) values: u32,
+}
+
+/// An animation clip for the joints of one skeleton: translation, rotation and scale tracks, and
+/// morph-weight tracks (see the [module docs](crate::animation) for the layout and the rules).
+///
+/// Build one with [`Clip::builder`]; sample it with [`SamplingJob`](crate::SamplingJob). A clip is
+/// immutable and cheap to share between threads (`&Clip` is `Sync`).
+#[derive(Clone, Debug)]
+pub struct Clip {
+    pub(crate) id: OwnerId,
+    pub(crate) name: Option<String>,
+    pub(crate) joints: usize,
+    pub(crate) start: f32,
+    pub(crate) end: f32,
+    pub(crate) times: Vec<f32>,
+    pub(crate) values: Vec<f32>,
+    pub(crate) timelines: Vec<Timeline>,
+    /// Sorted by level-order joint, then property.
+    pub(crate) tracks: Vec<Track>,
+    /// Sorted by set.
+    pub(crate) weights: Vec<WeightTrack>,
+    pub(crate) weight_sets: usize,
+}
+
+impl PartialEq for Clip {
+    /// Equal content (the identity that contexts follow is not compared).
+    fn eq(&self, other: &Clip) -> bool {
+        self.name == other.name
+            && self.joints == other.joints
+            && self.start.to_bits() == other.start.to_bits()
+            && self.end.to_bits() == other.end.to_bits()
+            && self.times == other.times
+            && self.values == other.values
+            && self.timelines == other.timelines
+            && self.tracks == other.tracks
+            && self.weights == other.weights
+            && self.weight_sets == other.weight_sets
+    }
+}
+
+impl Clip {
+    /// An empty clip for `skeleton`'s joints, to add tracks to.
+    pub fn builder(skeleton: &Skeleton) -> ClipBuilder {
+        ClipBuilder {
+            level: (0..skeleton.len())
+                .map(|j| skeleton.level_index(j).unwrap_or(j))
+                .collect(),
+            clip: Clip {
+                id: OwnerId::new(),
+                name: None,
+                joints: skeleton.len(),
+                start: f32::INFINITY,
+                end: f32::NEG_INFINITY,
+                times: Vec::new(),
+                values: Vec::new(),
+                timelines: Vec::new(),
+                tracks: Vec::new(),
+                weights: Vec::new(),
+                weight_sets: 0,
+            },
+        }
+    }
+
+    /// The clip's name, when it was given one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The joints of the skeleton it was built for: the length every sampled pose must have.
+    pub fn joints(&self) -> usize {
+        self.joints
+    }
+
+    /// The earliest key time of any track (0 for a clip without tracks).
+    pub fn start(&self) -> f32 {
+        self.start
+    }
+
+    /// The latest key time of any track (0 for a clip without tracks).
+    pub fn end(&self) -> f32 {
+        self.end
+    }
+
+    /// `end - start`.
+    pub fn duration(&self) -> f32 {
+        self.end - self.start
+    }
+
+    /// How many translation, rotation and scale tracks it has.
+    pub fn tracks(&self) -> usize {
+        self.tracks.len()
+    }
+
+    /// How many distinct key-time arrays its tracks have (each is searched once per sample).
+    pub fn timelines(&self) -> usize {
+        self.timelines.len()
+    }
+
+    /// How many weight sets a sampled weight output must have: one more than the largest set a weight
+    /// track drives (0 without weight tracks).
+    pub fn weight_sets(&self) -> usize {
+        self.weight_sets
+    }
+
+    /// The number of morph targets weight set `set` has in this clip; `None` for a set no track drives.
+    pub fn weight_targets(&self, set: usize) -> Option<usize> {
+        self.weights
+            .iter()
+            .find(|w| w.set as usize == set)
+            .map(|w| w.targets as usize)
+    }
+
+    /// The time sampled for `t`: clamped into the span, or wrapped into `[start, end)`.
+    pub fn wrap_time(&self, t: f32, wrap: super::Wrap) -> f32 {
+        super::curve::wrap_time(self.start, self.end, t, wrap)
+    }
+
+    /// The key times of a timeline.
+    pub(crate) fn timeline(&self, i: u32) -> &[f32] {
+        self.timelines.get(i as usize).map_or(&[], |t| {
+            let start = t.start as usize;
+            self.times
+                .get(start..start.saturating_add(t.len as usize))
+                .unwrap_or(&[])
+        })
+    }
+
+    /// The floats of a track that starts at `values` and holds `count` of them.
+    pub(crate) fn values_of(&self, values: u32, count: usize) -> &[f32] {
+        let start = values as usize;
+        self.values
+            .get(start..start.saturating_add(count))
+            .unwrap_or(&[])
+    }
+}
+
+/// Adds checked tracks to a new [`Clip`]; joints are named in your own order (the skeleton's original
+/// indices). Each method checks its arrays (see the [module rules](crate::animation#rules)) and adds
+/// nothing when it returns an error.
+#[derive(Debug)]
+pub struct ClipBuilder {
+    level: Vec<usize>,
+    clip: Clip,
+}
+
+impl ClipBuilder {
+    /// Names the clip.
+    pub fn name(&mut self, name: impl Into<String>) -> &mut ClipBuilder {
+        self.clip.name = Some(name.into());
+        self
+    }
+
+    /// Adds `joint`'s translation track: one value per key time (three per key for
+    /// [`Interpolation::CubicSpline`]: in-tangent, value, out-tangent).
+    pub fn translation(
+        &mut self,
+        joint: usize,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[Vec3],
+    ) -> Result<&mut ClipBuilder, Error> {
+        let flat: &[f32] = bytemuck::cast_slice(values);
+        self.track(joint, Property::Translation, interpolation, times, flat)
+    }
+
+    /// Adds `joint`'s rotation track (x y z w); step and linear keys are stored normalized.
+    pub fn rotation(
+        &mut self,
+        joint: usize,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[Quat],
+    ) -> Result<&mut ClipBuilder, Error> {
+        let flat: Vec<f32> = values.iter().flat_map(|q| q.to_array()).collect();
+        self.track(joint, Property::Rotation, interpolation, times, &flat)
+    }
+
+    /// Adds `joint`'s scale track.
+    pub fn scale(
+        &mut self,
+        joint: usize,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[Vec3],
+    ) -> Result<&mut ClipBuilder, Error> {
+        let flat: &[f32] = bytemuck::cast_slice(values);
+        self.track(joint, Property::Scale, interpolation, times, flat)
+    }
+
+    /// Adds a track of `property` with flat values (3 or 4 floats per value), the form a file holds.
+    pub fn track(
+        &mut self,
+        joint: usize,
+        property: Property,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[f32],
+    ) -> Result<&mut ClipBuilder, Error> {
+        self.track_as(joint, property, interpolation, times, values, true)
+    }
+
+    /// [`ClipBuilder::track`]; `normalize: false` keeps rotation keys as given, for keys that are
+    /// already normalized by the same function (the glTF importer's), where normalizing again could
+    /// move a last bit.
+    pub(crate) fn track_as(
+        &mut self,
+        joint: usize,
+        property: Property,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[f32],
+        normalize: bool,
+    ) -> Result<&mut ClipBuilder, Error> {
+        let what = property.keys_name();
+        let Some(&level) = self.level.get(joint) else {
+            return Err(Error::JointOutOfRange {
+                joint,
+                joints: self.level.len(),
+            });
+        };
+        if self
+            .clip
+            .tracks
+            .iter()
+            .any(|t| t.level as usize == level && t.property == property)
+        {
+            return Err(Error::DuplicateTrack { what, index: joint });
+        }
+        let c = property.components();
+        let per_key = interpolation.values_per_key();
+        check_count(what, joint, times.len(), values.len(), c * per_key)?;
+        check_times(what, joint, times)?;
+        check_values(what, joint, values, c * per_key)?;
+        let mut values = values.to_vec();
+        if property == Property::Rotation {
+            // The value of each key (the middle of a cubic key's three), not its tangents.
+            let at = if per_key == 3 { 4 } else { 0 };
+            for (key, k) in values.chunks_exact_mut(4 * per_key).enumerate() {
+                let q = Quat::from_slice(&k[at..at + 4]);
+                if !numeric::rotation_ok(q) {
+                    return Err(Error::KeyRotation {
+                        joint,
+                        key,
+                        squared_length: q.to_array().iter().map(|&v| f64::from(v).powi(2)).sum(),
+                    });
+                }
+                if per_key == 1 && normalize {
+                    k.copy_from_slice(&super::curve::unit(q).to_array());
+                }
+            }
+        }
+        let (timeline, values) = self.store(what, joint, times, &values)?;
+        let track = Track {
+            level: level as u32,
+            property,
+            interpolation,
+            timeline,
+            values,
+        };
+        let at = self
+            .clip
+            .tracks
+            .partition_point(|t| (t.level, t.property as u8) < (track.level, property as u8));
+        self.clip.tracks.insert(at, track);
+        Ok(self)
+    }
+
+    /// Adds weight set `set`'s morph-target weights, `targets` per key (three blocks of `targets` per
+    /// cubic key: in-tangents, values, out-tangents). A set is yours to number: a mesh, a primitive.
+    pub fn weights(
+        &mut self,
+        set: usize,
+        targets: usize,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[f32],
+    ) -> Result<&mut ClipBuilder, Error> {
+        let what = "weight keys";
+        let set32 = u32::try_from(set).map_err(|_| Error::TooManyKeys {
+            what,
+            floats: set,
+            max: MAX_CLIP_FLOATS,
+        })?;
+        if self.clip.weights.iter().any(|w| w.set == set32) {
+            return Err(Error::DuplicateTrack { what, index: set });
+        }
+        let per_key = targets.saturating_mul(interpolation.values_per_key());
+        if targets == 0 {
+            return Err(Error::KeyCount {
+                what,
+                index: set,
+                keys: times.len(),
+                values: values.len(),
+                per_key,
+            });
+        }
+        check_count(what, set, times.len(), values.len(), per_key)?;
+        check_times(what, set, times)?;
+        check_values(what, set, values, per_key)?;
+        let (timeline, values) = self.store(what, set, times, values)?;
+        let track = WeightTrack {
+            set: set32,
+            targets: targets as u32,
+            interpolation,
+            timeline,
+            values,
+        };
+        let at = self.clip.weights.partition_point(|w| w.set < set32);
+        self.clip.weights.insert(at, track);
+        self.clip.weight_sets = self.clip.weight_sets.max(set + 1);
+        Ok(self)
+    }
+
+    /// The finished clip.
+    pub fn build(&self) -> Clip {
+        let mut clip = self.clip.clone();
+        clip.id = OwnerId::new();
+        if clip.timelines.is_empty() {
+            (clip.start, clip.end) = (0.0, 0.0);
+        }
+        clip
+    }
+
+    /// Stores the times (as a new timeline, or the existing one with the same bits) and the values;
+    /// returns the timeline and the values' offset. Checks the clip's size and span first.
+    fn store(
+        &mut self,
+        what: &'static str,
+        index: usize,
+        times: &[f32],
+        values: &[f32],
+    ) -> Result<(u32, u32), Error> {
+        let clip = &mut self.clip;
+        let same = (0..clip.timelines.len() as u32).find(|&i| {
+            let t = clip.timeline(i);
+            t.len() == times.len() && t.iter().zip(times).all(|(a, b)| a.to_bits() == b.to_bits())
+        });
+        let new_times = if same.is_some() { 0 } else { times.len() };
+        let floats = clip
+            .times
+            .len()
+            .saturating_add(clip.values.len())
+            .saturating_add(new_times)
+            .saturating_add(values.len());
+        if floats > MAX_CLIP_FLOATS {
+            return Err(Error::TooManyKeys {
+                what,
+                floats,
+                max: MAX_CLIP_FLOATS,
+            });
+        }
+        // Both ends exist: check_count refused an empty track.
+        let (first, last) = (times[0], times[times.len() - 1]);
+        let (start, end) = (clip.start.min(first), clip.end.max(last));
+        if !(end - start).is_finite() {
+            return Err(Error::KeyTimes {
+                what,
+                index,
+                key: 0,
+            });
+        }
+        (clip.start, clip.end) = (start, end);
+        // Every offset fits in u32: floats <= MAX_CLIP_FLOATS < 2^32.
+        let timeline = same.unwrap_or_else(|| {
+            clip.timelines.push(Timeline {
+                start: clip.times.len() as u32,
+                len: times.len() as u32,
+            });
+            clip.times.extend_from_slice(times);
+            (clip.timelines.len() - 1) as u32
+        });
+        let offset = clip.values.len() as u32;
+        clip.values.extend_from_slice(values);
+        Ok((timeline, offset))
+    }
+}
+
+/// At least one key, and `per_key` floats of values for each.
+fn check_count(
+    what: &'static str,
+    index: usize,
+    keys: usize,
+    values: usize,
+    per_key: usize,
+) -> Result<(), Error> {
+    if keys == 0 || keys.checked_mul(per_key) != Some(values) {
+        return Err(Error::KeyCount {
+            what,
+            index,
+            keys,
+            values,
+            per_key,
+        });
+    }
+    Ok(())
+}
+
+/// Finite, strictly increasing, and every key's distance from the first finite.
+fn check_times(what: &'static str, index: usize, times: &[f32]) -> Result<(), Error> {
+    let first = times.first().copied().unwrap_or(0.0);
+    let bad = times
+        .iter()
+        .position(|t| !t.is_finite())
+        .or_else(|| times.windows(2).position(|w| w[1] <= w[0]).map(|k| k + 1))
+        .or_else(|| times.iter().position(|&t| !(t - first).is_finite()));
+    match bad {
+        Some(key) => Err(Error::KeyTimes { what, index, key }),
+        None => Ok(()),
+    }
+}
+
+/// Every value finite; the error names the key.
+fn check_values(
+    what: &'static str,
+    index: usize,
+    values: &[f32],
+    per_key: usize,
+) -> Result<(), Error> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(Error::KeyNotFinite {
+            what,
+            index,
+            key: i / per_key.max(1),
+            value: values[i],
+        }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,252 @@
+//! [`SamplingJob`] and its per-instance [`SamplingContext`].
+
+use super::clip::Clip;
+use super::curve::{locate_from, Keys, Located, WeightKeys};
+use super::{Property, Wrap};
+use crate::error::Error;
+use crate::layout::trs::TrsMut;
+use crate::skeleton::OwnerId;
+use glam::Quat;
+
+/// What one character (one instance of a crowd) remembers between samples of a clip: per timeline, the
+/// key interval the last time fell in, so that forward playback steps instead of searching (see the
+/// [module docs](crate::animation#layout)).
+///
+/// A context follows the clip it is used with: given another clip, it starts over for that one. It
+/// never changes a result, only the work: a sample gives the same bits from any context.
+#[derive(Clone, Debug, Default)]
+pub struct SamplingContext {
+    clip: Option<OwnerId>,
+    cursors: Vec<u32>,
+    located: Vec<Located>,
+    searches: u64,
+}
+
+impl SamplingContext {
+    /// An empty context; it sizes itself for the first clip it samples.
+    pub fn new() -> SamplingContext {
+        SamplingContext::default()
+    }
+
+    /// How many times, over this context's life, a timeline's keys were searched (binary search)
+    /// rather than stepped to: forward playback keeps it near zero, each seek or step back adds one
+    /// per timeline.
+    pub fn searches(&self) -> u64 {
+        self.searches
+    }
+
+    /// Makes the cursors this clip's, starting over when they were another clip's.
+    fn follow(&mut self, clip: &Clip) {
+        if self.clip != Some(clip.id) || self.cursors.len() != clip.timelines.len() {
+            self.clip = Some(clip.id);
+            self.cursors.clear();
+            self.cursors.resize(clip.timelines.len(), 0);
+        }
+    }
+}
+
+/// Samples a [`Clip`] at one time into a local pose in level order (see the [module
+/// docs](crate::animation)). Joints without a track keep what the output held.
+#[derive(Debug)]
+pub struct SamplingJob<'a> {
+    /// The clip.
+    pub clip: &'a Clip,
+    /// The time, in the clip's key times; mapped into its span by `wrap`. 0 by default.
+    pub time: f32,
+    /// What a time outside the clip's span means; [`Wrap::Clamp`] by default.
+    pub wrap: Wrap,
+    /// The cursors of this character (or instance).
+    pub context: &'a mut SamplingContext,
+    /// Output: the local pose, one entry per joint of the clip's skeleton, in level order.
+    pub output: TrsMut<'a>,
+    /// Output: morph-target weights, one set per [`Clip::weight_sets`] with one weight per target of
+    /// that set; empty (the default) to leave weights unsampled.
+    pub weights: &'a mut [Vec<f32>],
+}
+
+impl<'a> SamplingJob<'a> {
+    /// A job sampling `clip` at time 0, clamped, into `output`, without weights.
+    pub fn new(
+        clip: &'a Clip,
+        context: &'a mut SamplingContext,
+        output: TrsMut<'a>,
+    ) -> SamplingJob<'a> {
+        SamplingJob {
+            clip,
+            time: 0.0,
+            wrap: Wrap::Clamp,
+            context,
+            output,
+            weights: &mut [],
+        }
+    }
+
+    /// Sets the time.
+    pub fn time(mut self, time: f32) -> SamplingJob<'a> {
+        self.time = time;
+        self
+    }
+
+    /// Sets the wrap mode.
+    pub fn wrap(mut self, wrap: Wrap) -> SamplingJob<'a> {
+        self.wrap = wrap;
+        self
+    }
+
+    /// Sets the weight output.
+    pub fn weights(mut self, weights: &'a mut [Vec<f32>]) -> SamplingJob<'a> {
+        self.weights = weights;
+        self
+    }
+
+    /// Checks every rule without sampling: the output has one entry per joint, the time is finite,
+    /// and a weight output has one set per weight set of the clip and one weight per target.
+    pub fn validate(&self) -> Result<(), Error> {
+        let joints = self.clip.joints;
+        for (what, got) in [
+            ("sampled translations", self.output.translations.len()),
+            ("sampled rotations", self.output.rotations.len()),
+            ("sampled scales", self.output.scales.len()),
+        ] {
+            if got != joints {
+                return Err(Error::CountMismatch {
+                    what,
+                    expected: joints,
+                    got,
+                });
+            }
+        }
+        if !self.time.is_finite() {
+            return Err(Error::NotFinite {
+                what: "sampling time",
+                index: 0,
+                value: self.time,
+            });
+        }
+        if self.weights.is_empty() {
+            return Ok(());
+        }
+        if self.weights.len() != self.clip.weight_sets {
+            return Err(Error::CountMismatch {
+                what: "sampled weight sets",
+                expected: self.clip.weight_sets,
+                got: self.weights.len(),
+            });
+        }
+        for w in &self.clip.weights {
+            let got = self.weights.get(w.set as usize).map_or(0, Vec::len);
+            if got != w.targets as usize {
+                return Err(Error::CountMismatch {
+                    what: "sampled morph weights",
+                    expected: w.targets as usize,
+                    got,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Samples the clip (after [`validate`](SamplingJob::validate)).
+    ///
+    /// # Errors
+    /// The rules of `validate`; [`Error::ResultNotFinite`] where finite keys overflow `f32` together
+    /// (a cubic spline's tangents times a long key interval); the outputs are then unspecified.
+    pub fn run(self) -> Result<(), Error> {
+        self.validate()?;
+        let SamplingJob {
+            clip,
+            time,
+            wrap,
+            context,
+            output,
+            weights,
+        } = self;
+        let t = clip.wrap_time(time, wrap);
+        context.follow(clip);
+        context.located.clear();
+        for (i, cursor) in context.cursors.iter_mut().enumerate() {
+            let (at, searched) = locate_from(clip.timeline(i as u32), t, cursor);
+            context.searches += u64::from(searched);
+            context.located.push(at);
+        }
+        let located = |timeline: u32| {
+            context
+                .located
+                .get(timeline as usize)
+                .copied()
+                .unwrap_or(Located::Key(0))
+        };
+        for track in &clip.tracks {
+            let times = clip.timeline(track.timeline);
+            let c = track.property.components();
+            let count = times
+                .len()
+                .saturating_mul(c)
+                .saturating_mul(track.interpolation.values_per_key());
+            let keys = Keys {
+                times,
+                values: clip.values_of(track.values, count),
+                components: c,
+                interpolation: track.interpolation,
+                rotation: track.property == Property::Rotation,
+            };
+            let v = keys.sample_at(located(track.timeline));
+            let level = track.level as usize;
+            if !v.is_finite() {
+                return Err(Error::ResultNotFinite {
+                    stage: "sampling",
+                    what: "local pose",
+                    index: level,
+                });
+            }
+            // Every level index is below the joint count (the builder mapped it from the skeleton),
+            // which validate() compared with each output.
+            match track.property {
+                Property::Translation => {
+                    if let Some(o) = output.translations.get_mut(level) {
+                        *o = v.truncate();
+                    }
+                }
+                Property::Rotation => {
+                    if let Some(o) = output.rotations.get_mut(level) {
+                        *o = Quat::from_vec4(v);
+                    }
+                }
+                Property::Scale => {
+                    if let Some(o) = output.scales.get_mut(level) {
+                        *o = v.truncate();
+                    }
+                }
+            }
+        }
+        if weights.is_empty() {
+            return Ok(());
+        }
+        for w in &clip.weights {
+            let times = clip.timeline(w.timeline);
+            let targets = w.targets as usize;
+            let count = times
+                .len()
+                .saturating_mul(targets)
+                .saturating_mul(w.interpolation.values_per_key());
+            let keys = WeightKeys {
+                times,
+                values: clip.values_of(w.values, count),
+                targets,
+                interpolation: w.interpolation,
+            };
+            let Some(out) = weights.get_mut(w.set as usize) else {
+                continue;
+            };
+            keys.sample_into(located(w.timeline), out);
+            if let Some(i) = out.iter().position(|x| !x.is_finite()) {
+                return Err(Error::ResultNotFinite {
+                    stage: "sampling",
+                    what: "morph weights",
+                    index: i,
+                });
+            }
+        }
+        Ok(())
+    }
+}
