@@ -364,6 +364,17 @@ pub enum Error {
         /// Its squared length, in f64.
         squared_length: f64,
     },
+    /// Rule: a clip plays on a skeleton with the joint order it was built for: each joint at the same
+    /// level-order place ([`Character::play`](crate::Character::play)). A clip built for another
+    /// skeleton with the same parents qualifies.
+    ClipSkeleton {
+        /// The first joint (your order) whose place differs, or the joint count where the counts do.
+        joint: usize,
+        /// The joints of the clip's skeleton.
+        clip_joints: usize,
+        /// The joints of this one.
+        joints: usize,
+    },
     /// Rule: a clip has at most one track per joint and property, and one per weight set
     /// ([`ClipBuilder`](crate::ClipBuilder)).
     DuplicateTrack {
@@ -574,6 +585,10 @@ impl fmt::Display for Error {
                 "rotation key length out of range: joint {joint}'s rotation key {key} has squared length {squared_length:e}; it must be a normal float ({:e} to {:e})",
                 f32::MIN_POSITIVE,
                 f32::MAX
+            ),
+            Error::ClipSkeleton { joint, clip_joints, joints } => write!(
+                f,
+                "clip of another skeleton: the clip was built for a skeleton of {clip_joints} joints whose joint {joint} is elsewhere in level order than in this one ({joints} joints); build the clip for this skeleton"
             ),
             Error::DuplicateTrack { what, index } => write!(
                 f,

@@ -49,6 +49,8 @@ pub struct Clip {
     pub(crate) id: OwnerId,
     pub(crate) name: Option<String>,
     pub(crate) joints: usize,
+    /// Each joint's level-order index, in the skeleton's original order.
+    pub(crate) level_of: Vec<u32>,
     pub(crate) start: f32,
     pub(crate) end: f32,
     pub(crate) times: Vec<f32>,
@@ -66,6 +68,7 @@ impl PartialEq for Clip {
     fn eq(&self, other: &Clip) -> bool {
         self.name == other.name
             && self.joints == other.joints
+            && self.level_of == other.level_of
             && self.start.to_bits() == other.start.to_bits()
             && self.end.to_bits() == other.end.to_bits()
             && self.times == other.times
@@ -80,14 +83,16 @@ impl PartialEq for Clip {
 impl Clip {
     /// An empty clip for `skeleton`'s joints, to add tracks to.
     pub fn builder(skeleton: &Skeleton) -> ClipBuilder {
+        let level: Vec<usize> = (0..skeleton.len())
+            .map(|j| skeleton.level_index(j).unwrap_or(j))
+            .collect();
         ClipBuilder {
-            level: (0..skeleton.len())
-                .map(|j| skeleton.level_index(j).unwrap_or(j))
-                .collect(),
             clip: Clip {
                 id: OwnerId::new(),
                 name: None,
                 joints: skeleton.len(),
+                // Joint counts are at most MAX_JOINTS, far below 2^32.
+                level_of: level.iter().map(|&l| l as u32).collect(),
                 start: f32::INFINITY,
                 end: f32::NEG_INFINITY,
                 times: Vec::new(),
@@ -97,6 +102,7 @@ impl Clip {
                 weights: Vec::new(),
                 weight_sets: 0,
             },
+            level,
         }
     }
 
@@ -152,6 +158,98 @@ impl Clip {
     /// The time sampled for `t`: clamped into the span, or wrapped into `[start, end)`.
     pub fn wrap_time(&self, t: f32, wrap: super::Wrap) -> f32 {
         super::curve::wrap_time(self.start, self.end, t, wrap)
+    }
+
+    /// How far `joint` (your order) moves from time `from` to time `to` (clip times, mapped by `wrap`),
+    /// for root motion: the change of its translation, and of its rotation's yaw (the angle about +Y,
+    /// glTF's up, in radians), both in its parent's space. With [`Wrap::Loop`](super::Wrap::Loop)
+    /// the motion accumulates over whole cycles: from 0.5 to 2.5 cycles of a walk that moves one
+    /// metre per cycle is two metres, and `to` before `from` moves backwards. A joint without a
+    /// translation (rotation) track does not move (turn).
+    ///
+    /// # Errors
+    /// [`Error::JointOutOfRange`]; [`Error::NotFinite`] for a time that is not finite;
+    /// [`Error::ResultNotFinite`] for a motion that overflows `f32`.
+    pub fn root_motion(
+        &self,
+        joint: usize,
+        from: f32,
+        to: f32,
+        wrap: super::Wrap,
+    ) -> Result<(Vec3, f32), Error> {
+        let level = *self.level_of.get(joint).ok_or(Error::JointOutOfRange {
+            joint,
+            joints: self.joints,
+        })?;
+        for (index, t) in [from, to].into_iter().enumerate() {
+            if !t.is_finite() {
+                return Err(Error::NotFinite {
+                    what: "root motion times",
+                    index,
+                    value: t,
+                });
+            }
+        }
+        let find = |p: Property| {
+            self.tracks
+                .iter()
+                .find(|t| t.level == level && t.property == p)
+        };
+        let translation = |t: f32| {
+            find(Property::Translation).map_or(Vec3::ZERO, |tr| self.sample_track(tr, t).truncate())
+        };
+        let yaw = |t: f32| {
+            find(Property::Rotation).map_or(0.0, |tr| {
+                let q = self.sample_track(tr, t);
+                let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+                (2.0 * (w * y + x * z)).atan2(1.0 - 2.0 * (x * x + y * y))
+            })
+        };
+        // The cycle count and the time within the cycle, in f64 so that far times stay exact.
+        let span = self.end - self.start;
+        let place = |t: f32| -> (f64, f32) {
+            match wrap {
+                super::Wrap::Loop if span > 0.0 => {
+                    let cycles = ((f64::from(t) - f64::from(self.start)) / f64::from(span)).floor();
+                    (cycles, self.wrap_time(t, wrap))
+                }
+                _ => (0.0, self.wrap_time(t, wrap)),
+            }
+        };
+        let ((n0, w0), (n1, w1)) = (place(from), place(to));
+        let cycles = n1 - n0;
+        let per_cycle_t = translation(self.end) - translation(self.start);
+        let per_cycle_yaw = yaw(self.end) - yaw(self.start);
+        let moved =
+            per_cycle_t.as_dvec3() * cycles + (translation(w1) - translation(w0)).as_dvec3();
+        let turned = f64::from(per_cycle_yaw) * cycles + f64::from(yaw(w1) - yaw(w0));
+        let (moved, turned) = (moved.as_vec3(), turned as f32);
+        if !moved.is_finite() || !turned.is_finite() {
+            return Err(Error::ResultNotFinite {
+                stage: "root motion",
+                what: "motion",
+                index: joint,
+            });
+        }
+        Ok((moved, turned))
+    }
+
+    /// One track's value at time `t` (searched: for single queries, not per frame).
+    fn sample_track(&self, track: &Track, t: f32) -> glam::Vec4 {
+        let times = self.timeline(track.timeline);
+        let c = track.property.components();
+        let count = times
+            .len()
+            .saturating_mul(c)
+            .saturating_mul(track.interpolation.values_per_key());
+        let keys = super::curve::Keys {
+            times,
+            values: self.values_of(track.values, count),
+            components: c,
+            interpolation: track.interpolation,
+            rotation: track.property == Property::Rotation,
+        };
+        keys.sample_at(super::curve::locate(times, t))
     }
 
     /// The key times of a timeline.

@@ -337,6 +337,16 @@ impl Character {
         Ok(())
     }
 
+    /// Crowd stages 2 and 3, local to model and the palettes, and no vertex work: the poses of a
+    /// GPU-skinned crowd ([`CrowdFrame::palettes`]).
+    ///
+    /// # Errors
+    /// Those of the two stages.
+    pub fn evaluate_crowd_pose(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
+        self.crowd_local_to_model(frame)?;
+        self.crowd_palettes(frame)
+    }
+
     /// Crowd stages 2 to 4 from the crowd's poses and roots.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! [`Frame`]: everything one frame of a [`Character`](crate::Character) writes, with the options of the
 //! frame's jobs.
 
+use crate::animation::SamplingContext;
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
@@ -116,6 +117,8 @@ pub struct Frame {
     pub(crate) scratch: Scratch,
     /// Level index of each of your joints.
     pub(crate) level_of: Arc<[usize]>,
+    /// Per clip layer of [`Character::play`](crate::Character::play), its sampled pose and cursors.
+    pub(crate) layers: Vec<LayerScratch>,
     /// The character that made the frame (the only one, with its clones, that takes it).
     pub(crate) owner: OwnerId,
     /// Who runs the frame's jobs; [`Backend::Auto`] by default.
@@ -360,4 +363,15 @@ fn set_weights(
     }
     w.copy_from_slice(weights);
     Ok(())
+}
+
+/// A frame's room for one layer: its sampled pose, cursors and per-joint weights in level order. Made
+/// on the first call with that many layers, then reused.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LayerScratch {
+    pub(crate) translations: Vec<Vec3>,
+    pub(crate) rotations: Vec<Quat>,
+    pub(crate) scales: Vec<Vec3>,
+    pub(crate) context: SamplingContext,
+    pub(crate) joint_weights: Vec<f32>,
 }

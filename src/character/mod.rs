@@ -48,6 +48,7 @@ mod check;
 pub(crate) mod crowd;
 mod frame;
 pub(crate) mod morph;
+pub(crate) mod play;
 pub(crate) mod rigid;
 
 use self::frame::Scratch;
@@ -494,6 +495,7 @@ impl Character {
             rigid_weights: self.rigid_default_weights.clone(),
             scratch: Scratch::with_room(self.scratch_room()),
             level_of: self.level_of.clone(),
+            layers: Vec::new(),
             owner: self.id,
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
@@ -704,6 +706,17 @@ impl Character {
             )?;
         }
         Ok(())
+    }
+
+    /// Stages 2 and 3 from the frame's local pose, [`local_to_model`](Character::local_to_model)
+    /// then [`palettes`](Character::palettes), and no vertex work: the pose a GPU-skinned character
+    /// needs ([`Frame::palettes`], [`palette_rows_3x4`](crate::palette_rows_3x4) for upload).
+    ///
+    /// # Errors
+    /// Those of the two stages.
+    pub fn evaluate_pose(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.local_to_model(frame)?;
+        self.palettes(frame)
     }
 
     /// Stages 2 to 5 from the frame's local pose: [`local_to_model`](Character::local_to_model),

@@ -29,6 +29,12 @@ impl PaletteMatrix {
         PaletteMatrix { rows }
     }
 
+    /// The three affine rows, 48 bytes: the form a GPU skinning shader usually reads (three `vec4`
+    /// rows, `p' = (dot(r0, p), dot(r1, p), dot(r2, p))` for `p = (x, y, z, 1)`).
+    pub fn to_rows_3x4(&self) -> [[f32; 4]; 3] {
+        [self.rows[0], self.rows[1], self.rows[2]]
+    }
+
     /// The entry as a glam matrix.
     pub fn to_mat4(&self) -> Mat4 {
         Mat4::from_cols_array_2d(&self.rows).transpose()

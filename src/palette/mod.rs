@@ -171,3 +171,21 @@ impl<'a> PaletteJob<'a> {
         })
     }
 }
+
+/// Copies a palette into `out` as 3x4 rows, 48 bytes per entry (see [`PaletteMatrix::to_rows_3x4`]),
+/// ready for a GPU upload (`bytemuck::cast_slice(out)` gives the bytes).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] unless `out` has one entry per palette entry.
+pub fn palette_rows_3x4(palette: &[PaletteMatrix], out: &mut [[[f32; 4]; 3]]) -> Result<(), Error> {
+    if palette.len() != out.len() {
+        return Err(Error::LengthMismatch {
+            input: palette.len(),
+            output: out.len(),
+        });
+    }
+    for (o, p) in out.iter_mut().zip(palette) {
+        *o = p.to_rows_3x4();
+    }
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! reference (`reference_ns_per_item`), so speedups are ratios taken under the same machine conditions.
 //!
 //! [`run`] orchestrates the families of rows ([`character`], [`gltf`], [`transform`], [`hierarchy`],
-//! [`skinning`], [`morph`], [`renormalize`], [`davies`], [`blend`]); they share the vocabulary of [`row`] and [`timing`], and
+//! [`skinning`], [`pose`], [`morph`], [`renormalize`], [`davies`], [`blend`]); they share the vocabulary of [`row`] and [`timing`], and
 //! the results are written by [`json`] and [`chart`]. With `--peers`, [`peer`] runs ozz-animation-rs in
 //! the same round-robins as some of those rows. Only [`run`] imports the families, and nothing
 //! imports [`run`].
@@ -19,6 +19,8 @@ pub mod hierarchy;
 pub mod json;
 pub mod morph;
 pub mod peer;
+#[cfg(feature = "gltf")]
+pub mod pose;
 pub mod renormalize;
 pub mod row;
 pub mod run;

@@ -1,0 +1,166 @@
+//! Rows `sample_<asset>` and `pose_<asset>`: one character's pose from a runtime clip
+//! ([`ispc_skinning::animation`]), on CesiumMan (19 joints) and Fox (24 joints) from `../shared/assets`.
+//!
+//! - `sample_<asset>`: sampling alone, ns per joint of the skeleton. `reference` is [`SamplingJob`]
+//!   (serial, with a per-character cursor, over the rest pose); `gltf_sample` is the importer's own
+//!   [`GltfScene::sample`], which searches every timeline on every call. Both give the same bits.
+//! - `pose_<asset>`: what a GPU-skinning engine asks of the CPU per character: sample, local to model
+//!   and the palettes, ns per joint, on the reference and every ISA (sampling is serial on all of them).
+//!
+//! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
+//! playback's cursors are exercised as a game uses them.
+
+use crate::progress;
+use crate::report::row::{backends, push_rows, Row};
+use crate::report::timing::{median_ns_per_call, Budget};
+use indicatif::ProgressBar;
+use ispc_skinning::gltf::{Frame, GltfScene, Wrap};
+use ispc_skinning::{Clip, Isa, SamplingContext, SamplingJob, TrsMut};
+use std::cell::RefCell;
+
+/// The assets measured (row suffix, path under the assets folder).
+const ASSETS: [(&str, &str); 2] = [
+    ("cesiumman", "CesiumMan/CesiumMan.glb"),
+    ("fox", "Fox/Fox.glb"),
+];
+
+/// Appends the rows for every asset found beside the default glTF asset; notes a skip otherwise.
+pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar) {
+    let Some(dir) =
+        super::gltf::asset(None).and_then(|p| Some(p.parent()?.parent()?.to_path_buf()))
+    else {
+        progress::note(
+            bar,
+            "bench: sample_* and pose_* skipped: ../shared/assets is not here",
+        );
+        return;
+    };
+    for (name, file) in ASSETS {
+        let path = dir.join(file);
+        bar.set_message(format!("pose_{name}"));
+        match GltfScene::load(&path) {
+            Ok(scene) if !scene.clips().is_empty() => asset_rows(name, &scene, budget, isas, rows),
+            Ok(_) => progress::note(bar, &format!("bench: pose_{name} skipped: no clip")),
+            Err(e) => progress::note(
+                bar,
+                &format!("bench: pose_{name} skipped: {}: {e}", path.display()),
+            ),
+        }
+    }
+    bar.suspend(|| print_summary(rows));
+}
+
+/// Samples `clip` into `frame`'s level-order pose over the rest pose.
+fn sample(
+    scene: &GltfScene,
+    clip: &Clip,
+    context: &mut SamplingContext,
+    t: f32,
+    frame: &mut Frame,
+) {
+    let (rt, rq, rs) = scene.character().level_rest();
+    let (tr, q, s) = frame.level_pose_mut();
+    tr.copy_from_slice(rt);
+    q.copy_from_slice(rq);
+    s.copy_from_slice(rs);
+    SamplingJob::new(clip, context, TrsMut::new(tr, q, s))
+        .time(t)
+        .wrap(Wrap::Loop)
+        .run()
+        .expect("the scene's clip samples");
+}
+
+fn asset_rows(name: &str, scene: &GltfScene, budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    let kernel_sample: &'static str = if name == "fox" {
+        "sample_fox"
+    } else {
+        "sample_cesiumman"
+    };
+    let kernel_pose: &'static str = if name == "fox" {
+        "pose_fox"
+    } else {
+        "pose_cesiumman"
+    };
+    let clip = scene.runtime_clip(0).expect("the scene's clip converts");
+    let duration = clip.duration().max(1e-3);
+    let joints = scene.skeleton().len();
+    let step = |t: &mut f32| {
+        *t = (*t + duration / 97.0) % duration;
+        *t
+    };
+
+    // Sampling alone: the runtime clip with its cursor, and the importer's sampler.
+    let state = RefCell::new((scene.frame_buffers(), SamplingContext::new(), 0.0f32));
+    let importer = RefCell::new((scene.frame_buffers(), 0.0f32));
+    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![
+        Box::new(|| {
+            let (frame, context, t) = &mut *state.borrow_mut();
+            let t = step(t);
+            sample(scene, &clip, context, t, frame);
+        }),
+        Box::new(|| {
+            let (frame, t) = &mut *importer.borrow_mut();
+            let t = step(t);
+            scene
+                .sample(Some(0), t, Wrap::Loop, frame)
+                .expect("the scene samples");
+        }),
+    ];
+    let times = median_ns_per_call(budget, &mut c);
+    let named = [
+        ("reference".to_string(), ispc_skinning::Backend::Reference),
+        ("gltf_sample".to_string(), ispc_skinning::Backend::Reference),
+    ];
+    push_rows(rows, kernel_sample, &named, &times, joints, None);
+
+    // The pose: sample, local to model, palettes, per backend.
+    let backends = backends(isas);
+    let states: Vec<RefCell<(Frame, SamplingContext, f32)>> = backends
+        .iter()
+        .map(|&(_, backend)| {
+            let mut frame = scene.frame_buffers();
+            frame.backend = backend;
+            RefCell::new((frame, SamplingContext::new(), 0.0))
+        })
+        .collect();
+    let mut c: Vec<Box<dyn FnMut() + '_>> = states
+        .iter()
+        .map(|state| {
+            let clip = &clip;
+            Box::new(move || {
+                let (frame, context, t) = &mut *state.borrow_mut();
+                let t = step(t);
+                sample(scene, clip, context, t, frame);
+                scene.local_to_model(frame).expect("local to model runs");
+                scene.palettes(frame).expect("the palettes run");
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    let times = median_ns_per_call(budget, &mut c);
+    push_rows(rows, kernel_pose, &backends, &times, joints, None);
+}
+
+/// Prints each asset's pose per backend and sampling against the importer's sampler.
+fn print_summary(rows: &[Row]) {
+    for kernel in [
+        "sample_cesiumman",
+        "sample_fox",
+        "pose_cesiumman",
+        "pose_fox",
+    ] {
+        let Some(n) = rows.iter().find(|r| r.kernel == kernel).map(|r| r.size) else {
+            continue;
+        };
+        println!("{kernel}: {n} joints, one character, one thread:");
+        for r in rows.iter().filter(|r| r.kernel == kernel) {
+            println!(
+                "  {:<11} {:>7.1} ns/joint  {:>6.2} us/character  {:.2}x the reference",
+                r.isa,
+                r.ns_per_item,
+                r.ns_per_item * n as f64 * 1e-3,
+                r.speedup()
+            );
+        }
+        println!();
+    }
+}
