@@ -6,7 +6,8 @@ mod common;
 
 use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Clip, Error, Interpolation, Property, SamplingContext, SamplingJob, Skeleton, TrsMut, Wrap,
+    Backend, Clip, Error, Interpolation, Property, SamplingContext, SamplingJob, Skeleton, TrsMut,
+    Wrap,
 };
 
 /// A chain of `n` joints.
@@ -32,6 +33,7 @@ fn sample(clip: &Clip, context: &mut SamplingContext, t: f32, wrap: Wrap) -> Pos
     SamplingJob::new(clip, context, TrsMut::new(&mut tr, &mut q, &mut s))
         .time(t)
         .wrap(wrap)
+        .backend(Backend::Reference)
         .run()
         .unwrap();
     (tr, q, s)
@@ -523,6 +525,7 @@ fn gltf_clips_sample_to_the_same_bits_as_the_importer() {
                     SamplingJob::new(&clip, context, TrsMut::new(&mut tr, &mut q, &mut s))
                         .time(t)
                         .wrap(wrap)
+                        .backend(Backend::Reference)
                         .run()
                         .unwrap();
                     let (ft, fq, fs) = frame.level_pose();
@@ -672,7 +675,7 @@ fn character(skeleton: Skeleton) -> ispc_skinning::Character {
 
 #[test]
 fn a_frame_plays_blended_clips_with_masks_and_additive_layers() {
-    use ispc_skinning::{Backend, BlendLayer, BlendingJob, ClipLayer, Trs};
+    use ispc_skinning::{BlendLayer, BlendingJob, ClipLayer, Trs};
     // A branching skeleton, so that your order and level order differ.
     let parents = [Some(2), Some(2), None, Some(0), Some(1)];
     let skeleton = Skeleton::from_parents(&parents).unwrap();
@@ -816,6 +819,7 @@ fn sample_over(character: &ispc_skinning::Character, clip: &Clip, t: f32) -> Pos
     )
     .time(t)
     .wrap(Wrap::Loop)
+    .backend(Backend::Reference)
     .run()
     .unwrap();
     (tr, q, s)

@@ -161,6 +161,36 @@ unsafe extern "C" {
     pub fn finite_floats_sse4(x: *const f32, n: i32) -> bool;
 }
 unsafe extern "C" {
+    pub fn sample_quat_tracks_sse4(
+        values: *const f32,
+        level: *const i32,
+        interp: *const i32,
+        timeline: *const i32,
+        offset: *const i32,
+        tracks: i32,
+        key: *const i32,
+        frac: *const f32,
+        span: *const f32,
+        held: *const i32,
+        out: *mut f32,
+    );
+}
+unsafe extern "C" {
+    pub fn sample_vec3_tracks_sse4(
+        values: *const f32,
+        level: *const i32,
+        interp: *const i32,
+        timeline: *const i32,
+        offset: *const i32,
+        tracks: i32,
+        key: *const i32,
+        frac: *const f32,
+        span: *const f32,
+        held: *const i32,
+        out: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn skin_group_sse4(a: *const SkinGroupArgs);
 }
 unsafe extern "C" {

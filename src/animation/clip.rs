@@ -2,6 +2,7 @@
 
 use super::{Interpolation, Property};
 use crate::error::Error;
+use crate::layout::tracks::{KernelTracks, TrackForm};
 use crate::numeric;
 use crate::skeleton::{OwnerId, Skeleton};
 use glam::{Quat, Vec3};
@@ -61,6 +62,9 @@ pub struct Clip {
     /// Sorted by set.
     pub(crate) weights: Vec<WeightTrack>,
     pub(crate) weight_sets: usize,
+    /// The translation, rotation and scale tracks in the sampling kernels' checked form (derived from
+    /// the fields above when built).
+    pub(crate) kernel: Option<std::sync::Arc<[KernelTracks; 3]>>,
 }
 
 impl PartialEq for Clip {
@@ -101,6 +105,7 @@ impl Clip {
                 tracks: Vec::new(),
                 weights: Vec::new(),
                 weight_sets: 0,
+                kernel: None,
             },
             level,
         }
@@ -250,6 +255,32 @@ impl Clip {
             rotation: track.property == Property::Rotation,
         };
         keys.sample_at(super::curve::locate(times, t))
+    }
+
+    /// The tracks of `property` in the sampling kernels' checked form.
+    fn kernel_tracks(&self, property: Property) -> Option<KernelTracks> {
+        let forms = self
+            .tracks
+            .iter()
+            .filter(|t| t.property == property)
+            .map(|t| TrackForm {
+                level: t.level as usize,
+                interp: match t.interpolation {
+                    Interpolation::Step => 0,
+                    Interpolation::Linear => 1,
+                    Interpolation::CubicSpline => 2,
+                },
+                timeline: t.timeline as usize,
+                offset: t.values as usize,
+                keys: self.timeline(t.timeline).len(),
+            });
+        KernelTracks::new(
+            forms,
+            property.components(),
+            self.joints,
+            self.values.len(),
+            self.timelines.len(),
+        )
     }
 
     /// The key times of a timeline.
@@ -455,6 +486,13 @@ impl ClipBuilder {
         if clip.timelines.is_empty() {
             (clip.start, clip.end) = (0.0, 0.0);
         }
+        let kernel = [Property::Translation, Property::Rotation, Property::Scale]
+            .map(|p| clip.kernel_tracks(p));
+        clip.kernel = match kernel {
+            [Some(t), Some(r), Some(s)] => Some(std::sync::Arc::new([t, r, s])),
+            // Never: the builder keeps every invariant the kernel form checks; the reference samples.
+            _ => None,
+        };
         clip
     }
 

@@ -8,7 +8,8 @@
 //! sample through the same functions, so they give the same bits.
 //!
 //! [`SamplingJob`] writes a clip's value at one time into a local pose in level order (the form
-//! [`BlendingJob`](crate::BlendingJob) and [`LocalToModelJob`](crate::LocalToModelJob) take). Joints
+//! [`BlendingJob`](crate::BlendingJob) and [`LocalToModelJob`](crate::LocalToModelJob) take), on an ISPC
+//! kernel with the lanes across tracks or on the serial reference (its [`Backend`](crate::Backend)). Joints
 //! without a track keep what the output held, so fill it with the rest pose first (as
 //! [`Character::level_rest`](crate::Character::level_rest) gives it) for glTF's rule, "a channel
 //! overrides the node's own value".

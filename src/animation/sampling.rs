@@ -3,8 +3,12 @@
 use super::clip::Clip;
 use super::curve::{locate_from, Keys, Located, WeightKeys};
 use super::{Property, Wrap};
+use crate::backend::{Backend, Resolved};
 use crate::error::Error;
+use crate::ffi::sample as ffi;
+use crate::layout::tracks::LocatedKeys;
 use crate::layout::trs::TrsMut;
+use crate::numeric;
 use crate::skeleton::OwnerId;
 use glam::Quat;
 
@@ -19,6 +23,8 @@ pub struct SamplingContext {
     clip: Option<OwnerId>,
     cursors: Vec<u32>,
     located: Vec<Located>,
+    /// The located keys in the kernels' form.
+    keys: LocatedKeys,
     searches: u64,
 }
 
@@ -62,6 +68,10 @@ pub struct SamplingJob<'a> {
     /// Output: morph-target weights, one set per [`Clip::weight_sets`] with one weight per target of
     /// that set; empty (the default) to leave weights unsampled.
     pub weights: &'a mut [Vec<f32>],
+    /// Who samples the translation, rotation and scale tracks; [`Backend::Auto`] by default. The
+    /// kernels agree with the reference within the tolerance documented in tests/isa_parity (ISPC's
+    /// `acos` and `sin`, fused multiply-adds); weights are sampled by the reference.
+    pub backend: Backend,
 }
 
 impl<'a> SamplingJob<'a> {
@@ -78,7 +88,14 @@ impl<'a> SamplingJob<'a> {
             context,
             output,
             weights: &mut [],
+            backend: Backend::Auto,
         }
+    }
+
+    /// Sets who samples (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> SamplingJob<'a> {
+        self.backend = backend.into();
+        self
     }
 
     /// Sets the time.
@@ -100,8 +117,10 @@ impl<'a> SamplingJob<'a> {
     }
 
     /// Checks every rule without sampling: the output has one entry per joint, the time is finite,
-    /// and a weight output has one set per weight set of the clip and one weight per target.
+    /// a weight output has one set per weight set of the clip and one weight per target, and an
+    /// explicit ISA can run here.
     pub fn validate(&self) -> Result<(), Error> {
+        self.backend.resolve()?;
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),
@@ -153,13 +172,15 @@ impl<'a> SamplingJob<'a> {
     /// (a cubic spline's tangents times a long key interval); the outputs are then unspecified.
     pub fn run(self) -> Result<(), Error> {
         self.validate()?;
+        let resolved = self.backend.resolve()?;
         let SamplingJob {
             clip,
             time,
             wrap,
             context,
-            output,
+            mut output,
             weights,
+            backend: _,
         } = self;
         let t = clip.wrap_time(time, wrap);
         context.follow(clip);
@@ -169,84 +190,180 @@ impl<'a> SamplingJob<'a> {
             context.searches += u64::from(searched);
             context.located.push(at);
         }
-        let located = |timeline: u32| {
-            context
-                .located
-                .get(timeline as usize)
-                .copied()
-                .unwrap_or(Located::Key(0))
+        if let (Resolved::Ispc(isa), Some(kernel)) = (resolved, &clip.kernel) {
+            kernel_sample(isa, clip, kernel, context, output.reborrow())?;
+        } else {
+            reference_sample(clip, context, output.reborrow())?;
+        }
+        sample_weights(clip, context, weights)
+    }
+}
+
+/// The translation, rotation and scale tracks on the kernels, then a check that what they wrote is
+/// finite (the whole output is scanned on the ISA; where it is not, the tracks' joints are searched,
+/// since a joint without a track keeps the caller's value).
+fn kernel_sample(
+    isa: crate::ffi::Runnable,
+    clip: &Clip,
+    kernel: &[crate::layout::tracks::KernelTracks; 3],
+    context: &mut SamplingContext,
+    output: TrsMut<'_>,
+) -> Result<(), Error> {
+    let keys = &mut context.keys;
+    keys.key.clear();
+    keys.frac.clear();
+    keys.span.clear();
+    keys.held.clear();
+    keys.keys.clear();
+    for (i, at) in context.located.iter().enumerate() {
+        let times = clip.timeline(i as u32);
+        let (k, u, span, held) = match *at {
+            Located::Key(k) => (k, 0.0, 0.0, 1),
+            Located::Between { k, u } => {
+                let span = match (times.get(k), times.get(k + 1)) {
+                    (Some(&t0), Some(&t1)) => t1 - t0,
+                    _ => 0.0,
+                };
+                (k, u, span, 0)
+            }
         };
-        for track in &clip.tracks {
-            let times = clip.timeline(track.timeline);
-            let c = track.property.components();
-            let count = times
-                .len()
-                .saturating_mul(c)
-                .saturating_mul(track.interpolation.values_per_key());
-            let keys = Keys {
-                times,
-                values: clip.values_of(track.values, count),
-                components: c,
-                interpolation: track.interpolation,
-                rotation: track.property == Property::Rotation,
-            };
-            let v = keys.sample_at(located(track.timeline));
-            let level = track.level as usize;
-            if !v.is_finite() {
+        // Timelines hold at most MAX_CLIP_FLOATS keys, below i32::MAX.
+        keys.key.push(k as i32);
+        keys.frac.push(u);
+        keys.span.push(span);
+        keys.held.push(held);
+        keys.keys.push(times.len() as i32);
+    }
+    let TrsMut {
+        translations,
+        rotations,
+        scales,
+    } = output;
+    let t: &mut [f32] = bytemuck::cast_slice_mut(translations);
+    let q: &mut [f32] = bytemuck::cast_slice_mut(rotations);
+    let s: &mut [f32] = bytemuck::cast_slice_mut(scales);
+    ffi::sample_tracks(isa, &clip.values, &kernel[0], keys, t);
+    ffi::sample_tracks(isa, &clip.values, &kernel[1], keys, q);
+    ffi::sample_tracks(isa, &clip.values, &kernel[2], keys, s);
+    for (floats, c, property) in [
+        (&*t, 3, Property::Translation),
+        (&*q, 4, Property::Rotation),
+        (&*s, 3, Property::Scale),
+    ] {
+        if numeric::all_finite_on(Some(isa), floats) {
+            continue;
+        }
+        for track in clip.tracks.iter().filter(|t| t.property == property) {
+            let at = track.level as usize * c;
+            let value = floats.get(at..at + c).unwrap_or(&[]);
+            if !numeric::all_finite(value) {
                 return Err(Error::ResultNotFinite {
                     stage: "sampling",
                     what: "local pose",
-                    index: level,
-                });
-            }
-            // Every level index is below the joint count (the builder mapped it from the skeleton),
-            // which validate() compared with each output.
-            match track.property {
-                Property::Translation => {
-                    if let Some(o) = output.translations.get_mut(level) {
-                        *o = v.truncate();
-                    }
-                }
-                Property::Rotation => {
-                    if let Some(o) = output.rotations.get_mut(level) {
-                        *o = Quat::from_vec4(v);
-                    }
-                }
-                Property::Scale => {
-                    if let Some(o) = output.scales.get_mut(level) {
-                        *o = v.truncate();
-                    }
-                }
-            }
-        }
-        if weights.is_empty() {
-            return Ok(());
-        }
-        for w in &clip.weights {
-            let times = clip.timeline(w.timeline);
-            let targets = w.targets as usize;
-            let count = times
-                .len()
-                .saturating_mul(targets)
-                .saturating_mul(w.interpolation.values_per_key());
-            let keys = WeightKeys {
-                times,
-                values: clip.values_of(w.values, count),
-                targets,
-                interpolation: w.interpolation,
-            };
-            let Some(out) = weights.get_mut(w.set as usize) else {
-                continue;
-            };
-            keys.sample_into(located(w.timeline), out);
-            if let Some(i) = out.iter().position(|x| !x.is_finite()) {
-                return Err(Error::ResultNotFinite {
-                    stage: "sampling",
-                    what: "morph weights",
-                    index: i,
+                    index: track.level as usize,
                 });
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// The translation, rotation and scale tracks on the serial reference.
+fn reference_sample(
+    clip: &Clip,
+    context: &SamplingContext,
+    output: TrsMut<'_>,
+) -> Result<(), Error> {
+    let located = |timeline: u32| {
+        context
+            .located
+            .get(timeline as usize)
+            .copied()
+            .unwrap_or(Located::Key(0))
+    };
+    for track in &clip.tracks {
+        let times = clip.timeline(track.timeline);
+        let c = track.property.components();
+        let count = times
+            .len()
+            .saturating_mul(c)
+            .saturating_mul(track.interpolation.values_per_key());
+        let keys = Keys {
+            times,
+            values: clip.values_of(track.values, count),
+            components: c,
+            interpolation: track.interpolation,
+            rotation: track.property == Property::Rotation,
+        };
+        let v = keys.sample_at(located(track.timeline));
+        let level = track.level as usize;
+        if !v.is_finite() {
+            return Err(Error::ResultNotFinite {
+                stage: "sampling",
+                what: "local pose",
+                index: level,
+            });
+        }
+        // Every level index is below the joint count (the builder mapped it from the skeleton),
+        // which validate() compared with each output.
+        match track.property {
+            Property::Translation => {
+                if let Some(o) = output.translations.get_mut(level) {
+                    *o = v.truncate();
+                }
+            }
+            Property::Rotation => {
+                if let Some(o) = output.rotations.get_mut(level) {
+                    *o = Quat::from_vec4(v);
+                }
+            }
+            Property::Scale => {
+                if let Some(o) = output.scales.get_mut(level) {
+                    *o = v.truncate();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The weight tracks, on the serial reference.
+fn sample_weights(
+    clip: &Clip,
+    context: &SamplingContext,
+    weights: &mut [Vec<f32>],
+) -> Result<(), Error> {
+    let located = |timeline: u32| {
+        context
+            .located
+            .get(timeline as usize)
+            .copied()
+            .unwrap_or(Located::Key(0))
+    };
+    for w in &clip.weights {
+        let times = clip.timeline(w.timeline);
+        let targets = w.targets as usize;
+        let count = times
+            .len()
+            .saturating_mul(targets)
+            .saturating_mul(w.interpolation.values_per_key());
+        let keys = WeightKeys {
+            times,
+            values: clip.values_of(w.values, count),
+            targets,
+            interpolation: w.interpolation,
+        };
+        let Some(out) = weights.get_mut(w.set as usize) else {
+            continue;
+        };
+        keys.sample_into(located(w.timeline), out);
+        if let Some(i) = out.iter().position(|x| !x.is_finite()) {
+            return Err(Error::ResultNotFinite {
+                stage: "sampling",
+                what: "morph weights",
+                index: i,
+            });
+        }
+    }
+    Ok(())
 }

@@ -60,8 +60,8 @@ impl<'a> ClipLayer<'a> {
 }
 
 impl Character {
-    /// Stage 1 from clips: samples every layer and blends them into the frame's local pose
-    /// ([`BlendingJob`] on the frame's backend, the rest pose as its fallback), then the additive
+    /// Stage 1 from clips: samples every layer ([`SamplingJob`]) and blends them into the frame's local
+    /// pose ([`BlendingJob`]), both on the frame's backend ( the rest pose as its fallback), then the additive
     /// layers on top. Each normal layer's joints without a track hold the rest pose; an additive
     /// clip holds deltas (see [`BlendingJob`]), and its joints without a track hold the identity delta.
     /// Morph weights are left as they are, so weights set by hand stay.
@@ -107,6 +107,7 @@ impl Character {
             frame.layers.resize_with(count, LayerScratch::default);
         }
         let (rest_t, rest_q, rest_s) = self.level_rest();
+        let backend = frame.backend;
         for (i, (layer, scratch)) in layers
             .iter()
             .chain(additive)
@@ -150,6 +151,7 @@ impl Character {
             )
             .time(layer.time)
             .wrap(layer.wrap)
+            .backend(backend)
             .run()?;
         }
         let blend: Vec<BlendLayer<'_>> = layers

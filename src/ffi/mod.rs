@@ -21,6 +21,7 @@ pub(crate) mod hierarchy;
 pub(crate) mod morph;
 pub(crate) mod numeric;
 pub(crate) mod palette;
+pub(crate) mod sample;
 pub(crate) mod skin;
 pub(crate) mod transform;
 
@@ -155,6 +156,21 @@ type BlendTrsFn = unsafe extern "C" fn(
     *mut f32,
     i32,
 );
+/// One property's tracks sampled (ispc/sample.ispc): values, per-track level, interpolation, timeline
+/// and offset, the track count, per-timeline key, fraction, interval and held flag, and the output.
+type SampleTracksFn = unsafe extern "C" fn(
+    *const f32,
+    *const i32,
+    *const i32,
+    *const i32,
+    *const i32,
+    i32,
+    *const i32,
+    *const f32,
+    *const f32,
+    *const i32,
+    *mut f32,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -182,6 +198,8 @@ pub(crate) struct Kernels {
     skin_p_bone_major: SkinPBoneMajorFn,
     blend_trs: BlendTrsFn,
     finite_floats: ScanFn,
+    sample_quat_tracks: SampleTracksFn,
+    sample_vec3_tracks: SampleTracksFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -212,6 +230,8 @@ macro_rules! kernel_table {
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
                 blend_trs: isa::[<blend_trs_ $suffix>],
                 finite_floats: isa::[<finite_floats_ $suffix>],
+                sample_quat_tracks: isa::[<sample_quat_tracks_ $suffix>],
+                sample_vec3_tracks: isa::[<sample_vec3_tracks_ $suffix>],
             }
             }
         }

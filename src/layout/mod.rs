@@ -8,4 +8,5 @@ pub(crate) mod hierarchy;
 pub(crate) mod mesh;
 pub(crate) mod output;
 pub(crate) mod palette;
+pub(crate) mod tracks;
 pub(crate) mod trs;

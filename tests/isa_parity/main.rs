@@ -10,6 +10,7 @@ mod fused_morph;
 mod harness;
 mod hierarchy;
 mod morph;
+mod sample;
 mod skin;
 mod transform;
 
@@ -33,6 +34,7 @@ fn main() {
         ("skin_p_only", skin::check_skin_p_only),
         ("blend", blend::check_blend),
         ("crowd_blend", blend::check_crowd_blend),
+        ("sample_tracks", sample::check_sample),
     ];
     #[cfg(feature = "experiments")]
     checks.extend([

@@ -1,11 +1,12 @@
 //! Rows `sample_<asset>` and `pose_<asset>`: one character's pose from a runtime clip
 //! ([`ispc_skinning::animation`]), on CesiumMan (19 joints) and Fox (24 joints) from `../shared/assets`.
 //!
-//! - `sample_<asset>`: sampling alone, ns per joint of the skeleton. `reference` is [`SamplingJob`]
-//!   (serial, with a per-character cursor, over the rest pose); `gltf_sample` is the importer's own
-//!   [`GltfScene::sample`], which searches every timeline on every call. Both give the same bits.
+//! - `sample_<asset>`: sampling alone, ns per joint of the skeleton: [`SamplingJob`] (a per-character
+//!   cursor, over the rest pose) on the reference and every ISA (ispc/sample.ispc), and `gltf_sample`,
+//!   the importer's own [`GltfScene::sample`], which searches every timeline on every call and gives the
+//!   reference's bits.
 //! - `pose_<asset>`: what a GPU-skinning engine asks of the CPU per character: sample, local to model
-//!   and the palettes, ns per joint, on the reference and every ISA (sampling is serial on all of them).
+//!   and the palettes, ns per joint, on the reference and every ISA.
 //!
 //! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
 //! playback's cursors are exercised as a game uses them.
@@ -50,7 +51,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar
     bar.suspend(|| print_summary(rows));
 }
 
-/// Samples `clip` into `frame`'s level-order pose over the rest pose.
+/// Samples `clip` into `frame`'s level-order pose over the rest pose, on the frame's backend.
 fn sample(
     scene: &GltfScene,
     clip: &Clip,
@@ -58,6 +59,7 @@ fn sample(
     t: f32,
     frame: &mut Frame,
 ) {
+    let backend = frame.backend;
     let (rt, rq, rs) = scene.character().level_rest();
     let (tr, q, s) = frame.level_pose_mut();
     tr.copy_from_slice(rt);
@@ -66,6 +68,7 @@ fn sample(
     SamplingJob::new(clip, context, TrsMut::new(tr, q, s))
         .time(t)
         .wrap(Wrap::Loop)
+        .backend(backend)
         .run()
         .expect("the scene's clip samples");
 }
@@ -89,32 +92,41 @@ fn asset_rows(name: &str, scene: &GltfScene, budget: Budget, isas: &[Isa], rows:
         *t
     };
 
-    // Sampling alone: the runtime clip with its cursor, and the importer's sampler.
-    let state = RefCell::new((scene.frame_buffers(), SamplingContext::new(), 0.0f32));
+    // Sampling alone: the runtime clip with its cursor on every backend, and the importer's sampler.
+    let backends = backends(isas);
+    let states: Vec<RefCell<(Frame, SamplingContext, f32)>> = backends
+        .iter()
+        .map(|&(_, backend)| {
+            let mut frame = scene.frame_buffers();
+            frame.backend = backend;
+            RefCell::new((frame, SamplingContext::new(), 0.0))
+        })
+        .collect();
     let importer = RefCell::new((scene.frame_buffers(), 0.0f32));
-    let mut c: Vec<Box<dyn FnMut() + '_>> = vec![
-        Box::new(|| {
-            let (frame, context, t) = &mut *state.borrow_mut();
-            let t = step(t);
-            sample(scene, &clip, context, t, frame);
-        }),
-        Box::new(|| {
-            let (frame, t) = &mut *importer.borrow_mut();
-            let t = step(t);
-            scene
-                .sample(Some(0), t, Wrap::Loop, frame)
-                .expect("the scene samples");
-        }),
-    ];
+    let mut c: Vec<Box<dyn FnMut() + '_>> = states
+        .iter()
+        .map(|state| {
+            let clip = &clip;
+            Box::new(move || {
+                let (frame, context, t) = &mut *state.borrow_mut();
+                let t = step(t);
+                sample(scene, clip, context, t, frame);
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    c.push(Box::new(|| {
+        let (frame, t) = &mut *importer.borrow_mut();
+        let t = step(t);
+        scene
+            .sample(Some(0), t, Wrap::Loop, frame)
+            .expect("the scene samples");
+    }));
     let times = median_ns_per_call(budget, &mut c);
-    let named = [
-        ("reference".to_string(), ispc_skinning::Backend::Reference),
-        ("gltf_sample".to_string(), ispc_skinning::Backend::Reference),
-    ];
+    let mut named = backends.clone();
+    named.push(("gltf_sample".to_string(), ispc_skinning::Backend::Reference));
     push_rows(rows, kernel_sample, &named, &times, joints, None);
 
     // The pose: sample, local to model, palettes, per backend.
-    let backends = backends(isas);
     let states: Vec<RefCell<(Frame, SamplingContext, f32)>> = backends
         .iter()
         .map(|&(_, backend)| {

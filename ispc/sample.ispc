@@ -1,0 +1,156 @@
+// Sampling a clip's tracks (src/animation/): the lanes across tracks, one track per lane.
+//
+// Rust locates the sample time on each of the clip's timelines first (a cursor per timeline, see
+// src/animation/curve.rs) and passes, per timeline: the key k, the fraction u between key k and k + 1,
+// the interval t[k + 1] - t[k], and whether the value is held at key k (at or outside a key, where no
+// interpolation happens). The kernels then interpolate every track of one property at once: each lane
+// gathers its track's two keys from the clip's one value array and writes its joint's output.
+//
+// The arithmetic is src/animation/curve.rs's, operation for operation: step holds key k; linear is
+// (1 - u) a + u b, slerp for rotations (a normalized lerp where the keys are nearly equal); cubic is
+// glTF's Hermite spline with tangents scaled by the interval, rotations normalized. ISPC's acos and sin
+// and fused multiply-adds make results differ from the reference in the last bits (tests/isa_parity
+// documents the tolerance).
+//
+// Per track: level (output joint), interpolation (0 step, 1 linear, 2 cubic), timeline, and the offset of
+// its first float in values. Checked by the Rust side before every call: every track's keys lie inside
+// values, every level inside the output, every timeline inside the located arrays.
+
+#include "common.isph"
+
+#define STEP 0
+#define LINEAR 1
+#define CUBIC 2
+
+// q / |q|, or the identity for a zero or non-finite length (src/animation/curve.rs: unit).
+static inline void unit(varying float &x, varying float &y, varying float &z, varying float &w)
+{
+    float len = sqrt(x * x + y * y + z * z + w * w);
+    if (len > 0.0f && len < floatbits(0x7f800000)) {
+        float r = 1.0f / len;
+        x *= r;
+        y *= r;
+        z *= r;
+        w *= r;
+    } else {
+        x = 0.0f;
+        y = 0.0f;
+        z = 0.0f;
+        w = 1.0f;
+    }
+}
+
+export void EXPORT(sample_quat_tracks)(uniform const float values[], uniform const int level[],
+                                       uniform const int interp[], uniform const int timeline[],
+                                       uniform const int offset[], uniform int tracks,
+                                       uniform const int key[], uniform const float frac[],
+                                       uniform const float span[], uniform const int held[],
+                                       uniform float out[])
+{
+    foreach (i = 0 ... tracks) {
+        int tl = timeline[i];
+        int k = key[tl];
+        float u = frac[tl];
+        int ip = interp[i];
+        bool cubic = ip == CUBIC;
+        int stride = cubic ? 12 : 4;
+        int at = offset[i] + k * stride + (cubic ? 4 : 0);
+        float x = values[at], y = values[at + 1], z = values[at + 2], w = values[at + 3];
+        bool hold = held[tl] != 0 || ip == STEP || (ip == LINEAR && u == 0.0f);
+        if (hold) {
+            if (cubic)
+                unit(x, y, z, w);
+        } else if (ip == LINEAR) {
+            int bt = at + 4;
+            float bx = values[bt], by = values[bt + 1], bz = values[bt + 2], bw = values[bt + 3];
+            float d = x * bx + y * by + z * bz + w * bw;
+            if (d < 0.0f) {
+                d = -d;
+                bx = -bx;
+                by = -by;
+                bz = -bz;
+                bw = -bw;
+            }
+            float wa, wb;
+            if (d > 0.9995f) {
+                wa = 1.0f - u;
+                wb = u;
+            } else {
+                float theta = acos(min(d, 1.0f));
+                float s = sin(theta);
+                wa = sin((1.0f - u) * theta) / s;
+                wb = sin(u * theta) / s;
+            }
+            x = x * wa + bx * wb;
+            y = y * wa + by * wb;
+            z = z * wa + bz * wb;
+            w = w * wa + bw * wb;
+            unit(x, y, z, w);
+        } else {
+            float dt = span[tl];
+            // Key k's value (at) and out-tangent (at + 4); key k + 1's in-tangent and value.
+            int next = at - 4 + stride;
+            float u2 = u * u;
+            float u3 = u2 * u;
+            float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+            float h10 = (u3 - 2.0f * u2 + u) * dt;
+            float h01 = -2.0f * u3 + 3.0f * u2;
+            float h11 = (u3 - u2) * dt;
+            x = h00 * x + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next];
+            y = h00 * y + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 1];
+            z = h00 * z + h10 * values[at + 6] + h01 * values[next + 6] + h11 * values[next + 2];
+            w = h00 * w + h10 * values[at + 7] + h01 * values[next + 7] + h11 * values[next + 3];
+            unit(x, y, z, w);
+        }
+        int o = 4 * level[i];
+        out[o] = x;
+        out[o + 1] = y;
+        out[o + 2] = z;
+        out[o + 3] = w;
+    }
+}
+
+export void EXPORT(sample_vec3_tracks)(uniform const float values[], uniform const int level[],
+                                       uniform const int interp[], uniform const int timeline[],
+                                       uniform const int offset[], uniform int tracks,
+                                       uniform const int key[], uniform const float frac[],
+                                       uniform const float span[], uniform const int held[],
+                                       uniform float out[])
+{
+    foreach (i = 0 ... tracks) {
+        int tl = timeline[i];
+        int k = key[tl];
+        float u = frac[tl];
+        int ip = interp[i];
+        bool cubic = ip == CUBIC;
+        int stride = cubic ? 9 : 3;
+        int at = offset[i] + k * stride + (cubic ? 3 : 0);
+        float x = values[at], y = values[at + 1], z = values[at + 2];
+        bool hold = held[tl] != 0 || ip == STEP || (ip == LINEAR && u == 0.0f);
+        if (hold) {
+            // Key k as stored.
+        } else if (ip == LINEAR) {
+            int bt = at + 3;
+            float a = 1.0f - u;
+            x = x * a + values[bt] * u;
+            y = y * a + values[bt + 1] * u;
+            z = z * a + values[bt + 2] * u;
+        } else {
+            float dt = span[tl];
+            int next = at - 3 + stride;
+            float u2 = u * u;
+            float u3 = u2 * u;
+            float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+            float h10 = (u3 - 2.0f * u2 + u) * dt;
+            float h01 = -2.0f * u3 + 3.0f * u2;
+            float h11 = (u3 - u2) * dt;
+            x = h00 * x + h10 * values[at + 3] + h01 * values[next + 3] + h11 * values[next];
+            y = h00 * y + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next + 1];
+            z = h00 * z + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 2];
+        }
+        int o = 3 * level[i];
+        out[o] = x;
+        out[o + 1] = y;
+        out[o + 2] = z;
+    }
+}
