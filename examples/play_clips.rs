@@ -87,7 +87,7 @@ fn main() -> Result<(), ispc_skinning::Error> {
         character.play(&mut frame, &layers, &[])?;
         // Play in place: the hips' forward motion moves the whole character instead.
         let (moved, turned) = walk.root_motion(0, t, t + dt, Wrap::Loop)?;
-        place = place * Mat4::from_rotation_translation(Quat::from_rotation_y(turned), moved);
+        place *= Mat4::from_rotation_translation(Quat::from_rotation_y(turned), moved);
         let (mut hips_t, hips_q, hips_s) = frame.local(0).expect("joint 0 exists");
         hips_t.z = 0.0;
         frame.set_local(0, hips_t, hips_q, hips_s)?;

@@ -6,8 +6,7 @@ mod common;
 
 use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Backend, Clip, Error, Interpolation, Property, SamplingContext, SamplingJob, Skeleton, TrsMut,
-    Wrap,
+    Backend, Clip, Error, Interpolation, SamplingContext, SamplingJob, Skeleton, TrsMut, Wrap,
 };
 
 /// A chain of `n` joints.
@@ -496,6 +495,7 @@ fn the_job_checks_its_output_and_time() {
 #[test]
 fn gltf_clips_sample_to_the_same_bits_as_the_importer() {
     use ispc_skinning::gltf::GltfScene;
+    use ispc_skinning::Property;
     let Some(dir) = common::assets() else { return };
     let mut checked = 0;
     for asset in [

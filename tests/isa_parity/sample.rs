@@ -142,7 +142,9 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
                         .max_element();
                     worst_v = worst_v.max(dv);
                     worst_q = worst_q.max(dq);
-                    if !(dv <= 1e-6) || !(dq <= 2e-5) {
+                    // NaN fails both comparisons, so it is reported too.
+                    let within = dv <= 1e-6 && dq <= 2e-5;
+                    if !within {
                         return Err(format!(
                             "{n} joints, joint {j} ({:?}), t = {t}: translation/scale differ by {dv:e} (tolerance 1e-6), rotation by {dq:e} (2e-5)\n  isa: {:?} {:?} {:?}\n  ref: {:?} {:?} {:?}",
                             KINDS[(j / 2) % 3], got.0[l], got.1[l], got.2[l], want.0[l], want.1[l], want.2[l]
