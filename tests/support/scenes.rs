@@ -487,3 +487,50 @@ pub fn skin_palette(joints: usize) -> Vec<Mat4> {
         })
         .collect()
 }
+
+/// Key arrays of a procedural clip for `joints` joints, as an animation file would hold them: `keys` key
+/// times shared by every joint (30 per second), and per joint a linear translation track, a rotation
+/// track (linear on even joints, cubic spline on odd ones: in-tangent, value, out-tangent per key) and a
+/// linear scale track. The poses follow [`animated_pose`] with seed `seed`, so different seeds give
+/// different clips of the same rig.
+pub struct ClipKeys {
+    /// Key times, shared by every track.
+    pub times: Vec<f32>,
+    /// Per joint, one translation per key.
+    pub translations: Vec<Vec<Vec3>>,
+    /// Per joint, one rotation per key (linear) or three (cubic, on odd joints).
+    pub rotations: Vec<Vec<Quat>>,
+    /// Per joint, one scale per key.
+    pub scales: Vec<Vec<Vec3>>,
+}
+
+/// See [`ClipKeys`].
+pub fn clip_keys(joints: usize, keys: usize, seed: u64) -> ClipKeys {
+    let times: Vec<f32> = (0..keys.max(1)).map(|k| k as f32 / 30.0).collect();
+    let poses: Vec<_> = times
+        .iter()
+        .map(|&t| animated_pose(joints, t, true, seed))
+        .collect();
+    let mut c = ClipKeys {
+        times: times.clone(),
+        translations: vec![Vec::new(); joints],
+        rotations: vec![Vec::new(); joints],
+        scales: vec![Vec::new(); joints],
+    };
+    for (k, (t, q, s)) in poses.iter().enumerate() {
+        for j in 0..joints {
+            c.translations[j].push(t[j]);
+            c.scales[j].push(s[j]);
+            if j % 2 == 1 {
+                // Tangents: the difference to the neighbouring keys, per second.
+                let prev = poses[k.saturating_sub(1)].1[j];
+                let next = poses[(k + 1).min(poses.len() - 1)].1[j];
+                let tangent = (next - prev) * 15.0;
+                c.rotations[j].extend([tangent, q[j], tangent]);
+            } else {
+                c.rotations[j].push(q[j]);
+            }
+        }
+    }
+    c
+}

@@ -8,6 +8,11 @@
 //! - `pose_<asset>`: what a GPU-skinning engine asks of the CPU per character: sample, local to model
 //!   and the palettes, ns per joint, on the reference and every ISA.
 //!
+//! - `sample_rig67`, `pose_rig67`: the same on a procedural 67-joint humanoid (fingers and face) with a
+//!   90-key clip whose rotations are linear on even joints and cubic on odd ones (`scenes::clip_keys`);
+//!   it needs no asset. `blend_clips_2` and `blend_clips_4`: [`Character::play`] of 2 or 4 such clips
+//!   (sample each and blend), ns per joint.
+//!
 //! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
 //! playback's cursors are exercised as a game uses them.
 
@@ -16,7 +21,10 @@ use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
 use ispc_skinning::gltf::{Frame, GltfScene, Wrap};
-use ispc_skinning::{Clip, Isa, SamplingContext, SamplingJob, TrsMut};
+use ispc_skinning::{
+    Character, CharacterSkin, Clip, ClipLayer, Interpolation, Isa, SamplingContext, SamplingJob,
+    Skeleton, TrsMut,
+};
 use std::cell::RefCell;
 
 /// The assets measured (row suffix, path under the assets folder).
@@ -25,8 +33,11 @@ const ASSETS: [(&str, &str); 2] = [
     ("fox", "Fox/Fox.glb"),
 ];
 
-/// Appends the rows for every asset found beside the default glTF asset; notes a skip otherwise.
+/// Appends the rows for the procedural rig, then for every asset found beside the default glTF asset
+/// (a skip is noted otherwise).
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar) {
+    bar.set_message("pose_rig67");
+    rig_rows(budget, isas, rows);
     let Some(dir) =
         super::gltf::asset(None).and_then(|p| Some(p.parent()?.parent()?.to_path_buf()))
     else {
@@ -174,5 +185,112 @@ fn print_summary(rows: &[Row]) {
             );
         }
         println!();
+    }
+}
+
+/// The procedural rig's joints and clip keys.
+const RIG_JOINTS: usize = 67;
+const RIG_KEYS: usize = 90;
+
+/// The rig as a character (rest pose at time 0, one skin over every joint, no mesh) and a clip of it.
+fn rig() -> (Character, Skeleton) {
+    let skeleton = Skeleton::from_parents(&scenes::humanoid_parents(RIG_JOINTS))
+        .expect("the procedural rig is a valid skeleton");
+    let (t, q, s) = scenes::animated_pose(RIG_JOINTS, 0.0, true, 1);
+    let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).expect("the rest pose binds");
+    let character = Character::new(skeleton.clone(), t, q, s, vec![skin], vec![])
+        .expect("the procedural character is valid");
+    (character, skeleton)
+}
+
+/// A clip of the rig from `scenes::clip_keys` with `seed`.
+fn rig_clip(skeleton: &Skeleton, seed: u64) -> Clip {
+    let keys = scenes::clip_keys(RIG_JOINTS, RIG_KEYS, seed);
+    let mut b = Clip::builder(skeleton);
+    for j in 0..RIG_JOINTS {
+        let rotation = if j % 2 == 1 {
+            Interpolation::CubicSpline
+        } else {
+            Interpolation::Linear
+        };
+        b.translation(j, Interpolation::Linear, &keys.times, &keys.translations[j])
+            .and_then(|b| b.rotation(j, rotation, &keys.times, &keys.rotations[j]))
+            .and_then(|b| b.scale(j, Interpolation::Linear, &keys.times, &keys.scales[j]))
+            .expect("the procedural keys are valid");
+    }
+    b.build()
+}
+
+fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+    let (character, skeleton) = rig();
+    let clips: Vec<Clip> = (0..4).map(|seed| rig_clip(&skeleton, 2 + seed)).collect();
+    let duration = clips[0].duration().max(1e-3);
+    let step = |t: &mut f32| {
+        *t = (*t + duration / 97.0) % duration;
+        *t
+    };
+    let backends = backends(isas);
+    let frames = || -> Vec<RefCell<(Frame, SamplingContext, f32)>> {
+        backends
+            .iter()
+            .map(|&(_, backend)| {
+                let mut frame = character.frame_buffers();
+                frame.backend = backend;
+                RefCell::new((frame, SamplingContext::new(), 0.0))
+            })
+            .collect()
+    };
+    // Sampling alone, then the pose (sample, local to model, palettes).
+    for (kernel, pose) in [("sample_rig67", false), ("pose_rig67", true)] {
+        let states = frames();
+        let mut c: Vec<Box<dyn FnMut() + '_>> = states
+            .iter()
+            .map(|state| {
+                let (clip, character) = (&clips[0], &character);
+                Box::new(move || {
+                    let (frame, context, t) = &mut *state.borrow_mut();
+                    let t = step(t);
+                    let backend = frame.backend;
+                    let (tr, q, s) = frame.level_pose_mut();
+                    SamplingJob::new(clip, context, TrsMut::new(tr, q, s))
+                        .time(t)
+                        .wrap(Wrap::Loop)
+                        .backend(backend)
+                        .run()
+                        .expect("the rig's clip samples");
+                    if pose {
+                        character
+                            .evaluate_pose(frame)
+                            .expect("the rig's pose evaluates");
+                    }
+                }) as Box<dyn FnMut() + '_>
+            })
+            .collect();
+        let times = median_ns_per_call(budget, &mut c);
+        push_rows(rows, kernel, &backends, &times, RIG_JOINTS, None);
+    }
+    // Blends of 2 and 4 clips, each at its own time.
+    for (kernel, count) in [("blend_clips_2", 2), ("blend_clips_4", 4)] {
+        let states = frames();
+        let mut c: Vec<Box<dyn FnMut() + '_>> = states
+            .iter()
+            .map(|state| {
+                let (clips, character) = (&clips, &character);
+                Box::new(move || {
+                    let (frame, _, t) = &mut *state.borrow_mut();
+                    let t = step(t);
+                    let layers: Vec<ClipLayer<'_>> = clips[..count]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, clip)| {
+                            ClipLayer::new(clip, t + i as f32 * 0.3).weight(1.0 / count as f32)
+                        })
+                        .collect();
+                    character.play(frame, &layers, &[]).expect("the clips play");
+                }) as Box<dyn FnMut() + '_>
+            })
+            .collect();
+        let times = median_ns_per_call(budget, &mut c);
+        push_rows(rows, kernel, &backends, &times, RIG_JOINTS, None);
     }
 }
