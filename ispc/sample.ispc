@@ -12,6 +12,9 @@
 // and fused multiply-adds make results differ from the reference in the last bits (tests/isa_parity
 // documents the tolerance).
 //
+// Each kernel returns whether every value it wrote is finite (a rotation is unit or the identity, so its
+// sum of magnitudes cannot overflow; a translation or scale is tested per component).
+//
 // Per track: level (output joint), interpolation (0 step, 1 linear, 2 cubic), timeline, and the offset of
 // its first float in values. Checked by the Rust side before every call: every track's keys lie inside
 // values, every level inside the output, every timeline inside the located arrays.
@@ -40,13 +43,15 @@ static inline void unit(varying float &x, varying float &y, varying float &z, va
     }
 }
 
-export void EXPORT(sample_quat_tracks)(uniform const float values[], uniform const int level[],
+export uniform bool EXPORT(sample_quat_tracks)(uniform const float values[], uniform const int level[],
                                        uniform const int interp[], uniform const int timeline[],
                                        uniform const int offset[], uniform int tracks,
                                        uniform const int key[], uniform const float frac[],
                                        uniform const float span[], uniform const int held[],
                                        uniform float out[])
 {
+    // Whether every value written is finite: NaN and the infinities fail `abs(v) < inf`.
+    varying bool finite = true;
     foreach (i = 0 ... tracks) {
         int tl = timeline[i];
         int k = key[tl];
@@ -107,16 +112,20 @@ export void EXPORT(sample_quat_tracks)(uniform const float values[], uniform con
         out[o + 1] = y;
         out[o + 2] = z;
         out[o + 3] = w;
+        finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
     }
+    return all(finite);
 }
 
-export void EXPORT(sample_vec3_tracks)(uniform const float values[], uniform const int level[],
+export uniform bool EXPORT(sample_vec3_tracks)(uniform const float values[], uniform const int level[],
                                        uniform const int interp[], uniform const int timeline[],
                                        uniform const int offset[], uniform int tracks,
                                        uniform const int key[], uniform const float frac[],
                                        uniform const float span[], uniform const int held[],
                                        uniform float out[])
 {
+    // Whether every value written is finite: NaN and the infinities fail `abs(v) < inf`.
+    varying bool finite = true;
     foreach (i = 0 ... tracks) {
         int tl = timeline[i];
         int k = key[tl];
@@ -152,5 +161,8 @@ export void EXPORT(sample_vec3_tracks)(uniform const float values[], uniform con
         out[o] = x;
         out[o + 1] = y;
         out[o + 2] = z;
+        finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
+                 abs(z) < floatbits(0x7f800000);
     }
+    return all(finite);
 }

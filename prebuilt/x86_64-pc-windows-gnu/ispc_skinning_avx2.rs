@@ -173,7 +173,7 @@ unsafe extern "C" {
         span: *const f32,
         held: *const i32,
         out: *mut f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn sample_vec3_tracks_avx2(
@@ -188,7 +188,7 @@ unsafe extern "C" {
         span: *const f32,
         held: *const i32,
         out: *mut f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn skin_group_avx2(a: *const SkinGroupArgs);

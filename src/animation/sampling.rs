@@ -199,9 +199,8 @@ impl<'a> SamplingJob<'a> {
     }
 }
 
-/// The translation, rotation and scale tracks on the kernels, then a check that what they wrote is
-/// finite (the whole output is scanned on the ISA; where it is not, the tracks' joints are searched,
-/// since a joint without a track keeps the caller's value).
+/// The translation, rotation and scale tracks on the kernels, which report whether what they wrote is
+/// finite; where it is not, the tracks' joints are searched for the first one.
 fn kernel_sample(
     isa: crate::ffi::Runnable,
     clip: &Clip,
@@ -242,15 +241,20 @@ fn kernel_sample(
     let t: &mut [f32] = bytemuck::cast_slice_mut(translations);
     let q: &mut [f32] = bytemuck::cast_slice_mut(rotations);
     let s: &mut [f32] = bytemuck::cast_slice_mut(scales);
-    ffi::sample_tracks(isa, &clip.values, &kernel[0], keys, t);
-    ffi::sample_tracks(isa, &clip.values, &kernel[1], keys, q);
-    ffi::sample_tracks(isa, &clip.values, &kernel[2], keys, s);
-    for (floats, c, property) in [
+    let finite = [
+        ffi::sample_tracks(isa, &clip.values, &kernel[0], keys, t),
+        ffi::sample_tracks(isa, &clip.values, &kernel[1], keys, q),
+        ffi::sample_tracks(isa, &clip.values, &kernel[2], keys, s),
+    ];
+    for ((floats, c, property), finite) in [
         (&*t, 3, Property::Translation),
         (&*q, 4, Property::Rotation),
         (&*s, 3, Property::Scale),
-    ] {
-        if numeric::all_finite_on(Some(isa), floats) {
+    ]
+    .into_iter()
+    .zip(finite)
+    {
+        if finite {
             continue;
         }
         for track in clip.tracks.iter().filter(|t| t.property == property) {

@@ -157,7 +157,8 @@ type BlendTrsFn = unsafe extern "C" fn(
     i32,
 );
 /// One property's tracks sampled (ispc/sample.ispc): values, per-track level, interpolation, timeline
-/// and offset, the track count, per-timeline key, fraction, interval and held flag, and the output.
+/// and offset, the track count, per-timeline key, fraction, interval and held flag, and the output;
+/// returns whether every value written is finite.
 type SampleTracksFn = unsafe extern "C" fn(
     *const f32,
     *const i32,
@@ -170,7 +171,7 @@ type SampleTracksFn = unsafe extern "C" fn(
     *const f32,
     *const i32,
     *mut f32,
-);
+) -> bool;
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.

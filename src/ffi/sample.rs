@@ -7,14 +7,15 @@ use crate::layout::tracks::{KernelTracks, LocatedKeys};
 /// Samples `tracks` (rotations when they have 4 components, translations or scales with 3) from the
 /// clip's `values` at the `located` keys into `out`, `components` floats per joint. Asserted: `values`
 /// and `out` have the lengths the tracks were checked against, and every located key lets a kernel read
-/// the keys it reads (`LocatedKeys::in_bounds`, `LocatedKeys::matches`).
+/// the keys it reads (`LocatedKeys::in_bounds`, `LocatedKeys::matches`). Returns whether every value
+/// written is finite.
 pub(crate) fn sample_tracks(
     isa: Runnable,
     values: &[f32],
     tracks: &KernelTracks,
     located: &LocatedKeys,
     out: &mut [f32],
-) {
+) -> bool {
     let c = tracks.components();
     assert!(c == 3 || c == 4, "sampling tracks of {c} components");
     assert_eq!(values.len(), tracks.values(), "clip values");
@@ -24,7 +25,7 @@ pub(crate) fn sample_tracks(
         "located keys"
     );
     if tracks.len() == 0 {
-        return;
+        return true;
     }
     let (level, interp, timeline, offset) = tracks.arrays();
     let k = isa.kernels();

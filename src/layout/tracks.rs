@@ -12,6 +12,8 @@ pub(crate) struct KernelTracks {
     timeline: Vec<i32>,
     offset: Vec<i32>,
     keys: Vec<i32>,
+    /// Each timeline's key count as the tracks on it have it (0 for a timeline no track uses).
+    timeline_keys: Vec<i32>,
     /// Floats per value: 3 or 4.
     components: usize,
     /// The joints the output holds, the value floats and the timelines these tracks were checked against.
@@ -45,6 +47,7 @@ impl KernelTracks {
         fits(values)?;
         fits(joints.checked_mul(components)?)?;
         let mut k = KernelTracks {
+            timeline_keys: vec![0; timelines],
             components,
             joints,
             values,
@@ -62,6 +65,13 @@ impl KernelTracks {
             if !ok {
                 return None;
             }
+            // The tracks on one timeline agree on its key count.
+            let slot = k.timeline_keys.get_mut(t.timeline)?;
+            let keys = fits(t.keys)?;
+            if *slot != 0 && *slot != keys {
+                return None;
+            }
+            *slot = keys;
             k.level.push(fits(t.level)?);
             k.interp.push(t.interp);
             k.timeline.push(fits(t.timeline)?);
@@ -133,13 +143,14 @@ impl LocatedKeys {
                 })
     }
 
-    /// Whether the tracks' per-timeline key counts are the ones located here.
+    /// Whether the tracks' per-timeline key counts are the ones located here (a timeline no track uses
+    /// is not read). O(timelines): KernelTracks::new made every track's key count its timeline's.
     pub(crate) fn matches(&self, tracks: &KernelTracks) -> bool {
         tracks.timelines() == self.keys.len()
             && tracks
-                .timeline
+                .timeline_keys
                 .iter()
-                .zip(&tracks.keys)
-                .all(|(&t, &k)| self.keys.get(t as usize) == Some(&k))
+                .zip(&self.keys)
+                .all(|(&want, &got)| want == 0 || want == got)
     }
 }
