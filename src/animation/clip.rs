@@ -241,20 +241,25 @@ impl Clip {
 
     /// One track's value at time `t` (searched: for single queries, not per frame).
     fn sample_track(&self, track: &Track, t: f32) -> glam::Vec4 {
+        let keys = self.keys_of(track);
+        keys.sample_at(super::curve::locate(keys.times, t))
+    }
+
+    /// A track's keys as the shared sampler reads them.
+    pub(crate) fn keys_of(&self, track: &Track) -> super::curve::Keys<'_> {
         let times = self.timeline(track.timeline);
         let c = track.property.components();
         let count = times
             .len()
             .saturating_mul(c)
             .saturating_mul(track.interpolation.values_per_key());
-        let keys = super::curve::Keys {
+        super::curve::Keys {
             times,
             values: self.values_of(track.values, count),
             components: c,
             interpolation: track.interpolation,
             rotation: track.property == Property::Rotation,
-        };
-        keys.sample_at(super::curve::locate(times, t))
+        }
     }
 
     /// The tracks of `property` in the sampling kernels' checked form.

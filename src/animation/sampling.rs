@@ -1,7 +1,7 @@
 //! [`SamplingJob`] and its per-instance [`SamplingContext`].
 
 use super::clip::Clip;
-use super::curve::{locate_from, Keys, Located, WeightKeys};
+use super::curve::{locate_from, Located, WeightKeys};
 use super::{Property, Wrap};
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
@@ -286,20 +286,7 @@ fn reference_sample(
             .unwrap_or(Located::Key(0))
     };
     for track in &clip.tracks {
-        let times = clip.timeline(track.timeline);
-        let c = track.property.components();
-        let count = times
-            .len()
-            .saturating_mul(c)
-            .saturating_mul(track.interpolation.values_per_key());
-        let keys = Keys {
-            times,
-            values: clip.values_of(track.values, count),
-            components: c,
-            interpolation: track.interpolation,
-            rotation: track.property == Property::Rotation,
-        };
-        let v = keys.sample_at(located(track.timeline));
+        let v = clip.keys_of(track).sample_at(located(track.timeline));
         let level = track.level as usize;
         if !v.is_finite() {
             return Err(Error::ResultNotFinite {
