@@ -41,6 +41,14 @@ impl SamplingContext {
         self.searches
     }
 
+    /// Where the last sample's time fell on `timeline` (the first key for one it did not locate).
+    fn located_on(&self, timeline: u32) -> Located {
+        self.located
+            .get(timeline as usize)
+            .copied()
+            .unwrap_or(Located::Key(0))
+    }
+
     /// Makes the cursors this clip's, starting over when they were another clip's.
     fn follow(&mut self, clip: &Clip) {
         if self.clip != Some(clip.id) || self.cursors.len() != clip.timelines.len() {
@@ -278,13 +286,7 @@ fn reference_sample(
     context: &SamplingContext,
     output: TrsMut<'_>,
 ) -> Result<(), Error> {
-    let located = |timeline: u32| {
-        context
-            .located
-            .get(timeline as usize)
-            .copied()
-            .unwrap_or(Located::Key(0))
-    };
+    let located = |timeline: u32| context.located_on(timeline);
     for track in &clip.tracks {
         let v = clip.keys_of(track).sample_at(located(track.timeline));
         let level = track.level as usize;
@@ -324,13 +326,7 @@ fn sample_weights(
     context: &SamplingContext,
     weights: &mut [Vec<f32>],
 ) -> Result<(), Error> {
-    let located = |timeline: u32| {
-        context
-            .located
-            .get(timeline as usize)
-            .copied()
-            .unwrap_or(Located::Key(0))
-    };
+    let located = |timeline: u32| context.located_on(timeline);
     for w in &clip.weights {
         let times = clip.timeline(w.timeline);
         let targets = w.targets as usize;
