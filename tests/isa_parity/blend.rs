@@ -20,7 +20,7 @@
 //! sides, which must come back untouched.
 
 use crate::common::Rng;
-use crate::harness::{OFFSETS, SIZES};
+use crate::harness::{sizes, OFFSETS};
 use glam::{Quat, Vec3};
 use ispc_skinning::{
     Backend, BlendLayer, BlendingJob, CrowdBlendLayer, CrowdBlendingJob, Isa, Skeleton, Threads,
@@ -255,7 +255,7 @@ fn compare(ctx: &str, case: &Case, threshold: f32, got: &Pose, want: &Pose) -> R
 /// weights, 0 to 2 additive layers, at odd output offsets.
 pub fn check_blend(isa: Isa) -> Result<String, String> {
     let mut cases = 0;
-    for (si, &n) in SIZES.iter().enumerate() {
+    for (si, &n) in sizes().iter().enumerate() {
         // A skeleton of n joints (a chain: blending ignores the hierarchy); an empty one cannot exist,
         // so size 0 is covered by the crowd check's zero instances.
         if n == 0 {

@@ -15,7 +15,7 @@
 //! difference seen. Zero-weight targets hold NaN deltas, so reading one fails the check.
 
 use crate::common::{random_vec3, Rng};
-use crate::harness::SIZES;
+use crate::harness::sizes;
 use glam::{Quat, Vec3, Vec4};
 use ispc_skinning::experiments::FusedMorphJob;
 use ispc_skinning::{
@@ -122,7 +122,7 @@ fn check(backend: Backend) -> Result<String, String> {
     let (mut cases, mut worst) = (0, 0.0f32);
     let eps = f32::EPSILON;
     let active = WEIGHTS.iter().filter(|&&w| w != 0.0).count() as f32;
-    for &n in SIZES {
+    for &n in sizes() {
         for (mixed, pnt) in [(true, true), (false, true), (true, false)] {
             let m = input(n, &mut rng, mixed);
             let d = [

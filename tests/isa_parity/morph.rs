@@ -8,7 +8,7 @@
 //! hold NaN here, so reading one fails the check.
 
 use crate::common::Rng;
-use crate::harness::{OFFSETS, SIZES};
+use crate::harness::{sizes, OFFSETS};
 use ispc_skinning::{morph_floats, reference, Isa};
 
 /// Sentinel written around every output slice; a kernel that writes outside its slice changes it.
@@ -17,7 +17,7 @@ const GUARD: f32 = -7.25e30;
 pub fn check_morph(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(17);
     let mut cases = 0;
-    for &n in SIZES {
+    for &n in sizes() {
         // Floats: three per vertex, as positions, normals and tangents are morphed.
         let floats = 3 * n;
         for targets in 1..=8 {

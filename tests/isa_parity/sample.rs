@@ -14,7 +14,7 @@
 //! come back with the bits they had.
 
 use crate::common::Rng;
-use crate::harness::SIZES;
+use crate::harness::sizes;
 use glam::{Quat, Vec3};
 use ispc_skinning::{
     Backend, Clip, Interpolation, Isa, SamplingContext, SamplingJob, Skeleton, TrsMut, Wrap,
@@ -111,7 +111,7 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
     let mut samples = 0;
     // Sizes up to 1000 joints (tracks): every gang width and remainder, and a large clip. The time
     // sequences are short so that the check stays seconds under qemu's emulated CPUs in CI.
-    for &n in SIZES.iter().filter(|&&n| n <= 1000) {
+    for &n in sizes().iter().filter(|&&n| n <= 1000) {
         let (skeleton, clip) = clip(n, &mut rng);
         let forward: Vec<f32> = (0..16).map(|i| -0.1 + i as f32 * 0.05).collect();
         let backward: Vec<f32> = forward.iter().rev().copied().collect();

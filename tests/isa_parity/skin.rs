@@ -8,7 +8,7 @@
 //! by (k + 4) * eps * S.
 
 use crate::common::{random_transform, random_vec3, Rng};
-use crate::harness::SIZES;
+use crate::harness::sizes;
 use glam::{Vec3, Vec4};
 use ispc_skinning::{
     Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, Renormalize, SkinOutput,
@@ -157,8 +157,8 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
         for (shape, influences) in &shapes {
             let sizes: Vec<usize> = match shape.as_str() {
                 "alternating" => vec![1000, PREFETCHED],
-                "mixed" | "k4" => SIZES.to_vec(),
-                _ => SIZES.iter().copied().filter(|&n| n <= 1000).collect(),
+                "mixed" | "k4" => sizes().to_vec(),
+                _ => sizes().iter().copied().filter(|&n| n <= 1000).collect(),
             };
             for n in sizes {
                 let zero_ok = policy == WeightPolicy::Keep && shape == "mixed";
@@ -462,7 +462,7 @@ fn check_positions_only(isa: Isa, name: &str, run: &PositionsFn) -> Result<Strin
     let mut cases = 0;
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for shape in 1..=9usize {
-            for &n in SIZES.iter().filter(|&&n| n <= 1000 || shape >= 8) {
+            for &n in sizes().iter().filter(|&&n| n <= 1000 || shape >= 8) {
                 // Shape 9 mixes every count, with zero-influence vertices under the Keep policy.
                 let infl = |i: usize| match shape {
                     9 if policy == WeightPolicy::Keep && i % 11 == 5 => 0,
@@ -675,7 +675,7 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
     let mut cases = 0;
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for shape in 1..=9usize {
-            for &n in SIZES.iter().filter(|&&n| n <= 1000 || shape >= 8) {
+            for &n in sizes().iter().filter(|&&n| n <= 1000 || shape >= 8) {
                 let infl = |i: usize| match shape {
                     9 if policy == WeightPolicy::Keep && i % 11 == 5 => 0,
                     9 => 1 + (i * 7 + i / 3) % 8,

@@ -7,7 +7,7 @@
 //! uses exactly that bound, so any real error (a wrong element, lane or vertex) fails it.
 
 use crate::common::{random_vec3, Rng};
-use crate::harness::{OFFSETS, SIZES};
+use crate::harness::{sizes, OFFSETS};
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{reference, transform_points, transform_points3, Isa};
 
@@ -52,7 +52,7 @@ pub fn check_transform_points_vec4(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(4);
     let mut cases = 0;
     for (mname, m) in test_matrices(&mut rng) {
-        for &n in SIZES {
+        for &n in sizes() {
             for &off in OFFSETS {
                 let buf = random_points(&mut rng, n + off + 1);
                 let src = &buf[off..off + n];
@@ -77,7 +77,7 @@ pub fn check_transform_points_vec3(isa: Isa) -> Result<String, String> {
     let mut rng = Rng::new(3);
     let mut cases = 0;
     for (mname, m) in test_matrices(&mut rng) {
-        for &n in SIZES {
+        for &n in sizes() {
             for &off in OFFSETS {
                 let buf = random_points(&mut rng, n + off + 1);
                 let src = &buf[off..off + n];
