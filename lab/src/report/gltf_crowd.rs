@@ -222,9 +222,14 @@ pub fn rows(
         push_rows(rows, kernel, &backends, &times, INSTANCES, None);
     }
 
-    // The whole frame on every thread of the pool, every ISA.
-    bar.set_message("gltf_crowd threads");
+    // The whole frame on every thread of the pool, every ISA; not with a pool of one thread (under
+    // `--peers` the report runs on one CPU), where it would repeat the single-thread rows.
     let pool = rayon::current_num_threads();
+    if pool < 2 {
+        bar.suspend(|| print_summary(rows, &file.display().to_string()));
+        return Ok(());
+    }
+    bar.set_message("gltf_crowd threads");
     let threaded = isas
         .iter()
         .map(|&i| state(i.into(), Threads::All, 0))
@@ -275,13 +280,15 @@ fn print_summary(rows: &[Row], file: &str) {
         let looped = find("gltf_crowd_loop", &r.isa, 1);
         let threaded = find("gltf_crowd_frame", &r.isa, 2);
         println!(
-            "  {:<7} crowd {:>6.2} ms ({:.2}x the reference), loop of single frames {:>6.2} ms (crowd {:.2}x faster), all threads {:>6.2} ms",
+            "  {:<7} crowd {:>6.2} ms ({:.2}x the reference), loop of single frames {:>6.2} ms (crowd {:.2}x faster), {}",
             r.isa,
             ms(r),
             r.speedup(),
             looped.map_or(f64::NAN, ms),
             looped.map_or(f64::NAN, |l| l.ns_per_item / r.ns_per_item),
-            threaded.map_or(f64::NAN, ms),
+            threaded.map_or("all threads: not measured (one thread)".to_string(), |t| {
+                format!("all {} threads {:.2} ms", t.threads, ms(t))
+            }),
         );
         let stage = |k: &str| find(k, &r.isa, 1).map_or(f64::NAN, ms);
         println!(
