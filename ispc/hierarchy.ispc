@@ -531,9 +531,14 @@ export void EXPORT(trs_to_soa)(uniform const float t[], uniform const float q[],
 // of the block's first root_count instances as column-major 4x4 (glam Mat4); lanes past root_count (the
 // padding of a last, partial block, or all lanes when no roots are given) use the identity. Roots are
 // read only for the root joints, so their gathers cost nothing measurable.
-export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float models[], uniform const float roots[],
-                                  uniform int root_count, uniform const int parents[], uniform int joints)
+//
+// Returns whether every model element written is finite (NaN and the infinities fail `abs(v) < inf`),
+// so that the job need not scan the models again.
+export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float models[],
+                                          uniform const float roots[], uniform int root_count,
+                                          uniform const int parents[], uniform int joints)
 {
+    varying bool finite = true;
     for (uniform int j = 0; j < joints; j++) {
         const uniform int p = parents[j];
 #pragma unroll
@@ -581,10 +586,12 @@ export void EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float mo
                     if (col == 3)
                         v += P[4 * r + 3];
                     CROWD(models, 12, j, 4 * r + col, l) = v;
+                    finite = finite && abs(v) < floatbits(0x7f800000);
                 }
             }
         }
     }
+    return all(finite);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -636,10 +643,13 @@ export void EXPORT(skin_palette)(uniform const float models[], uniform const flo
 // kernels read it. The lanes run across instances, as in crowd_ltm_trs, so the product is plain vector
 // arithmetic with each inverse bind element broadcast; only the stores scatter. Lanes at or past `lanes`
 // (the padding of a partial last block) are not written.
-export void EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
-                                  uniform const uint64 joints[], uniform int count, uniform int lanes,
-                                  uniform float palettes[])
+//
+// Returns whether every palette element written is finite.
+export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
+                                          uniform const uint64 joints[], uniform int count, uniform int lanes,
+                                          uniform float palettes[])
 {
+    varying bool finite = true;
     for (uniform int i = 0; i < count; i++) {
         const uniform int m = (int)joints[i];
         uniform const float * uniform ib = inverse_binds + 16 * i;
@@ -657,8 +667,10 @@ export void EXPORT(crowd_palette)(uniform const float models[], uniform const fl
 #pragma unroll
                     for (uniform int col = 0; col < 4; col++) {
                         // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
-                        palettes[out + 4 * r + col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
-                                                      M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+                        float v = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
+                                  M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+                        palettes[out + 4 * r + col] = v;
+                        finite = finite && abs(v) < floatbits(0x7f800000);
                     }
                 }
                 palettes[out + 12] = 0.0f;
@@ -668,6 +680,7 @@ export void EXPORT(crowd_palette)(uniform const float models[], uniform const fl
             }
         }
     }
+    return all(finite);
 }
 
 // ---------------------------------------------------------------------------------------------------

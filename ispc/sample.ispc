@@ -1,4 +1,5 @@
-// Sampling a clip's tracks (src/animation/): the lanes across tracks, one track per lane.
+// Sampling a clip's tracks (src/animation/): for one character the lanes across tracks, one track per
+// lane; for a crowd (at the end) the lanes across instances.
 //
 // Rust locates the sample time on each of the clip's timelines first (a cursor per timeline, see
 // src/animation/curve.rs) and passes, per timeline: the key k, the fraction u between key k and k + 1,
@@ -43,6 +44,94 @@ static inline void unit(varying float &x, varying float &y, varying float &z, va
     }
 }
 
+// One lane's rotation: track interpolation ip, its key k's first float at `at` (past the in-tangent for
+// cubic), key stride, fraction u, interval dt, and whether key k is held.
+static inline void quat_value(uniform const float values[], int ip, int at, int stride, float u, float dt,
+                              bool held, varying float &x, varying float &y, varying float &z,
+                              varying float &w)
+{
+    bool cubic = ip == CUBIC;
+    x = values[at];
+    y = values[at + 1];
+    z = values[at + 2];
+    w = values[at + 3];
+    bool hold = held || ip == STEP || (ip == LINEAR && u == 0.0f);
+    if (hold) {
+        if (cubic)
+            unit(x, y, z, w);
+    } else if (ip == LINEAR) {
+        int bt = at + 4;
+        float bx = values[bt], by = values[bt + 1], bz = values[bt + 2], bw = values[bt + 3];
+        float d = x * bx + y * by + z * bz + w * bw;
+        if (d < 0.0f) {
+            d = -d;
+            bx = -bx;
+            by = -by;
+            bz = -bz;
+            bw = -bw;
+        }
+        float wa, wb;
+        if (d > 0.9995f) {
+            wa = 1.0f - u;
+            wb = u;
+        } else {
+            float theta = acos(min(d, 1.0f));
+            float s = sin(theta);
+            wa = sin((1.0f - u) * theta) / s;
+            wb = sin(u * theta) / s;
+        }
+        x = x * wa + bx * wb;
+        y = y * wa + by * wb;
+        z = z * wa + bz * wb;
+        w = w * wa + bw * wb;
+        unit(x, y, z, w);
+    } else {
+        // Key k's value (at) and out-tangent (at + 4); key k + 1's in-tangent and value.
+        int next = at - 4 + stride;
+        float u2 = u * u;
+        float u3 = u2 * u;
+        float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+        float h10 = (u3 - 2.0f * u2 + u) * dt;
+        float h01 = -2.0f * u3 + 3.0f * u2;
+        float h11 = (u3 - u2) * dt;
+        x = h00 * x + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next];
+        y = h00 * y + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 1];
+        z = h00 * z + h10 * values[at + 6] + h01 * values[next + 6] + h11 * values[next + 2];
+        w = h00 * w + h10 * values[at + 7] + h01 * values[next + 7] + h11 * values[next + 3];
+        unit(x, y, z, w);
+    }
+}
+
+// One lane's translation or scale, as quat_value.
+static inline void vec3_value(uniform const float values[], int ip, int at, int stride, float u, float dt,
+                              bool held, varying float &x, varying float &y, varying float &z)
+{
+    x = values[at];
+    y = values[at + 1];
+    z = values[at + 2];
+    bool hold = held || ip == STEP || (ip == LINEAR && u == 0.0f);
+    if (hold) {
+        // Key k as stored.
+    } else if (ip == LINEAR) {
+        int bt = at + 3;
+        float a = 1.0f - u;
+        x = x * a + values[bt] * u;
+        y = y * a + values[bt + 1] * u;
+        z = z * a + values[bt + 2] * u;
+    } else {
+        int next = at - 3 + stride;
+        float u2 = u * u;
+        float u3 = u2 * u;
+        float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+        float h10 = (u3 - 2.0f * u2 + u) * dt;
+        float h01 = -2.0f * u3 + 3.0f * u2;
+        float h11 = (u3 - u2) * dt;
+        x = h00 * x + h10 * values[at + 3] + h01 * values[next + 3] + h11 * values[next];
+        y = h00 * y + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next + 1];
+        z = h00 * z + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 2];
+    }
+}
+
 export uniform bool EXPORT(sample_quat_tracks)(uniform const float values[], uniform const int level[],
                                        uniform const int interp[], uniform const int timeline[],
                                        uniform const int offset[], uniform int tracks,
@@ -54,59 +143,11 @@ export uniform bool EXPORT(sample_quat_tracks)(uniform const float values[], uni
     varying bool finite = true;
     foreach (i = 0 ... tracks) {
         int tl = timeline[i];
-        int k = key[tl];
-        float u = frac[tl];
         int ip = interp[i];
-        bool cubic = ip == CUBIC;
-        int stride = cubic ? 12 : 4;
-        int at = offset[i] + k * stride + (cubic ? 4 : 0);
-        float x = values[at], y = values[at + 1], z = values[at + 2], w = values[at + 3];
-        bool hold = held[tl] != 0 || ip == STEP || (ip == LINEAR && u == 0.0f);
-        if (hold) {
-            if (cubic)
-                unit(x, y, z, w);
-        } else if (ip == LINEAR) {
-            int bt = at + 4;
-            float bx = values[bt], by = values[bt + 1], bz = values[bt + 2], bw = values[bt + 3];
-            float d = x * bx + y * by + z * bz + w * bw;
-            if (d < 0.0f) {
-                d = -d;
-                bx = -bx;
-                by = -by;
-                bz = -bz;
-                bw = -bw;
-            }
-            float wa, wb;
-            if (d > 0.9995f) {
-                wa = 1.0f - u;
-                wb = u;
-            } else {
-                float theta = acos(min(d, 1.0f));
-                float s = sin(theta);
-                wa = sin((1.0f - u) * theta) / s;
-                wb = sin(u * theta) / s;
-            }
-            x = x * wa + bx * wb;
-            y = y * wa + by * wb;
-            z = z * wa + bz * wb;
-            w = w * wa + bw * wb;
-            unit(x, y, z, w);
-        } else {
-            float dt = span[tl];
-            // Key k's value (at) and out-tangent (at + 4); key k + 1's in-tangent and value.
-            int next = at - 4 + stride;
-            float u2 = u * u;
-            float u3 = u2 * u;
-            float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
-            float h10 = (u3 - 2.0f * u2 + u) * dt;
-            float h01 = -2.0f * u3 + 3.0f * u2;
-            float h11 = (u3 - u2) * dt;
-            x = h00 * x + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next];
-            y = h00 * y + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 1];
-            z = h00 * z + h10 * values[at + 6] + h01 * values[next + 6] + h11 * values[next + 2];
-            w = h00 * w + h10 * values[at + 7] + h01 * values[next + 7] + h11 * values[next + 3];
-            unit(x, y, z, w);
-        }
+        int stride = ip == CUBIC ? 12 : 4;
+        int at = offset[i] + key[tl] * stride + (ip == CUBIC ? 4 : 0);
+        float x, y, z, w;
+        quat_value(values, ip, at, stride, frac[tl], span[tl], held[tl] != 0, x, y, z, w);
         int o = 4 * level[i];
         out[o] = x;
         out[o + 1] = y;
@@ -128,41 +169,70 @@ export uniform bool EXPORT(sample_vec3_tracks)(uniform const float values[], uni
     varying bool finite = true;
     foreach (i = 0 ... tracks) {
         int tl = timeline[i];
-        int k = key[tl];
-        float u = frac[tl];
         int ip = interp[i];
-        bool cubic = ip == CUBIC;
-        int stride = cubic ? 9 : 3;
-        int at = offset[i] + k * stride + (cubic ? 3 : 0);
-        float x = values[at], y = values[at + 1], z = values[at + 2];
-        bool hold = held[tl] != 0 || ip == STEP || (ip == LINEAR && u == 0.0f);
-        if (hold) {
-            // Key k as stored.
-        } else if (ip == LINEAR) {
-            int bt = at + 3;
-            float a = 1.0f - u;
-            x = x * a + values[bt] * u;
-            y = y * a + values[bt + 1] * u;
-            z = z * a + values[bt + 2] * u;
-        } else {
-            float dt = span[tl];
-            int next = at - 3 + stride;
-            float u2 = u * u;
-            float u3 = u2 * u;
-            float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
-            float h10 = (u3 - 2.0f * u2 + u) * dt;
-            float h01 = -2.0f * u3 + 3.0f * u2;
-            float h11 = (u3 - u2) * dt;
-            x = h00 * x + h10 * values[at + 3] + h01 * values[next + 3] + h11 * values[next];
-            y = h00 * y + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next + 1];
-            z = h00 * z + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 2];
-        }
+        int stride = ip == CUBIC ? 9 : 3;
+        int at = offset[i] + key[tl] * stride + (ip == CUBIC ? 3 : 0);
+        float x, y, z;
+        vec3_value(values, ip, at, stride, frac[tl], span[tl], held[tl] != 0, x, y, z);
         int o = 3 * level[i];
         out[o] = x;
         out[o + 1] = y;
         out[o + 2] = z;
         finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
                  abs(z) < floatbits(0x7f800000);
+    }
+    return all(finite);
+}
+
+// The crowd form: the lanes across instances, one clip. Instances first .. first + count of a crowd pose
+// (AoSoA blocks of 16 instances: element e of level j of instance i at ((i / 16 * joints + j) * 10 + e)
+// * 16 + i % 16, src/local_to_model/crowd.rs) play the same clip, each at its own time; run r = i - first
+// finds its located key on timeline tl at tl * count + r. The tracks of every property come merged,
+// ordered by joint then element (0 translation, 3 rotation, 7 scale), and a gang of instances runs every
+// track before the next gang: the gang's blocks are written forward, once, while the clip's values stay
+// in cache. Checked by the Rust side before every call: every track's keys lie inside values, every level
+// below joints, every element 0, 3 or 7, every timeline's located entries inside the arrays, and every
+// written element inside out.
+export uniform bool EXPORT(sample_crowd_tracks)(
+    uniform const float values[], uniform const int level[], uniform const int interp[],
+    uniform const int timeline[], uniform const int offset[], uniform const int element[],
+    uniform int tracks, uniform int first, uniform int count, uniform const int key[],
+    uniform const float frac[], uniform const float span[], uniform const int held[],
+    uniform int joints, uniform float out[])
+{
+    varying bool finite = true;
+    foreach (r = 0 ... count) {
+        int i = first + r;
+        int block = ((i >> 4) * joints * 10 << 4) + (i & 15);
+        for (uniform int t = 0; t < tracks; t++) {
+            uniform int ip = interp[t];
+            uniform int e = element[t];
+            int l = timeline[t] * count + r;
+            int o = block + ((level[t] * 10 + e) << 4);
+            if (e == 3) {
+                uniform int stride = ip == CUBIC ? 12 : 4;
+                uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
+                float x, y, z, w;
+                quat_value(values, ip, base + key[l] * stride, stride, frac[l], span[l], held[l] != 0,
+                           x, y, z, w);
+                out[o] = x;
+                out[o + 16] = y;
+                out[o + 32] = z;
+                out[o + 48] = w;
+                finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
+            } else {
+                uniform int stride = ip == CUBIC ? 9 : 3;
+                uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
+                float x, y, z;
+                vec3_value(values, ip, base + key[l] * stride, stride, frac[l], span[l], held[l] != 0,
+                           x, y, z);
+                out[o] = x;
+                out[o + 16] = y;
+                out[o + 32] = z;
+                finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
+                         abs(z) < floatbits(0x7f800000);
+            }
+        }
     }
     return all(finite);
 }

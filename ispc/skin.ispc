@@ -94,7 +94,8 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
     uniform const uint32 * uniform jp = c.joints + K * v0;
     if (compact && !rigid)
         decode_weights(K * W, jp, dw);
-    uniform const float * uniform wp = compact ? dw : c.weights + K * v0;
+    uniform const float * uniform decoded = dw;
+    uniform const float * uniform wp = compact ? decoded : c.weights + K * v0;
     const varying GangRows B = blend_rows(K, rigid, compact, jp, wp, c.palette);
 
     // The attributes, loaded only now: live across the blend, they made AVX2 spill the blended chunks.

@@ -94,12 +94,14 @@ mod transform;
 pub use glam;
 
 pub use animation::{
-    Clip, ClipBuilder, Interpolation, Property, SamplingContext, SamplingJob, Wrap, MAX_CLIP_FLOATS,
+    Clip, ClipBuilder, CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property,
+    SamplingContext, SamplingJob, Wrap, MAX_CLIP_FLOATS,
 };
 pub use backend::{Backend, Threads};
 pub use blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 pub use blending::{BlendingJob, DEFAULT_BLEND_THRESHOLD};
 pub use character::crowd::CrowdFrame;
+pub use character::crowd_play::CrowdClipLayer;
 pub use character::play::ClipLayer;
 pub use character::{Character, CharacterSkin, Frame, RigidMesh, SkinnedVertices};
 pub use error::Error;

@@ -32,7 +32,7 @@ unsafe extern "C" {
         root_count: i32,
         parents: *const i32,
         joints: i32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn crowd_palette_sse4(
@@ -42,7 +42,7 @@ unsafe extern "C" {
         count: i32,
         lanes: i32,
         palettes: *mut f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn level_sum_children_sse4(
@@ -159,6 +159,25 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn finite_floats_sse4(x: *const f32, n: i32) -> bool;
+}
+unsafe extern "C" {
+    pub fn sample_crowd_tracks_sse4(
+        values: *const f32,
+        level: *const i32,
+        interp: *const i32,
+        timeline: *const i32,
+        offset: *const i32,
+        element: *const i32,
+        tracks: i32,
+        first: i32,
+        count: i32,
+        key: *const i32,
+        frac: *const f32,
+        span: *const f32,
+        held: *const i32,
+        joints: i32,
+        out: *mut f32,
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn sample_quat_tracks_sse4(

@@ -2,7 +2,7 @@
 
 use super::{Interpolation, Property};
 use crate::error::Error;
-use crate::layout::tracks::{KernelTracks, TrackForm};
+use crate::layout::tracks::{CrowdTracks, KernelTracks, TrackForm};
 use crate::numeric;
 use crate::skeleton::{OwnerId, Skeleton};
 use glam::{Quat, Vec3};
@@ -65,6 +65,8 @@ pub struct Clip {
     /// The translation, rotation and scale tracks in the sampling kernels' checked form (derived from
     /// the fields above when built).
     pub(crate) kernel: Option<std::sync::Arc<[KernelTracks; 3]>>,
+    /// The same tracks merged for the crowd sampling kernel.
+    pub(crate) crowd_kernel: Option<std::sync::Arc<CrowdTracks>>,
 }
 
 impl PartialEq for Clip {
@@ -106,6 +108,7 @@ impl Clip {
                 weights: Vec::new(),
                 weight_sets: 0,
                 kernel: None,
+                crowd_kernel: None,
             },
             level,
         }
@@ -260,6 +263,12 @@ impl Clip {
             interpolation: track.interpolation,
             rotation: track.property == Property::Rotation,
         }
+    }
+
+    /// Whether every joint has a translation, a rotation and a scale track (a sample then writes the
+    /// whole pose). A joint has at most one track per property.
+    pub(crate) fn covers_every_joint(&self) -> bool {
+        self.tracks.len() == 3 * self.joints
     }
 
     /// The tracks of `property` in the sampling kernels' checked form.
@@ -498,6 +507,11 @@ impl ClipBuilder {
             // Never: the builder keeps every invariant the kernel form checks; the reference samples.
             _ => None,
         };
+        clip.crowd_kernel = clip
+            .kernel
+            .as_deref()
+            .and_then(CrowdTracks::merge)
+            .map(std::sync::Arc::new);
         clip
     }
 

@@ -67,10 +67,12 @@
 //! weight set of the clip and one weight per target.
 
 mod clip;
+mod crowd;
 pub(crate) mod curve;
 mod sampling;
 
 pub use clip::{Clip, ClipBuilder, MAX_CLIP_FLOATS};
+pub use crowd::{CrowdSamplingContext, CrowdSamplingJob};
 pub use sampling::{SamplingContext, SamplingJob};
 
 /// What a time outside a clip's span means.

@@ -1,8 +1,9 @@
 //! [`CrowdFrame`]: one frame of many instances of a [`Character`], each with its own pose and place.
 //!
 //! The stages are those of a single frame, each one call for the whole crowd:
-//! 1. pose: [`CrowdFrame::pose_mut`] ([`CrowdPose::set_joint`], [`CrowdPose::set_instance`]), or the
-//!    glTF batch sampler (`GltfScene::sample_crowd`);
+//! 1. pose: [`Character::crowd_play`] with clip layers (each instance its own clip and time), or
+//!    [`CrowdFrame::pose_mut`] ([`CrowdPose::set_joint`], [`CrowdPose::set_instance`]), or the glTF
+//!    batch sampler (`GltfScene::sample_crowd`);
 //! 2. [`Character::crowd_local_to_model`]: [`CrowdLocalToModelJob`] with [`CrowdFrame::roots_mut`]
 //!    placing each instance;
 //! 3. [`Character::crowd_palettes`]: [`CrowdPaletteJob`] per skin;
@@ -39,6 +40,7 @@
 //! ```
 
 use super::check::check_output;
+use super::crowd_play::CrowdPlayScratch;
 use super::frame::{bounds, SkinnedVertices};
 use super::Character;
 use crate::backend::{Backend, Threads};
@@ -66,6 +68,8 @@ pub struct CrowdFrame {
     palettes: Vec<CrowdPalettes>,
     /// One output per mesh, every instance's vertices in turn.
     meshes: Vec<SkinnedVertices>,
+    /// Buffers of [`Character::crowd_play`].
+    play: CrowdPlayScratch,
     /// Who runs the jobs; [`Backend::Auto`] by default.
     pub backend: Backend,
     /// Threads of every stage; [`Threads::All`] by default (a crowd is many independent instances).
@@ -97,6 +101,11 @@ impl CrowdFrame {
     /// Number of instances.
     pub fn instances(&self) -> usize {
         self.instances
+    }
+
+    /// The pose and the buffers of [`Character::crowd_play`], borrowed together.
+    pub(crate) fn pose_and_play_scratch(&mut self) -> (&mut CrowdPose, &mut CrowdPlayScratch) {
+        (&mut self.pose, &mut self.play)
     }
 
     /// Every instance's local pose (it starts at the character's rest pose).
@@ -222,6 +231,7 @@ impl Character {
             models: CrowdModels::new(&self.skeleton, instances)?,
             palettes,
             meshes,
+            play: CrowdPlayScratch::default(),
             backend: Backend::Auto,
             threads: Threads::All,
             renormalize: Renormalize::default(),

@@ -93,14 +93,15 @@ pub(crate) fn ltm_joint_trs(
 
 /// One AoSoA block of a crowd: the model matrices of `CROWD_LANES` instances for every joint, with
 /// the root transforms of the block's first `roots.len()` (at most CROWD_LANES) instances.
-/// The slices must be exactly one block for this skeleton (asserted).
+/// The slices must be exactly one block for this skeleton (asserted). Returns whether every model
+/// element written is finite.
 pub(crate) fn crowd_ltm_trs(
     isa: Runnable,
     order: &LevelOrder,
     locals: &[f32],
     roots: &[Mat4],
     models: &mut [f32],
-) {
+) -> bool {
     let j = order.len();
     assert!(
         j <= MAX_CROWD_JOINTS,

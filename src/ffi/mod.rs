@@ -114,8 +114,12 @@ type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *
 type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
 type LtmLevelSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, *const i32, i32, i32);
-type CrowdLtmTrsFn = unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32);
-type CrowdPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32);
+/// Returns whether every model element written is finite.
+type CrowdLtmTrsFn =
+    unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32) -> bool;
+/// Returns whether every palette element written is finite.
+type CrowdPaletteFn =
+    unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32) -> bool;
 type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32);
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
@@ -172,6 +176,26 @@ type SampleTracksFn = unsafe extern "C" fn(
     *const i32,
     *mut f32,
 ) -> bool;
+/// The crowd form (lanes across instances): values; per merged track level, interpolation, timeline,
+/// offset and element; the track count, the first instance and the instance count; the located arrays;
+/// the joint count and the crowd pose written.
+type SampleCrowdFn = unsafe extern "C" fn(
+    *const f32,
+    *const i32,
+    *const i32,
+    *const i32,
+    *const i32,
+    *const i32,
+    i32,
+    i32,
+    i32,
+    *const i32,
+    *const f32,
+    *const f32,
+    *const i32,
+    i32,
+    *mut f32,
+) -> bool;
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -201,6 +225,7 @@ pub(crate) struct Kernels {
     finite_floats: ScanFn,
     sample_quat_tracks: SampleTracksFn,
     sample_vec3_tracks: SampleTracksFn,
+    sample_crowd_tracks: SampleCrowdFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -233,6 +258,7 @@ macro_rules! kernel_table {
                 finite_floats: isa::[<finite_floats_ $suffix>],
                 sample_quat_tracks: isa::[<sample_quat_tracks_ $suffix>],
                 sample_vec3_tracks: isa::[<sample_vec3_tracks_ $suffix>],
+                sample_crowd_tracks: isa::[<sample_crowd_tracks_ $suffix>],
             }
             }
         }

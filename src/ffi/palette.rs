@@ -57,13 +57,14 @@ pub(crate) fn skin_palette(
 /// Palettes of one AoSoA block of crowd models (`CROWD_LANES` instances, `MODEL_ELEMENTS` floats per
 /// joint and lane): `palettes[l * count + i] = (model[joints[i]] of lane l) * inverse_binds[i]`,
 /// row-major, for the first `palettes.len() / count` lanes. Every length and index is asserted.
+/// Returns whether every palette element written is finite.
 pub(crate) fn crowd_palette(
     isa: Runnable,
     block_models: &[f32],
     inverse_binds: &[Mat4],
     joints: &[usize],
     palettes: &mut [PaletteMatrix],
-) {
+) -> bool {
     let count = inverse_binds.len();
     let model_joints = block_models.len() / (MODEL_ELEMENTS * CROWD_LANES);
     assert!(
@@ -83,7 +84,7 @@ pub(crate) fn crowd_palette(
         "whole palettes for at most CROWD_LANES instances"
     );
     if count == 0 || lanes == 0 {
-        return;
+        return true;
     }
     #[cfg(ispc_kernels)]
     const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());

@@ -154,3 +154,143 @@ impl LocatedKeys {
                 .all(|(&want, &got)| want == 0 || want == got)
     }
 }
+
+/// The crowd form of [`LocatedKeys`]: where each of `count` instances' times falls on each timeline,
+/// entry `timeline * count + r` for the run's instance `r`, with each timeline's key count once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrowdLocatedKeys {
+    pub(crate) key: Vec<i32>,
+    pub(crate) frac: Vec<f32>,
+    pub(crate) span: Vec<f32>,
+    pub(crate) held: Vec<i32>,
+    /// Each timeline's key count.
+    pub(crate) keys: Vec<i32>,
+    /// Instances located.
+    pub(crate) count: usize,
+}
+
+impl CrowdLocatedKeys {
+    /// Whether every entry lets a kernel read key `k` and, unless held, key `k + 1` of its timeline.
+    pub(crate) fn in_bounds(&self) -> bool {
+        let Some(n) = self.keys.len().checked_mul(self.count) else {
+            return false;
+        };
+        self.key.len() == n
+            && self.frac.len() == n
+            && self.span.len() == n
+            && self.held.len() == n
+            && (self.count == 0
+                || self
+                    .key
+                    .chunks(self.count)
+                    .zip(self.held.chunks(self.count))
+                    .zip(&self.keys)
+                    .all(|((key, held), &len)| {
+                        key.iter().zip(held).all(|(&k, &h)| {
+                            k >= 0
+                                && if h != 0 {
+                                    k < len
+                                } else {
+                                    k.saturating_add(1) < len
+                                }
+                        })
+                    }))
+    }
+
+    /// Whether the tracks' per-timeline key counts are the ones located here.
+    pub(crate) fn matches(&self, tracks: &CrowdTracks) -> bool {
+        tracks.timeline_keys.len() == self.keys.len()
+            && tracks
+                .timeline_keys
+                .iter()
+                .zip(&self.keys)
+                .all(|(&want, &got)| want == 0 || want == got)
+    }
+}
+
+/// A clip's translation, rotation and scale tracks merged for the crowd sampling kernel: ordered by
+/// level-order joint, then element (0 translation, 3 rotation, 7 scale), so that one pass over a block
+/// of instances writes the block forward. Built only from three checked [`KernelTracks`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CrowdTracks {
+    level: Vec<i32>,
+    interp: Vec<i32>,
+    timeline: Vec<i32>,
+    offset: Vec<i32>,
+    element: Vec<i32>,
+    timeline_keys: Vec<i32>,
+    joints: usize,
+    values: usize,
+}
+
+impl CrowdTracks {
+    /// The merge of `[translations, rotations, scales]`, or `None` unless they have 3, 4 and 3
+    /// components, the same joints, values and timelines, and agree on every timeline's key count.
+    pub(crate) fn merge(sets: &[KernelTracks; 3]) -> Option<CrowdTracks> {
+        let [t, r, s] = sets;
+        let same = |k: &KernelTracks| {
+            k.joints == t.joints && k.values == t.values && k.timelines == t.timelines
+        };
+        if (t.components, r.components, s.components) != (3, 4, 3) || !same(r) || !same(s) {
+            return None;
+        }
+        let mut timeline_keys = vec![0i32; t.timelines];
+        for set in sets {
+            for (slot, &keys) in timeline_keys.iter_mut().zip(&set.timeline_keys) {
+                if keys != 0 {
+                    if *slot != 0 && *slot != keys {
+                        return None;
+                    }
+                    *slot = keys;
+                }
+            }
+        }
+        let mut order: Vec<(i32, i32, usize, usize)> = Vec::new();
+        for (set, element) in sets.iter().zip([0, 3, 7]) {
+            order.extend((0..set.len()).map(|i| (set.level[i], element, i, element as usize)));
+        }
+        order.sort_unstable();
+        let mut m = CrowdTracks {
+            timeline_keys,
+            joints: t.joints,
+            values: t.values,
+            ..CrowdTracks::default()
+        };
+        for (level, element, i, e) in order {
+            let set = match e {
+                0 => t,
+                3 => r,
+                _ => s,
+            };
+            m.level.push(level);
+            m.interp.push(set.interp[i]);
+            m.timeline.push(set.timeline[i]);
+            m.offset.push(set.offset[i]);
+            m.element.push(element);
+        }
+        Some(m)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.level.len()
+    }
+
+    pub(crate) fn joints(&self) -> usize {
+        self.joints
+    }
+
+    pub(crate) fn values(&self) -> usize {
+        self.values
+    }
+
+    /// The arrays: level, interpolation, timeline, offset, element.
+    pub(crate) fn arrays(&self) -> [&[i32]; 5] {
+        [
+            &self.level,
+            &self.interp,
+            &self.timeline,
+            &self.offset,
+            &self.element,
+        ]
+    }
+}

@@ -267,6 +267,49 @@ impl CrowdPose {
     }
 
     /// The level index of each joint of the skeleton the pose was made for.
+    /// The floats, AoSoA (see the module docs), for the crowd sampling kernels.
+    pub(crate) fn data_mut(&mut self) -> &mut [f32] {
+        &mut self.data
+    }
+
+    /// Every instance's pose into instance-major level-order streams (`instances * joints` entries
+    /// each, resized to that).
+    pub(crate) fn to_streams(&self, t: &mut Vec<Vec3>, q: &mut Vec<Quat>, s: &mut Vec<Vec3>) {
+        let n = self.instances * self.joints();
+        t.resize(n, Vec3::ZERO);
+        q.resize(n, Quat::IDENTITY);
+        s.resize(n, Vec3::ONE);
+        for i in 0..self.instances {
+            for l in 0..self.joints() {
+                let (a, b, c) = self.level_joint(i, l);
+                let at = i * self.joints() + l;
+                t[at] = a;
+                q[at] = b;
+                s[at] = c;
+            }
+        }
+    }
+
+    /// Every instance's pose from instance-major level-order streams of `instances * joints` entries
+    /// (the caller's own buffers, checked by the blending job that wrote them; shorter streams leave
+    /// the rest as it was).
+    pub(crate) fn set_from_streams(&mut self, t: &[Vec3], q: &[Quat], s: &[Vec3]) {
+        let joints = self.joints();
+        for (at, ((a, b), c)) in t.iter().zip(q).zip(s).enumerate() {
+            let (i, l) = (at / joints.max(1), at % joints.max(1));
+            if i < self.instances {
+                self.set_level(i, l, [a.x, a.y, a.z, b.x, b.y, b.z, b.w, c.x, c.y, c.z]);
+            }
+        }
+    }
+
+    /// Copies every block of `rest` (a pose of the same owner and instance count) over this one.
+    pub(crate) fn copy_from(&mut self, rest: &CrowdPose) {
+        if self.data.len() == rest.data.len() {
+            self.data.copy_from_slice(&rest.data);
+        }
+    }
+
     pub(crate) fn level_order(&self) -> &[usize] {
         &self.owner.level_of
     }
@@ -462,8 +505,9 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// the instance.
     pub fn run(&mut self) -> Result<(), Error> {
         let isa = self.backend.resolve()?.runnable();
-        self.compute()?;
-        if numeric::all_finite_on(isa, &self.models.data) {
+        // The kernels report whether what they wrote is finite; the reference is scanned.
+        let finite = self.compute()?;
+        if finite && (isa.is_some() || numeric::all_finite_on(isa, &self.models.data)) {
             return Ok(());
         }
         let at = self
@@ -482,20 +526,22 @@ impl<'a> CrowdLocalToModelJob<'a> {
     }
 
     /// Validates, then computes every instance's model matrices (the numeric check is `run`'s).
-    fn compute(&mut self) -> Result<(), Error> {
+    /// Returns whether the kernels found every element they wrote finite (true on the reference,
+    /// which `run` scans).
+    fn compute(&mut self) -> Result<bool, Error> {
         self.validate()?;
         let isa = match self.backend.resolve()? {
             Resolved::Ispc(isa) => isa,
             Resolved::Reference => {
                 self.run_reference();
-                return Ok(());
+                return Ok(true);
             }
         };
         let skeleton = self.skeleton;
         let lsize = skeleton.len() * TRS_ELEMENTS * CROWD_LANES;
         let msize = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
         if lsize == 0 {
-            return Ok(());
+            return Ok(true);
         }
         // One contiguous run of blocks per thread: a block is about a microsecond of work, too little to
         // be a task of its own.
@@ -511,15 +557,20 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 .get(b * CROWD_LANES..)
                 .map_or(&[][..], |r| &r[..r.len().min(CROWD_LANES)])
         };
+        let all_finite = std::sync::atomic::AtomicBool::new(true);
         let work = |(t, (m, l)): (usize, (&mut [f32], &[f32]))| {
+            let mut finite = true;
             for (k, (m, l)) in m.chunks_mut(msize).zip(l.chunks(lsize)).enumerate() {
-                ffi::crowd_ltm_trs(
+                finite &= ffi::crowd_ltm_trs(
                     isa,
                     skeleton.kernel_order(),
                     l,
                     block_roots(t * per_task + k),
                     m,
                 );
+            }
+            if !finite {
+                all_finite.store(false, std::sync::atomic::Ordering::Relaxed);
             }
         };
         let (models, locals) = (&mut self.models.data, &self.locals.data);
@@ -542,7 +593,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 }
             }),
         }
-        Ok(())
+        Ok(all_finite.into_inner())
     }
 
     /// The serial reference, one instance at a time through AoS arrays.

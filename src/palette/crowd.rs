@@ -184,21 +184,25 @@ impl<'a> CrowdPaletteJob<'a> {
         let (joints, inverse_binds) = (self.joints, self.inverse_binds);
         let per_block = count * CROWD_LANES;
         let (models, block) = self.models.block_data();
-        match self.backend.resolve()? {
+        // Whether the kernels found every element they wrote finite; the reference is scanned.
+        let kernels_finite = match self.backend.resolve()? {
             Resolved::Ispc(isa) => {
                 let work = |(models, palettes): (&[f32], &mut [PaletteMatrix])| {
                     ffi::crowd_palette(isa, models, inverse_binds, joints, palettes)
                 };
                 let palettes = &mut self.palettes.data;
+                // Every block runs (no short-circuit): a block past a non-finite one is still written.
                 match self.threads {
                     Threads::One => models
                         .chunks(block)
                         .zip(palettes.chunks_mut(per_block))
-                        .for_each(work),
+                        .map(work)
+                        .fold(true, |a, b| a & b),
                     Threads::All => models
                         .par_chunks(block)
                         .zip(palettes.par_chunks_mut(per_block))
-                        .for_each(work),
+                        .map(work)
+                        .reduce(|| true, |a, b| a & b),
                 }
             }
             Resolved::Reference => {
@@ -211,11 +215,12 @@ impl<'a> CrowdPaletteJob<'a> {
                     }
                     reference::skin_palette(&models, inverse_binds, Some(joints), palette);
                 }
+                numeric::all_finite_palette_on(None, &self.palettes.data)
             }
-        }
+        };
         // The numeric rules, as the single job checks them: the palettes computed are finite, and
         // where one is not, the input that broke a rule is named, or else the overflow.
-        if numeric::all_finite_palette_on(self.backend.resolve()?.runnable(), &self.palettes.data) {
+        if kernels_finite {
             return Ok(());
         }
         numeric::check_finite(

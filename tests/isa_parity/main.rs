@@ -35,6 +35,7 @@ fn main() {
         ("blend", blend::check_blend),
         ("crowd_blend", blend::check_crowd_blend),
         ("sample_tracks", sample::check_sample),
+        ("sample_crowd", sample::check_crowd_sample),
     ];
     #[cfg(feature = "experiments")]
     checks.extend([

@@ -160,3 +160,116 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
         "{samples} samples; worst difference {worst_v:e} (vec3), {worst_q:e} (rotation)"
     ))
 }
+
+/// The crowd form (`CrowdSamplingJob`, lanes across instances): every instance count of the harness up
+/// to 1,000, two clips of one 23-joint skeleton given to the instances in runs of five (so runs start
+/// inside a block of 16 and cross blocks), each instance at its own time, three frames forward and one
+/// at random. Against the reference crowd job with the tolerance above, and against one `SamplingJob`
+/// per instance on the same ISA within 1e-6 (the kernels share their per-lane arithmetic, but with FMA
+/// the compiler may fuse it differently in the two loops: 1 ulp seen on AVX2 and AVX-512, the same bits
+/// on SSE4). Joints without a track keep the pose's identity.
+pub fn check_crowd_sample(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{CrowdPose, CrowdSamplingContext, CrowdSamplingJob};
+    let mut rng = Rng::new(0xc70d);
+    let (skeleton, a) = clip(23, &mut rng);
+    // Another clip of a chain of 23 joints: the same joint order, so `skeleton` takes it.
+    let (_, b) = clip(23, &mut rng);
+    let (mut worst_v, mut worst_q, mut worst_single, mut compared) =
+        (0.0f32, 0.0f32, 0.0f32, 0usize);
+    for &n in sizes().iter().filter(|&&n| n <= 1000) {
+        let clips: Vec<&Clip> = (0..n)
+            .map(|i| if (i / 5) % 2 == 0 { &a } else { &b })
+            .collect();
+        let (mut on_isa, mut on_ref) = (
+            CrowdPose::new(&skeleton, n).unwrap(),
+            CrowdPose::new(&skeleton, n).unwrap(),
+        );
+        let (mut cx_isa, mut cx_ref) = (CrowdSamplingContext::new(), CrowdSamplingContext::new());
+        let mut singles: Vec<SamplingContext> = (0..n).map(|_| SamplingContext::new()).collect();
+        let offsets: Vec<f32> = (0..n).map(|_| rng.range(-0.1, 0.7)).collect();
+        for frame in 0..4 {
+            let times: Vec<f32> = if frame < 3 {
+                offsets.iter().map(|o| o + frame as f32 * 0.03).collect()
+            } else {
+                (0..n).map(|_| rng.range(-0.2, 1.2)).collect()
+            };
+            CrowdSamplingJob::new(&clips, &times, &mut cx_isa, &mut on_isa)
+                .wrap(Wrap::Loop)
+                .backend(isa)
+                .run()
+                .map_err(|e| format!("{n} instances, frame {frame}: {e}"))?;
+            CrowdSamplingJob::new(&clips, &times, &mut cx_ref, &mut on_ref)
+                .wrap(Wrap::Loop)
+                .backend(Backend::Reference)
+                .run()
+                .map_err(|e| format!("{n} instances, frame {frame} (reference): {e}"))?;
+            for i in 0..n {
+                // One SamplingJob per instance on the same ISA, over the identity pose.
+                let m = skeleton.len();
+                let (mut t, mut q, mut s) = (
+                    vec![Vec3::ZERO; m],
+                    vec![Quat::IDENTITY; m],
+                    vec![Vec3::ONE; m],
+                );
+                SamplingJob::new(
+                    clips[i],
+                    &mut singles[i],
+                    TrsMut::new(&mut t, &mut q, &mut s),
+                )
+                .time(times[i])
+                .wrap(Wrap::Loop)
+                .backend(isa)
+                .run()
+                .map_err(|e| format!("{n} instances, instance {i}: {e}"))?;
+                for j in 0..m {
+                    let l = skeleton.level_index(j).unwrap();
+                    let got = on_isa.joint(i, j).unwrap();
+                    let want = on_ref.joint(i, j).unwrap();
+                    // The same per-lane arithmetic, compiled into another loop: with FMA the
+                    // compiler may fuse differently, so the last bits may differ (seen: 1 ulp).
+                    let single = (t[l], q[l], s[l]);
+                    let ds = (got.0 - single.0)
+                        .abs()
+                        .max_element()
+                        .max((got.2 - single.2).abs().max_element())
+                        .max(
+                            (glam::Vec4::from(got.1) - glam::Vec4::from(single.1))
+                                .abs()
+                                .max_element(),
+                        );
+                    worst_single = worst_single.max(ds);
+                    // NaN fails the comparison, so it is reported too.
+                    let within = ds <= 1e-6;
+                    if !within {
+                        return Err(format!(
+                            "{n} instances, instance {i}, joint {j}, t = {}: the crowd kernel gave {got:?}, one SamplingJob on {isa} {single:?} (tolerance 1e-6)",
+                            times[i]
+                        ));
+                    }
+                    if j % 4 == 3 && got != (Vec3::ZERO, Quat::IDENTITY, Vec3::ONE) {
+                        return Err(format!("{n} instances, instance {i}: joint {j} has no track but changed: {got:?}"));
+                    }
+                    let dv = (got.0 - want.0)
+                        .abs()
+                        .max_element()
+                        .max((got.2 - want.2).abs().max_element());
+                    let dq = (glam::Vec4::from(got.1) - glam::Vec4::from(want.1))
+                        .abs()
+                        .max_element();
+                    worst_v = worst_v.max(dv);
+                    worst_q = worst_q.max(dq);
+                    compared += 1;
+                    if !(dv <= 1e-6 && dq <= 2e-5) {
+                        return Err(format!(
+                            "{n} instances, instance {i}, joint {j}, t = {}: translation/scale differ from the reference by {dv:e} (tolerance 1e-6), rotation by {dq:e} (2e-5)\n  isa: {got:?}\n  ref: {want:?}",
+                            times[i]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(format!(
+        "{compared} joints compared; worst difference {worst_v:e} (vec3), {worst_q:e} (rotation) from the reference, {worst_single:e} from one SamplingJob per instance"
+    ))
+}

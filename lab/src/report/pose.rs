@@ -13,6 +13,11 @@
 //!   it needs no asset. `blend_clips_2` and `blend_clips_4`: [`Character::play`] of 2 or 4 such clips
 //!   (sample each and blend), ns per joint.
 //!
+//! - `crowd_pose_rig67`: 10,000 instances of the rig, each with its own clip (four clips, 2,500
+//!   instances each) and its own time, palettes only: [`Character::crowd_play`] (the crowd sampling
+//!   kernels, lanes across instances) and [`Character::evaluate_crowd_pose`], ns per joint of one
+//!   instance (`size` = instances), on one thread and, where the pool has more, on all of them.
+//!
 //! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
 //! playback's cursors are exercised as a game uses them.
 
@@ -22,8 +27,8 @@ use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
 use ispc_skinning::gltf::{Frame, GltfScene, Wrap};
 use ispc_skinning::{
-    Character, CharacterSkin, Clip, ClipLayer, Interpolation, Isa, SamplingContext, SamplingJob,
-    Skeleton, TrsMut,
+    Character, CharacterSkin, Clip, ClipLayer, CrowdClipLayer, Interpolation, Isa, SamplingContext,
+    SamplingJob, Skeleton, Threads, TrsMut,
 };
 use std::cell::RefCell;
 
@@ -269,6 +274,7 @@ fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
         let times = median_ns_per_call(budget, &mut c);
         push_rows(rows, kernel, &backends, &times, RIG_JOINTS, None);
     }
+    crowd_rows(&character, &clips, budget, &backends, rows);
     // Blends of 2 and 4 clips, each at its own time.
     for (kernel, count) in [("blend_clips_2", 2), ("blend_clips_4", 4)] {
         let states = frames();
@@ -292,5 +298,72 @@ fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
             .collect();
         let times = median_ns_per_call(budget, &mut c);
         push_rows(rows, kernel, &backends, &times, RIG_JOINTS, None);
+    }
+}
+
+/// Instances of `crowd_pose_rig67`.
+const CROWD: usize = 10_000;
+
+fn crowd_rows(
+    character: &Character,
+    clips: &[Clip],
+    budget: Budget,
+    backends: &[(String, ispc_skinning::Backend)],
+    rows: &mut Vec<Row>,
+) {
+    let duration = clips[0].duration().max(1e-3);
+    let per_instance: Vec<&Clip> = (0..CROWD)
+        .map(|i| &clips[i * clips.len() / CROWD])
+        .collect();
+    let offsets: Vec<f32> = (0..CROWD)
+        .map(|i| (i as f32 * 0.618_034).fract() * duration)
+        .collect();
+    let pool = rayon::current_num_threads();
+    for threads in [Threads::One, Threads::All] {
+        if threads == Threads::All && pool < 2 {
+            continue;
+        }
+        let states: Vec<RefCell<(ispc_skinning::CrowdFrame, f32, Vec<f32>)>> = backends
+            .iter()
+            .map(|&(_, backend)| {
+                let crowd = character
+                    .crowd_buffers(CROWD)
+                    .expect("10,000 instances of the rig fit")
+                    .backend(backend)
+                    .threads(threads);
+                RefCell::new((crowd, 0.0, offsets.clone()))
+            })
+            .collect();
+        let mut c: Vec<Box<dyn FnMut() + '_>> = states
+            .iter()
+            .map(|state| {
+                let (per_instance, offsets) = (&per_instance, &offsets);
+                Box::new(move || {
+                    let (crowd, t, times) = &mut *state.borrow_mut();
+                    *t = (*t + duration / 97.0) % duration;
+                    for (time, offset) in times.iter_mut().zip(offsets) {
+                        *time = *t + offset;
+                    }
+                    character
+                        .crowd_play(crowd, &[CrowdClipLayer::new(per_instance, times)], &[])
+                        .expect("the crowd plays");
+                    character
+                        .evaluate_crowd_pose(crowd)
+                        .expect("the crowd's pose evaluates");
+                }) as Box<dyn FnMut() + '_>
+            })
+            .collect();
+        // ns per joint of one instance: the call over instances times joints.
+        let times: Vec<f64> = median_ns_per_call(budget, &mut c)
+            .iter()
+            .map(|t| t / RIG_JOINTS as f64)
+            .collect();
+        let first = rows.len();
+        push_rows(rows, "crowd_pose_rig67", backends, &times, CROWD, None);
+        if threads == Threads::All {
+            for r in &mut rows[first..] {
+                r.threads = pool;
+            }
+        }
     }
 }

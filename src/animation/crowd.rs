@@ -1,0 +1,403 @@
+//! [`CrowdSamplingJob`]: every instance of a crowd samples its own clip at its own time, straight into a
+//! [`CrowdPose`].
+//!
+//! Instances in a row that play the same clip form a run, and each run is one call of the crowd kernel
+//! (ispc/sample.ispc), the lanes across instances: every track of every property is interpolated for 8
+//! or 16 instances at once and written as one contiguous row of the pose's AoSoA blocks. With
+//! [`Threads::All`] the instances are split at block boundaries over rayon's pool. Rust first locates
+//! each instance's time on each of its clip's timelines, with one cursor per instance and timeline
+//! ([`CrowdSamplingContext`]), so forward playback steps rather than searches, as in [`SamplingJob`](
+//! super::SamplingJob). Give instances that share a clip neighbouring indices: a crowd of 10,000
+//! instances playing four clips in four blocks is four runs, while clips that alternate instance by
+//! instance make a run of one instance each (correct, only slower).
+//!
+//! Results are those of one [`SamplingJob`](super::SamplingJob) per instance on the same backend: the
+//! same bits on the reference and on ISAs without FMA; on AVX2, AVX-512 and NEON the kernels share the
+//! single form's per-lane arithmetic, but the compiler may fuse its multiply-adds differently (a last-bit
+//! difference, tested within 1e-6). Joints without a track keep what the pose held. Morph weights are not part of a crowd pose and are not sampled here.
+
+use super::clip::Clip;
+use super::curve::{locate_from, Located};
+use super::{Property, Wrap};
+use crate::backend::{Backend, Resolved, Threads};
+use crate::error::Error;
+use crate::ffi::sample as ffi;
+use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
+use crate::layout::tracks::CrowdLocatedKeys;
+use crate::local_to_model::crowd::CrowdPose;
+use crate::skeleton::OwnerId;
+use rayon::prelude::*;
+
+/// One instance's cursors: the clip they follow and one key index per timeline.
+#[derive(Clone, Debug, Default)]
+struct Cursors {
+    clip: Option<OwnerId>,
+    keys: Vec<u32>,
+}
+
+/// One task's buffers: where each instance of the current run fell on each timeline, in both forms.
+#[derive(Clone, Debug, Default)]
+struct RunScratch {
+    /// Instance-major, for the reference.
+    located: Vec<Located>,
+    /// Timeline-major, for the kernel.
+    keys: CrowdLocatedKeys,
+    searches: u64,
+}
+
+/// What every instance of a crowd remembers between samples: per instance and timeline of its clip,
+/// the key interval its last time fell in. Like [`SamplingContext`](super::SamplingContext), it changes
+/// the work only, never a result.
+#[derive(Clone, Debug, Default)]
+pub struct CrowdSamplingContext {
+    instances: Vec<Cursors>,
+    tasks: Vec<RunScratch>,
+    searches: u64,
+}
+
+impl CrowdSamplingContext {
+    /// An empty context; it sizes itself for the first crowd it samples.
+    pub fn new() -> CrowdSamplingContext {
+        CrowdSamplingContext::default()
+    }
+
+    /// How many times, over this context's life, a timeline's keys were searched rather than stepped
+    /// to, over every instance.
+    pub fn searches(&self) -> u64 {
+        self.searches + self.tasks.iter().map(|t| t.searches).sum::<u64>()
+    }
+}
+
+/// Samples a clip per instance of a crowd, each at its own time, into a [`CrowdPose`].
+#[derive(Debug)]
+pub struct CrowdSamplingJob<'a> {
+    /// One clip for every instance, or one clip per instance; each built for the pose's skeleton.
+    pub clips: &'a [&'a Clip],
+    /// One time per instance, in its clip's key times; mapped into the clip's span by `wrap`.
+    pub times: &'a [f32],
+    /// What a time outside a clip's span means; [`Wrap::Clamp`] by default.
+    pub wrap: Wrap,
+    /// The cursors of every instance.
+    pub context: &'a mut CrowdSamplingContext,
+    /// Output: every instance's local pose.
+    pub output: &'a mut CrowdPose,
+    /// Who samples; [`Backend::Auto`] by default. The kernels agree with the reference within the
+    /// tolerance of [`SamplingJob`](super::SamplingJob).
+    pub backend: Backend,
+    /// One thread (the default), or the instances split at block boundaries over rayon's pool.
+    pub threads: Threads,
+}
+
+impl<'a> CrowdSamplingJob<'a> {
+    /// A job sampling `clips` (one, or one per instance) at `times` (one per instance), clamped, on one
+    /// thread.
+    pub fn new(
+        clips: &'a [&'a Clip],
+        times: &'a [f32],
+        context: &'a mut CrowdSamplingContext,
+        output: &'a mut CrowdPose,
+    ) -> CrowdSamplingJob<'a> {
+        CrowdSamplingJob {
+            clips,
+            times,
+            wrap: Wrap::Clamp,
+            context,
+            output,
+            backend: Backend::Auto,
+            threads: Threads::One,
+        }
+    }
+
+    /// Sets the wrap mode.
+    pub fn wrap(mut self, wrap: Wrap) -> CrowdSamplingJob<'a> {
+        self.wrap = wrap;
+        self
+    }
+
+    /// Sets who samples (an [`Isa`](crate::Isa) converts).
+    pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdSamplingJob<'a> {
+        self.backend = backend.into();
+        self
+    }
+
+    /// Sets the threads.
+    pub fn threads(mut self, threads: Threads) -> CrowdSamplingJob<'a> {
+        self.threads = threads;
+        self
+    }
+
+    /// Checks every rule without sampling: one time per instance, each finite; one clip, or one per
+    /// instance, each built for the pose's skeleton; an explicit ISA can run here.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`], [`Error::NotFinite`] naming the instance, [`Error::ClipSkeleton`],
+    /// [`Error::IsaUnavailable`].
+    pub fn validate(&self) -> Result<(), Error> {
+        self.backend.resolve()?;
+        let instances = self.output.instances();
+        if self.times.len() != instances {
+            return Err(Error::CountMismatch {
+                what: "crowd sampling times",
+                expected: instances,
+                got: self.times.len(),
+            });
+        }
+        if self.clips.len() != 1 && self.clips.len() != instances {
+            return Err(Error::CountMismatch {
+                what: "crowd sampling clips",
+                expected: instances,
+                got: self.clips.len(),
+            });
+        }
+        if let Some(i) = self.times.iter().position(|t| !t.is_finite()) {
+            return Err(Error::NotFinite {
+                what: "crowd sampling time",
+                index: i,
+                value: self.times[i],
+            });
+        }
+        let order = self.output.level_order();
+        let mut last: Option<&Clip> = None;
+        for clip in self.clips {
+            if last.is_some_and(|l| std::ptr::eq(l, *clip)) {
+                continue;
+            }
+            last = Some(clip);
+            let differs = (0..order.len().max(clip.joints))
+                .find(|&j| clip.level_of.get(j).map(|&l| l as usize) != order.get(j).copied());
+            if let Some(joint) = differs {
+                return Err(Error::ClipSkeleton {
+                    joint,
+                    clip_joints: clip.joints,
+                    joints: order.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Samples every instance (after [`validate`](CrowdSamplingJob::validate)).
+    ///
+    /// # Errors
+    /// The rules of `validate`; [`Error::ResultNotFinite`] naming the first instance whose finite keys
+    /// overflow `f32` together; the pose is then unspecified.
+    pub fn run(self) -> Result<(), Error> {
+        self.validate()?;
+        let resolved = self.backend.resolve()?;
+        let instances = self.output.instances();
+        let joints = self.output.joints();
+        let context = self.context;
+        if context.instances.len() != instances {
+            context.instances.resize_with(instances, Cursors::default);
+        }
+        // Instances per task: whole blocks, one task per thread of the pool.
+        let tasks = match self.threads {
+            Threads::One => 1,
+            Threads::All => rayon::current_num_threads().max(1),
+        };
+        let blocks = instances.div_ceil(CROWD_LANES).max(1);
+        let per_task = blocks.div_ceil(tasks) * CROWD_LANES;
+        let task_count = instances.div_ceil(per_task);
+        if context.tasks.len() < task_count {
+            context.tasks.resize_with(task_count, RunScratch::default);
+        }
+        let floats_per_task = per_task / CROWD_LANES * joints * TRS_ELEMENTS * CROWD_LANES;
+        let (clips, times, wrap) = (self.clips, self.times, self.wrap);
+        let clip_of = |i: usize| -> &Clip {
+            if clips.len() == 1 {
+                clips[0]
+            } else {
+                clips[i]
+            }
+        };
+        let work = |(task, ((cursors, out), scratch)): Unit<'_>| {
+            let start = task * per_task;
+            let mut first = 0;
+            while first < cursors.len() {
+                let clip = clip_of(start + first);
+                let mut end = first + 1;
+                while end < cursors.len() && std::ptr::eq(clip_of(start + end), clip) {
+                    end += 1;
+                }
+                let run_times = times.get(start + first..start + end).unwrap_or(&[]);
+                let run_cursors = cursors.get_mut(first..end).unwrap_or(&mut []);
+                locate_run(scratch, clip, run_cursors, run_times, wrap);
+                match (resolved, &clip.crowd_kernel) {
+                    (Resolved::Ispc(isa), Some(kernel)) => {
+                        let finite = ffi::sample_crowd_tracks(
+                            isa,
+                            &clip.values,
+                            kernel,
+                            &scratch.keys,
+                            first,
+                            out,
+                        );
+                        if !finite {
+                            first_not_finite(clip, out, joints, first..end, start)?;
+                        }
+                    }
+                    _ => reference_run(clip, scratch, out, joints, first, start)?,
+                }
+                first = end;
+            }
+            Ok(())
+        };
+        let units = context
+            .instances
+            .chunks_mut(per_task)
+            .zip(self.output.data_mut().chunks_mut(floats_per_task.max(1)))
+            .zip(context.tasks.iter_mut())
+            .enumerate();
+        match self.threads {
+            Threads::One => units.into_iter().try_for_each(work),
+            Threads::All => {
+                let units: Vec<_> = units.collect();
+                let results: Vec<Result<(), Error>> = units.into_par_iter().map(work).collect();
+                results.into_iter().collect()
+            }
+        }
+    }
+}
+
+/// One task: its index, its instances' cursors, its whole blocks of the pose, its scratch.
+type Unit<'a> = (
+    usize,
+    ((&'a mut [Cursors], &'a mut [f32]), &'a mut RunScratch),
+);
+
+/// Locates the times of one run of instances (all playing `clip`) on every timeline of the clip,
+/// moving each instance's cursors, into the scratch's two forms.
+fn locate_run(
+    scratch: &mut RunScratch,
+    clip: &Clip,
+    cursors: &mut [Cursors],
+    times: &[f32],
+    wrap: Wrap,
+) {
+    let timelines = clip.timelines.len();
+    let count = times.len();
+    let keys = &mut scratch.keys;
+    let n = timelines * count;
+    keys.count = count;
+    keys.key.resize(n, 0);
+    keys.frac.resize(n, 0.0);
+    keys.span.resize(n, 0.0);
+    keys.held.resize(n, 0);
+    keys.keys.clear();
+    keys.keys
+        .extend((0..timelines).map(|tl| clip.timeline(tl as u32).len() as i32));
+    scratch.located.clear();
+    for (r, (&time, cursors)) in times.iter().zip(cursors).enumerate() {
+        if cursors.clip != Some(clip.id) || cursors.keys.len() != timelines {
+            cursors.clip = Some(clip.id);
+            cursors.keys.clear();
+            cursors.keys.resize(timelines, 0);
+        }
+        let t = clip.wrap_time(time, wrap);
+        for (tl, cursor) in cursors.keys.iter_mut().enumerate() {
+            let line = clip.timeline(tl as u32);
+            let (at, searched) = locate_from(line, t, cursor);
+            scratch.searches += u64::from(searched);
+            scratch.located.push(at);
+            let (k, u, span, held) = match at {
+                Located::Key(k) => (k, 0.0, 0.0, 1),
+                Located::Between { k, u } => {
+                    let span = match (line.get(k), line.get(k + 1)) {
+                        (Some(&t0), Some(&t1)) => t1 - t0,
+                        _ => 0.0,
+                    };
+                    (k, u, span, 0)
+                }
+            };
+            let l = tl * count + r;
+            // Timelines hold at most MAX_CLIP_FLOATS keys, below i32::MAX.
+            keys.key[l] = k as i32;
+            keys.frac[l] = u;
+            keys.span[l] = span;
+            keys.held[l] = held;
+        }
+    }
+}
+
+/// The element of a crowd pose's joint where a property starts.
+fn element(property: Property) -> usize {
+    match property {
+        Property::Translation => 0,
+        Property::Rotation => 3,
+        Property::Scale => 7,
+    }
+}
+
+/// The float index, in a task's whole blocks of a crowd pose, of element `e` of level `level` of the
+/// task's instance `i`.
+fn slot(joints: usize, i: usize, level: usize, e: usize) -> usize {
+    ((i / CROWD_LANES * joints + level) * TRS_ELEMENTS + e) * CROWD_LANES + i % CROWD_LANES
+}
+
+/// One run on the serial reference: each instance's tracks in turn, from the located keys. `first` is
+/// the run's first instance within the task's blocks `out`, which start at instance `start`.
+fn reference_run(
+    clip: &Clip,
+    scratch: &RunScratch,
+    out: &mut [f32],
+    joints: usize,
+    first: usize,
+    start: usize,
+) -> Result<(), Error> {
+    let timelines = clip.timelines.len();
+    for (r, located) in scratch.located.chunks(timelines.max(1)).enumerate() {
+        let i = first + r;
+        for track in &clip.tracks {
+            let at = located
+                .get(track.timeline as usize)
+                .copied()
+                .unwrap_or(Located::Key(0));
+            let v = clip.keys_of(track).sample_at(at);
+            if !v.is_finite() {
+                return Err(Error::ResultNotFinite {
+                    stage: "crowd sampling",
+                    what: "crowd pose",
+                    index: start + i,
+                });
+            }
+            let e = element(track.property);
+            for (c, value) in v.to_array()[..track.property.components()]
+                .iter()
+                .enumerate()
+            {
+                if let Some(o) = out.get_mut(slot(joints, i, track.level as usize, e + c)) {
+                    *o = *value;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first instance of `run` (within the task's blocks `out`, which start at instance `start`) with
+/// a non-finite value where a track of `clip` wrote.
+fn first_not_finite(
+    clip: &Clip,
+    out: &[f32],
+    joints: usize,
+    run: std::ops::Range<usize>,
+    start: usize,
+) -> Result<(), Error> {
+    for i in run {
+        for track in &clip.tracks {
+            let e = element(track.property);
+            let finite = (0..track.property.components()).all(|c| {
+                out.get(slot(joints, i, track.level as usize, e + c))
+                    .is_none_or(|v| v.is_finite())
+            });
+            if !finite {
+                return Err(Error::ResultNotFinite {
+                    stage: "crowd sampling",
+                    what: "crowd pose",
+                    index: start + i,
+                });
+            }
+        }
+    }
+    Ok(())
+}

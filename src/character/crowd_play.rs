@@ -1,0 +1,250 @@
+//! Crowd stage 1 from clips: [`CrowdClipLayer`]s sampled ([`CrowdSamplingJob`], lanes across
+//! instances) and blended ([`CrowdBlendingJob`]) into a [`CrowdFrame`]'s pose by
+//! [`Character::crowd_play`].
+
+use super::crowd::CrowdFrame;
+use super::Character;
+use crate::animation::{Clip, CrowdSamplingContext, CrowdSamplingJob, Wrap};
+use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
+use crate::error::Error;
+use crate::layout::trs::{Trs, TrsMut};
+use crate::local_to_model::crowd::CrowdPose;
+use glam::{Quat, Vec3};
+
+/// One layer of a crowd: a clip per instance (or one for all), each instance's time, its weight, and
+/// optional per-joint weights shared by every instance. Layers blend by [`CrowdBlendingJob`]'s rules.
+#[derive(Clone, Copy, Debug)]
+pub struct CrowdClipLayer<'a> {
+    /// One clip for every instance, or one per instance; each built for this character's skeleton.
+    /// Give instances that share a clip neighbouring indices (see [`CrowdSamplingJob`]).
+    pub clips: &'a [&'a Clip],
+    /// One time per instance.
+    pub times: &'a [f32],
+    /// What a time outside a clip means; [`Wrap::Loop`] by default.
+    pub wrap: Wrap,
+    /// One weight per instance (finite, not negative), or `None` (the default) for 1 everywhere.
+    pub weights: Option<&'a [f32]>,
+    /// Optional per-joint weights, one per joint in your joint order, for every instance.
+    pub joint_weights: Option<&'a [f32]>,
+}
+
+impl<'a> CrowdClipLayer<'a> {
+    /// `clips` (one, or one per instance) at `times` (one per instance), looping, weight 1.
+    pub fn new(clips: &'a [&'a Clip], times: &'a [f32]) -> CrowdClipLayer<'a> {
+        CrowdClipLayer {
+            clips,
+            times,
+            wrap: Wrap::Loop,
+            weights: None,
+            joint_weights: None,
+        }
+    }
+
+    /// Sets one weight per instance.
+    pub fn weights(mut self, weights: &'a [f32]) -> CrowdClipLayer<'a> {
+        self.weights = Some(weights);
+        self
+    }
+
+    /// Sets the wrap mode.
+    pub fn wrap(mut self, wrap: Wrap) -> CrowdClipLayer<'a> {
+        self.wrap = wrap;
+        self
+    }
+
+    /// Sets per-joint weights (one per joint, in your joint order).
+    pub fn joint_weights(mut self, joint_weights: &'a [f32]) -> CrowdClipLayer<'a> {
+        self.joint_weights = Some(joint_weights);
+        self
+    }
+}
+
+/// One layer's buffers, kept by the frame between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrowdLayerScratch {
+    context: CrowdSamplingContext,
+    pose: Option<CrowdPose>,
+    translations: Vec<Vec3>,
+    rotations: Vec<Quat>,
+    scales: Vec<Vec3>,
+    joint_weights: Vec<f32>,
+}
+
+/// What [`Character::crowd_play`] keeps in a crowd frame: the rest and identity poses of every
+/// instance (made on first use), each layer's buffers, and the blend's output streams.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrowdPlayScratch {
+    rest: Option<CrowdPose>,
+    identity: Option<CrowdPose>,
+    layers: Vec<CrowdLayerScratch>,
+    ones: Vec<f32>,
+    translations: Vec<Vec3>,
+    rotations: Vec<Quat>,
+    scales: Vec<Vec3>,
+}
+
+impl Character {
+    /// Crowd stage 1 from clips: samples every layer for every instance ([`CrowdSamplingJob`], the
+    /// lanes across instances) and blends them into the frame's pose ([`CrowdBlendingJob`]), then the
+    /// additive layers, on the frame's backend and threads. Each normal layer's joints without a track
+    /// hold the rest pose; an additive clip holds deltas, and its joints without a track the identity.
+    ///
+    /// One normal layer with weight 1 everywhere and no additive layer is sampled straight into the
+    /// pose, without a blend (the common crowd: every instance plays its own clip).
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`]; [`Error::CountMismatch`] for times or weights that are not one per
+    /// instance, clips that are not one or one per instance, or joint weights that are not one per
+    /// joint; the errors of [`CrowdSamplingJob`] and [`CrowdBlendingJob`].
+    pub fn crowd_play(
+        &self,
+        frame: &mut CrowdFrame,
+        layers: &[CrowdClipLayer<'_>],
+        additive: &[CrowdClipLayer<'_>],
+    ) -> Result<(), Error> {
+        self.check_crowd(frame)?;
+        let (n, instances) = (self.skeleton.len(), frame.instances());
+        for layer in layers.iter().chain(additive) {
+            if let Some(w) = layer.weights {
+                if w.len() != instances {
+                    return Err(Error::CountMismatch {
+                        what: "crowd clip layer weights",
+                        expected: instances,
+                        got: w.len(),
+                    });
+                }
+            }
+            if let Some(w) = layer.joint_weights {
+                if w.len() != n {
+                    return Err(Error::CountMismatch {
+                        what: "crowd clip layer joint weights",
+                        expected: n,
+                        got: w.len(),
+                    });
+                }
+            }
+        }
+        let (backend, threads) = (frame.backend, frame.threads);
+        let (pose, scratch) = frame.pose_and_play_scratch();
+        let rest = match &mut scratch.rest {
+            Some(rest) => rest,
+            slot => slot.insert(self.crowd_rest(instances)?),
+        };
+        let full = |l: &CrowdClipLayer<'_>| {
+            l.joint_weights.is_none() && l.weights.is_none_or(|w| w.iter().all(|&x| x == 1.0))
+        };
+        if let ([layer], []) = (layers, additive) {
+            if full(layer) {
+                // The rest pose underneath, unless every clip writes every joint.
+                if !layer.clips.iter().all(|c| c.covers_every_joint()) {
+                    pose.copy_from(rest);
+                }
+                if scratch.layers.is_empty() {
+                    scratch.layers.push(CrowdLayerScratch::default());
+                }
+                return CrowdSamplingJob::new(
+                    layer.clips,
+                    layer.times,
+                    &mut scratch.layers[0].context,
+                    pose,
+                )
+                .wrap(layer.wrap)
+                .backend(backend)
+                .threads(threads)
+                .run();
+            }
+        }
+        let count = layers.len().saturating_add(additive.len());
+        if scratch.layers.len() < count {
+            scratch
+                .layers
+                .resize_with(count, CrowdLayerScratch::default);
+        }
+        if !additive.is_empty() && scratch.identity.is_none() {
+            scratch.identity = Some(CrowdPose::new(&self.skeleton, instances)?);
+        }
+        for (i, (layer, s)) in layers
+            .iter()
+            .chain(additive)
+            .zip(scratch.layers.iter_mut())
+            .enumerate()
+        {
+            let under = if i < layers.len() {
+                &*rest
+            } else {
+                scratch.identity.as_ref().unwrap_or(rest)
+            };
+            let sampled = match &mut s.pose {
+                Some(p) => p,
+                slot => slot.insert(under.clone()),
+            };
+            sampled.copy_from(under);
+            CrowdSamplingJob::new(layer.clips, layer.times, &mut s.context, sampled)
+                .wrap(layer.wrap)
+                .backend(backend)
+                .threads(threads)
+                .run()?;
+            sampled.to_streams(&mut s.translations, &mut s.rotations, &mut s.scales);
+            s.joint_weights.clear();
+            if let Some(w) = layer.joint_weights {
+                s.joint_weights.resize(n, 0.0);
+                for (joint, &weight) in w.iter().enumerate() {
+                    if let Some(slot) = self
+                        .level_of
+                        .get(joint)
+                        .and_then(|&l| s.joint_weights.get_mut(l))
+                    {
+                        *slot = weight;
+                    }
+                }
+            }
+        }
+        scratch.ones.clear();
+        scratch.ones.resize(instances, 1.0);
+        let blend: Vec<CrowdBlendLayer<'_>> = layers
+            .iter()
+            .chain(additive)
+            .zip(&scratch.layers)
+            .map(|(layer, s)| CrowdBlendLayer {
+                poses: Trs::new(&s.translations, &s.rotations, &s.scales),
+                weights: layer.weights.unwrap_or(&scratch.ones),
+                joint_weights: layer.joint_weights.map(|_| s.joint_weights.as_slice()),
+            })
+            .collect();
+        let (normal, deltas) = blend.split_at(layers.len().min(blend.len()));
+        let total = instances.saturating_mul(n);
+        scratch.translations.resize(total, Vec3::ZERO);
+        scratch.rotations.resize(total, Quat::IDENTITY);
+        scratch.scales.resize(total, Vec3::ONE);
+        let (rest_t, rest_q, rest_s) = self.level_rest();
+        CrowdBlendingJob::new(
+            &self.skeleton,
+            instances,
+            Trs::new(rest_t, rest_q, rest_s),
+            TrsMut::new(
+                &mut scratch.translations,
+                &mut scratch.rotations,
+                &mut scratch.scales,
+            ),
+        )
+        .layers(normal)
+        .additive_layers(deltas)
+        .backend(backend)
+        .threads(threads)
+        .run()?;
+        pose.set_from_streams(&scratch.translations, &scratch.rotations, &scratch.scales);
+        Ok(())
+    }
+
+    /// Every instance at the rest pose.
+    fn crowd_rest(&self, instances: usize) -> Result<CrowdPose, Error> {
+        let mut rest = CrowdPose::new(&self.skeleton, instances)?;
+        let (t, q, s) = self.level_rest();
+        rest.set_from_streams(
+            &t.repeat(instances),
+            &q.repeat(instances),
+            &s.repeat(instances),
+        );
+        Ok(rest)
+    }
+}

@@ -1,0 +1,290 @@
+//! Crowds from clips: `Character::crowd_play` (and under it `CrowdSamplingJob`, the lanes across
+//! instances) against one `Character::play` per instance, on every backend: each instance its own clip
+//! and time, blended layers with per-instance weights, a mask and an additive layer; and the rules the
+//! crowd calls check.
+
+mod common;
+
+use glam::{Quat, Vec3};
+use ispc_skinning::{
+    Backend, Character, CharacterSkin, Clip, ClipLayer, CrowdClipLayer, CrowdPose,
+    CrowdSamplingContext, CrowdSamplingJob, Error, Interpolation, Skeleton,
+};
+
+/// A branching skeleton (your order and level order differ) with one skin and no mesh.
+fn character() -> (Skeleton, Character) {
+    let parents = [Some(2), Some(2), None, Some(0), Some(1), Some(4)];
+    let skeleton = Skeleton::from_parents(&parents).unwrap();
+    let n = parents.len();
+    let skin = CharacterSkin {
+        joints: (0..n).collect(),
+        inverse_binds: vec![glam::Mat4::IDENTITY; n],
+    };
+    let character = Character::new(
+        skeleton.clone(),
+        vec![Vec3::new(0.0, 1.0, 0.0); n],
+        vec![Quat::from_rotation_y(0.1); n],
+        vec![Vec3::ONE; n],
+        vec![skin],
+        vec![],
+    )
+    .unwrap();
+    (skeleton, character)
+}
+
+/// A clip turning about `axis`; joint 5 has no track (it holds the rest pose), joint 3 only a
+/// rotation, the others linear rotations and cubic translations.
+fn clip(skeleton: &Skeleton, axis: Vec3, speed: f32) -> Clip {
+    let mut b = Clip::builder(skeleton);
+    let times = [0.0, 0.4, 1.0];
+    for j in 0..5 {
+        let q: Vec<Quat> = times
+            .iter()
+            .map(|t| Quat::from_axis_angle(axis, speed * (j + 1) as f32 * t))
+            .collect();
+        b.rotation(j, Interpolation::Linear, &times, &q).unwrap();
+        if j != 3 {
+            let t: Vec<Vec3> = (0..9).map(|k| axis * (k as f32 * 0.1 + j as f32)).collect();
+            b.translation(j, Interpolation::CubicSpline, &times, &t)
+                .unwrap();
+        }
+    }
+    b.build()
+}
+
+/// Whether the crowd's instance `i` matches a frame's level-order pose within the tolerance of
+/// tests/isa_parity/sample.rs (the crowd and single kernels may fuse multiply-adds differently).
+fn close(
+    skeleton: &Skeleton,
+    crowd: &CrowdPose,
+    i: usize,
+    frame: &ispc_skinning::Frame,
+) -> Result<(), String> {
+    let (t, q, s) = frame.level_pose();
+    for j in 0..skeleton.len() {
+        let l = skeleton.level_index(j).unwrap();
+        let (ct, cq, cs) = crowd.joint(i, j).unwrap();
+        let dv = (ct - t[l])
+            .abs()
+            .max_element()
+            .max((cs - s[l]).abs().max_element());
+        // Components, either sign (angle_between's acos is too coarse near 1).
+        let (a, b) = (glam::Vec4::from(cq), glam::Vec4::from(q[l]));
+        let dq = (a - b).abs().max_element().min((a + b).abs().max_element());
+        if !(dv <= 1e-5 && dq <= 2e-5) {
+            return Err(format!(
+                "instance {i}, joint {j}: crowd {:?}, single {:?}: {dv:e}, rotation components {dq:e}",
+                (ct, cq, cs),
+                (t[l], q[l], s[l])
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_instance_plays_its_own_clip_and_time_as_a_single_frame_would() {
+    let (skeleton, character) = character();
+    let (walk, wave) = (clip(&skeleton, Vec3::X, 1.0), clip(&skeleton, Vec3::Z, 2.5));
+    for backend in common::backends() {
+        // 37 instances: runs of clips that start inside a block of 16 and cross blocks.
+        let instances = 37;
+        let clips: Vec<&Clip> = (0..instances)
+            .map(|i| if (i / 7) % 2 == 0 { &walk } else { &wave })
+            .collect();
+        let mut crowd = character.crowd_buffers(instances).unwrap().backend(backend);
+        let mut frame = character.frame_buffers().backend(backend);
+        for step in 0..3 {
+            let times: Vec<f32> = (0..instances)
+                .map(|i| i as f32 * 0.07 + step as f32 * 0.02)
+                .collect();
+            character
+                .crowd_play(&mut crowd, &[CrowdClipLayer::new(&clips, &times)], &[])
+                .unwrap();
+            for i in 0..instances {
+                character
+                    .play(&mut frame, &[ClipLayer::new(clips[i], times[i])], &[])
+                    .unwrap();
+                close(&skeleton, crowd.pose(), i, &frame)
+                    .unwrap_or_else(|e| panic!("{}, step {step}: {e}", backend.name()));
+            }
+        }
+        // The later stages run on the played poses.
+        character.evaluate_crowd_pose(&mut crowd).unwrap();
+    }
+}
+
+#[test]
+fn blended_layers_with_instance_weights_masks_and_additive_clips_match_single_frames() {
+    let (skeleton, character) = character();
+    let (walk, wave) = (clip(&skeleton, Vec3::X, 1.0), clip(&skeleton, Vec3::Z, 2.5));
+    let mut add = Clip::builder(&skeleton);
+    add.rotation(
+        2,
+        Interpolation::Step,
+        &[0.0],
+        &[Quat::from_rotation_x(0.3)],
+    )
+    .unwrap();
+    let add = add.build();
+    let n = skeleton.len();
+    let mut mask = vec![1.0; n];
+    mask[4] = 0.0;
+    for backend in common::backends() {
+        let instances = 21;
+        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.05).collect();
+        let fade: Vec<f32> = (0..instances).map(|i| i as f32 / 20.0).collect();
+        let rest: Vec<f32> = fade.iter().map(|f| 1.0 - f).collect();
+        let (one_walk, one_wave, one_add) = ([&walk], [&wave], [&add]);
+        let mut crowd = character.crowd_buffers(instances).unwrap().backend(backend);
+        character
+            .crowd_play(
+                &mut crowd,
+                &[
+                    CrowdClipLayer::new(&one_walk, &times).weights(&rest),
+                    CrowdClipLayer::new(&one_wave, &times)
+                        .weights(&fade)
+                        .joint_weights(&mask),
+                ],
+                &[CrowdClipLayer::new(&one_add, &times)],
+            )
+            .unwrap();
+        let mut frame = character.frame_buffers().backend(backend);
+        for i in 0..instances {
+            character
+                .play(
+                    &mut frame,
+                    &[
+                        ClipLayer::new(&walk, times[i]).weight(rest[i]),
+                        ClipLayer::new(&wave, times[i])
+                            .weight(fade[i])
+                            .joint_weights(&mask),
+                    ],
+                    &[ClipLayer::new(&add, times[i])],
+                )
+                .unwrap();
+            close(&skeleton, crowd.pose(), i, &frame)
+                .unwrap_or_else(|e| panic!("{}: {e}", backend.name()));
+        }
+    }
+}
+
+#[test]
+fn the_crowd_calls_name_every_broken_rule() {
+    let (skeleton, character) = character();
+    let walk = clip(&skeleton, Vec3::X, 1.0);
+    let mut crowd = character.crowd_buffers(4).unwrap();
+    let one = [&walk];
+    let four = [0.0f32; 4];
+    let too_few = [0.0f32; 3];
+    let err = |r: Result<(), Error>| r.unwrap_err();
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::new(&one, &too_few)], &[])),
+        Error::CountMismatch {
+            what: "crowd sampling times",
+            expected: 4,
+            got: 3
+        }
+    ));
+    let two = [&walk, &walk];
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::new(&two, &four)], &[])),
+        Error::CountMismatch {
+            what: "crowd sampling clips",
+            expected: 4,
+            got: 2
+        }
+    ));
+    let nan = [0.0, f32::NAN, 0.0, 0.0];
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::new(&one, &nan)], &[])),
+        Error::NotFinite {
+            what: "crowd sampling time",
+            index: 1,
+            ..
+        }
+    ));
+    assert!(matches!(
+        err(character.crowd_play(
+            &mut crowd,
+            &[CrowdClipLayer::new(&one, &four).weights(&[1.0])],
+            &[]
+        )),
+        Error::CountMismatch {
+            what: "crowd clip layer weights",
+            ..
+        }
+    ));
+    assert!(matches!(
+        err(character.crowd_play(
+            &mut crowd,
+            &[CrowdClipLayer::new(&one, &four).joint_weights(&[1.0])],
+            &[]
+        )),
+        Error::CountMismatch {
+            what: "crowd clip layer joint weights",
+            ..
+        }
+    ));
+    assert!(matches!(
+        err(character.crowd_play(
+            &mut crowd,
+            &[
+                CrowdClipLayer::new(&one, &four),
+                CrowdClipLayer::new(&one, &four).weights(&[1.0, -1.0, 0.0, 0.0]),
+            ],
+            &[]
+        )),
+        Error::BlendWeight { .. }
+    ));
+    // A clip of another joint order, and a crowd frame of another character of the same shape.
+    let other =
+        Skeleton::from_parents(&[None, Some(0), Some(0), Some(1), Some(2), Some(3)]).unwrap();
+    let foreign = clip(&other, Vec3::Y, 1.0);
+    let foreign = [&foreign];
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::new(&foreign, &four)], &[])),
+        Error::ClipSkeleton { .. }
+    ));
+    let (_, twin) = self::character();
+    let mut twin_crowd = twin.crowd_buffers(4).unwrap();
+    assert!(matches!(
+        err(character.crowd_play(&mut twin_crowd, &[CrowdClipLayer::new(&one, &four)], &[])),
+        Error::WrongFrame { .. }
+    ));
+    // The job on its own: a pose of another instance count.
+    let mut pose = CrowdPose::new(&skeleton, 5).unwrap();
+    let mut context = CrowdSamplingContext::new();
+    assert!(matches!(
+        CrowdSamplingJob::new(&one, &four, &mut context, &mut pose)
+            .backend(Backend::Reference)
+            .run(),
+        Err(Error::CountMismatch {
+            what: "crowd sampling times",
+            expected: 5,
+            got: 4
+        })
+    ));
+}
+
+#[test]
+fn forward_playback_of_a_crowd_does_not_search() {
+    let (skeleton, _) = character();
+    let walk = clip(&skeleton, Vec3::X, 1.0);
+    let one = [&walk];
+    let instances = 50;
+    let mut pose = CrowdPose::new(&skeleton, instances).unwrap();
+    let mut context = CrowdSamplingContext::new();
+    let mut searches = Vec::new();
+    for frame in 0..30 {
+        let times: Vec<f32> = (0..instances)
+            .map(|i| i as f32 * 0.001 + frame as f32 / 60.0)
+            .collect();
+        CrowdSamplingJob::new(&one, &times, &mut context, &mut pose)
+            .run()
+            .unwrap();
+        searches.push(context.searches());
+    }
+    // Every timeline moves at most one key per frame: stepping, never searching.
+    assert_eq!(searches.last(), searches.first(), "{searches:?}");
+}
