@@ -40,8 +40,7 @@
 //! ```
 
 use super::check::check_output;
-use super::crowd_play::CrowdPlayScratch;
-use super::frame::{bounds, SkinnedVertices};
+use super::frame::{bounds, CrowdPlayScratch, SkinnedVertices};
 use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::error::Error;

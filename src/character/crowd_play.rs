@@ -3,8 +3,9 @@
 //! [`Character::crowd_play`].
 
 use super::crowd::CrowdFrame;
+use super::frame::CrowdLayerScratch;
 use super::Character;
-use crate::animation::{Clip, CrowdSamplingContext, CrowdSamplingJob, Wrap};
+use crate::animation::{Clip, CrowdSamplingJob, Wrap};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::error::Error;
 use crate::layout::trs::{Trs, TrsMut};
@@ -57,30 +58,6 @@ impl<'a> CrowdClipLayer<'a> {
         self.joint_weights = Some(joint_weights);
         self
     }
-}
-
-/// One layer's buffers, kept by the frame between calls.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CrowdLayerScratch {
-    context: CrowdSamplingContext,
-    pose: Option<CrowdPose>,
-    translations: Vec<Vec3>,
-    rotations: Vec<Quat>,
-    scales: Vec<Vec3>,
-    joint_weights: Vec<f32>,
-}
-
-/// What [`Character::crowd_play`] keeps in a crowd frame: the rest and identity poses of every
-/// instance (made on first use), each layer's buffers, and the blend's output streams.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CrowdPlayScratch {
-    rest: Option<CrowdPose>,
-    identity: Option<CrowdPose>,
-    layers: Vec<CrowdLayerScratch>,
-    ones: Vec<f32>,
-    translations: Vec<Vec3>,
-    rotations: Vec<Quat>,
-    scales: Vec<Vec3>,
 }
 
 impl Character {

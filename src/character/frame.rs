@@ -1,12 +1,13 @@
 //! [`Frame`]: everything one frame of a [`Character`](crate::Character) writes, with the options of the
 //! frame's jobs.
 
-use crate::animation::SamplingContext;
+use crate::animation::{CrowdSamplingContext, SamplingContext};
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
+use crate::local_to_model::crowd::CrowdPose;
 use crate::numeric;
 use crate::skeleton::OwnerId;
 use crate::skinning::job::SkinOutput;
@@ -374,4 +375,28 @@ pub(crate) struct LayerScratch {
     pub(crate) scales: Vec<Vec3>,
     pub(crate) context: SamplingContext,
     pub(crate) joint_weights: Vec<f32>,
+}
+
+/// One layer's buffers, kept by the frame between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrowdLayerScratch {
+    pub(crate) context: CrowdSamplingContext,
+    pub(crate) pose: Option<CrowdPose>,
+    pub(crate) translations: Vec<Vec3>,
+    pub(crate) rotations: Vec<Quat>,
+    pub(crate) scales: Vec<Vec3>,
+    pub(crate) joint_weights: Vec<f32>,
+}
+
+/// What `Character::crowd_play` keeps in a crowd frame: the rest and identity poses of every
+/// instance (made on first use), each layer's buffers, and the blend's output streams.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrowdPlayScratch {
+    pub(crate) rest: Option<CrowdPose>,
+    pub(crate) identity: Option<CrowdPose>,
+    pub(crate) layers: Vec<CrowdLayerScratch>,
+    pub(crate) ones: Vec<f32>,
+    pub(crate) translations: Vec<Vec3>,
+    pub(crate) rotations: Vec<Quat>,
+    pub(crate) scales: Vec<Vec3>,
 }
