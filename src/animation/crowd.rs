@@ -299,19 +299,9 @@ fn locate_run(
             let (at, searched) = locate_from(line, t, cursor);
             scratch.searches += u64::from(searched);
             scratch.located.push(at);
-            let (k, u, span, held) = match at {
-                Located::Key(k) => (k, 0.0, 0.0, 1),
-                Located::Between { k, u } => {
-                    let span = match (line.get(k), line.get(k + 1)) {
-                        (Some(&t0), Some(&t1)) => t1 - t0,
-                        _ => 0.0,
-                    };
-                    (k, u, span, 0)
-                }
-            };
+            let (k, u, span, held) = at.kernel_form(line);
             let l = tl * count + r;
-            // Timelines hold at most MAX_CLIP_FLOATS keys, below i32::MAX.
-            keys.key[l] = k as i32;
+            keys.key[l] = k;
             keys.frac[l] = u;
             keys.span[l] = span;
             keys.held[l] = held;

@@ -15,6 +15,24 @@ pub(crate) enum Located {
     Between { k: usize, u: f32 },
 }
 
+impl Located {
+    /// The form the sampling kernels read (ispc/sample.ispc): the key, the fraction, the interval
+    /// `times[k + 1] - times[k]` and whether the key is held (1) rather than interpolated (0).
+    /// Timelines hold at most `MAX_CLIP_FLOATS` keys, so the key fits in `i32`.
+    pub(crate) fn kernel_form(self, times: &[f32]) -> (i32, f32, f32, i32) {
+        match self {
+            Located::Key(k) => (k as i32, 0.0, 0.0, 1),
+            Located::Between { k, u } => {
+                let span = match (times.get(k), times.get(k + 1)) {
+                    (Some(&t0), Some(&t1)) => t1 - t0,
+                    _ => 0.0,
+                };
+                (k as i32, u, span, 0)
+            }
+        }
+    }
+}
+
 /// How many keys a cursor steps forward before it searches the rest instead: forward playback at any
 /// frame rate moves one key or less per frame on real clips, and a jump further than this costs one
 /// binary search, O(log keys).

@@ -224,18 +224,8 @@ fn kernel_sample(
     keys.keys.clear();
     for (i, at) in context.located.iter().enumerate() {
         let times = clip.timeline(i as u32);
-        let (k, u, span, held) = match *at {
-            Located::Key(k) => (k, 0.0, 0.0, 1),
-            Located::Between { k, u } => {
-                let span = match (times.get(k), times.get(k + 1)) {
-                    (Some(&t0), Some(&t1)) => t1 - t0,
-                    _ => 0.0,
-                };
-                (k, u, span, 0)
-            }
-        };
-        // Timelines hold at most MAX_CLIP_FLOATS keys, below i32::MAX.
-        keys.key.push(k as i32);
+        let (k, u, span, held) = at.kernel_form(times);
+        keys.key.push(k);
         keys.frac.push(u);
         keys.span.push(span);
         keys.held.push(held);

@@ -98,10 +98,6 @@ impl KernelTracks {
         self.values
     }
 
-    pub(crate) fn timelines(&self) -> usize {
-        self.timelines
-    }
-
     /// The arrays: level, interpolation, timeline, offset.
     pub(crate) fn arrays(&self) -> (&[i32], &[i32], &[i32], &[i32]) {
         (&self.level, &self.interp, &self.timeline, &self.offset)
@@ -133,26 +129,35 @@ impl LocatedKeys {
                 .iter()
                 .zip(&self.held)
                 .zip(&self.keys)
-                .all(|((&k, &h), &len)| {
-                    k >= 0
-                        && if h != 0 {
-                            k < len
-                        } else {
-                            k.saturating_add(1) < len
-                        }
-                })
+                .all(|((&k, &h), &len)| readable(k, h, len))
     }
 
     /// Whether the tracks' per-timeline key counts are the ones located here (a timeline no track uses
     /// is not read). O(timelines): KernelTracks::new made every track's key count its timeline's.
     pub(crate) fn matches(&self, tracks: &KernelTracks) -> bool {
-        tracks.timelines() == self.keys.len()
-            && tracks
-                .timeline_keys
-                .iter()
-                .zip(&self.keys)
-                .all(|(&want, &got)| want == 0 || want == got)
+        keys_match(&tracks.timeline_keys, &self.keys)
     }
+}
+
+/// Whether a kernel may read key `k` of a timeline of `len` keys and, unless the key is held (`held`
+/// not 0), key `k + 1` too.
+fn readable(k: i32, held: i32, len: i32) -> bool {
+    k >= 0
+        && if held != 0 {
+            k < len
+        } else {
+            k.saturating_add(1) < len
+        }
+}
+
+/// Whether each timeline's key count as the tracks have it (0 for a timeline no track uses, which is
+/// not read) is the count located, with one count per timeline on both sides.
+fn keys_match(tracks: &[i32], located: &[i32]) -> bool {
+    tracks.len() == located.len()
+        && tracks
+            .iter()
+            .zip(located)
+            .all(|(&want, &got)| want == 0 || want == got)
 }
 
 /// The crowd form of [`LocatedKeys`]: where each of `count` instances' times falls on each timeline,
@@ -186,25 +191,13 @@ impl CrowdLocatedKeys {
                     .zip(self.held.chunks(self.count))
                     .zip(&self.keys)
                     .all(|((key, held), &len)| {
-                        key.iter().zip(held).all(|(&k, &h)| {
-                            k >= 0
-                                && if h != 0 {
-                                    k < len
-                                } else {
-                                    k.saturating_add(1) < len
-                                }
-                        })
+                        key.iter().zip(held).all(|(&k, &h)| readable(k, h, len))
                     }))
     }
 
     /// Whether the tracks' per-timeline key counts are the ones located here.
     pub(crate) fn matches(&self, tracks: &CrowdTracks) -> bool {
-        tracks.timeline_keys.len() == self.keys.len()
-            && tracks
-                .timeline_keys
-                .iter()
-                .zip(&self.keys)
-                .all(|(&want, &got)| want == 0 || want == got)
+        keys_match(&tracks.timeline_keys, &self.keys)
     }
 }
 

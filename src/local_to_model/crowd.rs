@@ -266,7 +266,6 @@ impl CrowdPose {
         self.data.par_chunks_mut(size)
     }
 
-    /// The level index of each joint of the skeleton the pose was made for.
     /// The floats, AoSoA (see the module docs), for the crowd sampling kernels.
     pub(crate) fn data_mut(&mut self) -> &mut [f32] {
         &mut self.data
@@ -310,6 +309,7 @@ impl CrowdPose {
         }
     }
 
+    /// The level index of each joint of the skeleton the pose was made for.
     pub(crate) fn level_order(&self) -> &[usize] {
         &self.owner.level_of
     }
