@@ -51,8 +51,8 @@ struct RunScratch {
 #[derive(Clone, Debug, Default)]
 pub struct CrowdSamplingContext {
     instances: Vec<Cursors>,
+    /// One per task; each counts its own searches.
     tasks: Vec<RunScratch>,
-    searches: u64,
 }
 
 impl CrowdSamplingContext {
@@ -64,7 +64,7 @@ impl CrowdSamplingContext {
     /// How many times, over this context's life, a timeline's keys were searched rather than stepped
     /// to, over every instance.
     pub fn searches(&self) -> u64 {
-        self.searches + self.tasks.iter().map(|t| t.searches).sum::<u64>()
+        self.tasks.iter().map(|t| t.searches).sum()
     }
 }
 

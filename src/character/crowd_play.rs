@@ -164,16 +164,7 @@ impl Character {
             sampled.to_streams(&mut s.translations, &mut s.rotations, &mut s.scales);
             s.joint_weights.clear();
             if let Some(w) = layer.joint_weights {
-                s.joint_weights.resize(n, 0.0);
-                for (joint, &weight) in w.iter().enumerate() {
-                    if let Some(slot) = self
-                        .level_of
-                        .get(joint)
-                        .and_then(|&l| s.joint_weights.get_mut(l))
-                    {
-                        *slot = weight;
-                    }
-                }
+                self.weights_in_level_order(w, &mut s.joint_weights);
             }
         }
         scratch.ones.clear();

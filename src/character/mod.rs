@@ -456,6 +456,18 @@ impl Character {
         ))
     }
 
+    /// A layer's per-joint weights, given in your joint order, into `out` in level order (reused
+    /// between calls; the caller checked one weight per joint).
+    pub(crate) fn weights_in_level_order(&self, weights: &[f32], out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(weights.len(), 0.0);
+        for (&level, &weight) in self.level_of.iter().zip(weights) {
+            if let Some(slot) = out.get_mut(level) {
+                *slot = weight;
+            }
+        }
+    }
+
     /// The rest pose in level order: translations, rotations, scales (what a
     /// [`SamplingJob`](crate::SamplingJob)'s output holds before a clip's tracks overwrite it).
     pub fn level_rest(&self) -> (&[Vec3], &[Quat], &[Vec3]) {

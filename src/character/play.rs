@@ -129,16 +129,7 @@ impl Character {
             }
             scratch.joint_weights.clear();
             if let Some(w) = layer.joint_weights {
-                scratch.joint_weights.resize(n, 0.0);
-                for (joint, &weight) in w.iter().enumerate() {
-                    if let Some(slot) = self
-                        .level_of
-                        .get(joint)
-                        .and_then(|&l| scratch.joint_weights.get_mut(l))
-                    {
-                        *slot = weight;
-                    }
-                }
+                self.weights_in_level_order(w, &mut scratch.joint_weights);
             }
             SamplingJob::new(
                 layer.clip,
