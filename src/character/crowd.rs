@@ -45,9 +45,8 @@ use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
-use crate::layout::trs::Trs;
 use crate::local_to_model::crowd::{
-    check_crowd_size, CrowdLocalToModelJob, CrowdModels, CrowdPose,
+    check_crowd_size, level_block, CrowdLocalToModelJob, CrowdModels, CrowdPose,
 };
 use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
 use crate::skeleton::OwnerId;
@@ -195,23 +194,7 @@ impl Character {
             .iter()
             .fold(0usize, |sum, m| sum.saturating_add(m.vertex_count()));
         check_crowd_size(instances, vertices, "skinned vertex")?;
-        let mut pose = CrowdPose::new(&self.skeleton, instances)?;
-        let (t, q, s) = self.level_rest();
-        let (t, q, s) = (
-            self.skeleton.to_original_order(t)?,
-            self.skeleton.to_original_order(q)?,
-            self.skeleton.to_original_order(s)?,
-        );
-        for i in 0..instances {
-            pose.set_instance(
-                i,
-                Trs {
-                    translations: &t,
-                    rotations: &q,
-                    scales: &s,
-                },
-            )?;
-        }
+        let pose = self.crowd_rest(instances)?;
         let palettes = self
             .skins
             .iter()
@@ -235,6 +218,14 @@ impl Character {
             threads: Threads::All,
             renormalize: Renormalize::default(),
         })
+    }
+
+    /// Every instance at the rest pose, every block (padding lanes included) one copy of the rest
+    /// block.
+    pub(crate) fn crowd_rest(&self, instances: usize) -> Result<CrowdPose, Error> {
+        let mut rest = CrowdPose::new(&self.skeleton, instances)?;
+        rest.fill_blocks(&level_block(self.level_rest()));
+        Ok(rest)
     }
 
     /// [`Error::WrongFrame`] unless the crowd frame was made by this character (or a clone): the

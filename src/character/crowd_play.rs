@@ -9,7 +9,7 @@ use crate::animation::{Clip, CrowdSamplingJob, Wrap};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::error::Error;
 use crate::layout::trs::{Trs, TrsMut};
-use crate::local_to_model::crowd::CrowdPose;
+use crate::local_to_model::crowd::{level_block, CrowdPose};
 use glam::{Quat, Vec3};
 
 /// One layer of a crowd: a clip per instance (or one for all), each instance's time, its weight, and
@@ -103,10 +103,9 @@ impl Character {
         }
         let (backend, threads) = (frame.backend, frame.threads);
         let (pose, scratch) = frame.pose_and_play_scratch();
-        let rest = match &mut scratch.rest {
-            Some(rest) => rest,
-            slot => slot.insert(self.crowd_rest(instances)?),
-        };
+        if scratch.rest_block.is_empty() {
+            scratch.rest_block = level_block(self.level_rest());
+        }
         let full = |l: &CrowdClipLayer<'_>| {
             l.joint_weights.is_none() && l.weights.is_none_or(|w| w.iter().all(|&x| x == 1.0))
         };
@@ -114,7 +113,7 @@ impl Character {
             if full(layer) {
                 // The rest pose underneath, unless every clip writes every joint.
                 if !layer.clips.iter().all(|c| c.covers_every_joint()) {
-                    pose.copy_from(rest);
+                    pose.fill_blocks(&scratch.rest_block);
                 }
                 if scratch.layers.is_empty() {
                     scratch.layers.push(CrowdLayerScratch::default());
@@ -137,8 +136,12 @@ impl Character {
                 .layers
                 .resize_with(count, CrowdLayerScratch::default);
         }
-        if !additive.is_empty() && scratch.identity.is_none() {
-            scratch.identity = Some(CrowdPose::new(&self.skeleton, instances)?);
+        if !additive.is_empty() && scratch.identity_block.is_empty() {
+            scratch.identity_block = level_block((
+                &vec![Vec3::ZERO; n],
+                &vec![Quat::IDENTITY; n],
+                &vec![Vec3::ONE; n],
+            ));
         }
         for (i, (layer, s)) in layers
             .iter()
@@ -147,15 +150,15 @@ impl Character {
             .enumerate()
         {
             let under = if i < layers.len() {
-                &*rest
+                &scratch.rest_block
             } else {
-                scratch.identity.as_ref().unwrap_or(rest)
+                &scratch.identity_block
             };
             let sampled = match &mut s.pose {
                 Some(p) => p,
-                slot => slot.insert(under.clone()),
+                slot => slot.insert(CrowdPose::new(&self.skeleton, instances)?),
             };
-            sampled.copy_from(under);
+            sampled.fill_blocks(under);
             CrowdSamplingJob::new(layer.clips, layer.times, &mut s.context, sampled)
                 .wrap(layer.wrap)
                 .backend(backend)
@@ -202,17 +205,5 @@ impl Character {
         .run()?;
         pose.set_from_streams(&scratch.translations, &scratch.rotations, &scratch.scales);
         Ok(())
-    }
-
-    /// Every instance at the rest pose.
-    fn crowd_rest(&self, instances: usize) -> Result<CrowdPose, Error> {
-        let mut rest = CrowdPose::new(&self.skeleton, instances)?;
-        let (t, q, s) = self.level_rest();
-        rest.set_from_streams(
-            &t.repeat(instances),
-            &q.repeat(instances),
-            &s.repeat(instances),
-        );
-        Ok(rest)
     }
 }

@@ -388,12 +388,13 @@ pub(crate) struct CrowdLayerScratch {
     pub(crate) joint_weights: Vec<f32>,
 }
 
-/// What `Character::crowd_play` keeps in a crowd frame: the rest and identity poses of every
-/// instance (made on first use), each layer's buffers, and the blend's output streams.
+/// What `Character::crowd_play` keeps in a crowd frame: one AoSoA block of 16 instances at the rest
+/// pose and one at the identity (made on first use, copied under every block a clip samples), each
+/// layer's buffers, and the blend's output streams.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CrowdPlayScratch {
-    pub(crate) rest: Option<CrowdPose>,
-    pub(crate) identity: Option<CrowdPose>,
+    pub(crate) rest_block: Vec<f32>,
+    pub(crate) identity_block: Vec<f32>,
     pub(crate) layers: Vec<CrowdLayerScratch>,
     pub(crate) ones: Vec<f32>,
     pub(crate) translations: Vec<Vec3>,

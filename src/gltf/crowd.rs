@@ -4,6 +4,7 @@
 use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
+use crate::local_to_model::crowd::level_block;
 use crate::{CrowdFrame, CrowdPose, Error, Threads};
 use rayon::prelude::*;
 
@@ -66,7 +67,7 @@ impl GltfScene {
         }
         let rest = self
             .crowd_rest
-            .get_or_init(|| rest_block(self.character.level_rest()));
+            .get_or_init(|| level_block(self.character.level_rest()));
         let most_tracks = self.clips.iter().map(|c| c.tracks).max().unwrap_or(0);
         let sample_block = |(b, block): (usize, &mut [f32])| {
             block.copy_from_slice(&rest[..block.len()]);
@@ -123,18 +124,4 @@ impl GltfScene {
         self.sample_crowd(clips, times, wrap, threads, frame.pose_mut())?;
         self.character.evaluate_crowd(frame)
     }
-}
-
-/// One AoSoA block of the rest pose (level order): what every block of a sampled crowd starts from.
-fn rest_block(scene_rest: (&[glam::Vec3], &[glam::Quat], &[glam::Vec3])) -> Vec<f32> {
-    let (t, q, s) = scene_rest;
-    let mut block = vec![0.0; t.len() * TRS_ELEMENTS * CROWD_LANES];
-    for (j, ((t, q), s)) in t.iter().zip(q).zip(s).enumerate() {
-        let values = [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z];
-        for (e, v) in values.into_iter().enumerate() {
-            let at = (j * TRS_ELEMENTS + e) * CROWD_LANES;
-            block[at..at + CROWD_LANES].fill(v);
-        }
-    }
-    block
 }

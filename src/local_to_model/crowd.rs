@@ -251,8 +251,7 @@ impl CrowdPose {
     }
 
     /// The AoSoA blocks, each `joints * TRS_ELEMENTS * CROWD_LANES` floats in level order, for the
-    /// crate's batch writers (the glTF crowd sampler).
-    #[cfg_attr(not(feature = "gltf"), allow(dead_code))]
+    /// crate's batch writers (the glTF crowd sampler, [`CrowdPose::fill_blocks`]).
     pub(crate) fn blocks_mut(&mut self) -> std::slice::ChunksMut<'_, f32> {
         let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
         self.data.chunks_mut(size)
@@ -264,6 +263,16 @@ impl CrowdPose {
         use rayon::prelude::*;
         let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
         self.data.par_chunks_mut(size)
+    }
+
+    /// Every block (padding lanes included) set to `block`, one block of [`level_block`]'s form for
+    /// this pose's joints.
+    pub(crate) fn fill_blocks(&mut self, block: &[f32]) {
+        for b in self.blocks_mut() {
+            if b.len() == block.len() {
+                b.copy_from_slice(block);
+            }
+        }
     }
 
     /// The floats, AoSoA (see the module docs), for the crowd sampling kernels.
@@ -299,13 +308,6 @@ impl CrowdPose {
             if i < self.instances {
                 self.set_level(i, l, [a.x, a.y, a.z, b.x, b.y, b.z, b.w, c.x, c.y, c.z]);
             }
-        }
-    }
-
-    /// Copies every block of `rest` (a pose of the same owner and instance count) over this one.
-    pub(crate) fn copy_from(&mut self, rest: &CrowdPose) {
-        if self.data.len() == rest.data.len() {
-            self.data.copy_from_slice(&rest.data);
         }
     }
 
@@ -639,4 +641,19 @@ impl<'a> CrowdLocalToModelJob<'a> {
             }
         }
     }
+}
+
+/// One AoSoA block of `CROWD_LANES` instances all at one level-order pose (translations, rotations,
+/// scales): what a crowd's blocks start from (the glTF crowd sampler, `Character::crowd_rest`).
+pub(crate) fn level_block(pose: (&[Vec3], &[Quat], &[Vec3])) -> Vec<f32> {
+    let (t, q, s) = pose;
+    let mut block = vec![0.0; t.len() * TRS_ELEMENTS * CROWD_LANES];
+    for (j, ((t, q), s)) in t.iter().zip(q).zip(s).enumerate() {
+        let values = [t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.x, s.y, s.z];
+        for (e, v) in values.into_iter().enumerate() {
+            let at = (j * TRS_ELEMENTS + e) * CROWD_LANES;
+            block[at..at + CROWD_LANES].fill(v);
+        }
+    }
+    block
 }
