@@ -619,10 +619,18 @@ static inline varying float transpose_chunk(const varying float res[CHUNKS], uni
 
 // The joint table is 64-bit because it is the Rust API's own `&[usize]` (the crate's one index type),
 // passed through without a conversion copy; the kernels are built for 64-bit targets only.
-export void EXPORT(skin_palette)(uniform const float models[], uniform const float inverse_binds[],
-                                 uniform const uint64 joints[], uniform int use_joints, uniform int count,
-                                 uniform float palette[])
+//
+// Returns whether every palette element written is finite (or a false alarm, see sum_finite): a scan of
+// the palette afterwards read it back while its stores drained (on CesiumMan's 19 entries, about a third
+// of the palette stage on AVX2).
+export uniform bool EXPORT(skin_palette)(uniform const float models[], uniform const float inverse_binds[],
+                                         uniform const uint64 joints[], uniform int use_joints,
+                                         uniform int count, uniform float palette[])
 {
+    varying float acc[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        acc[c] = 0.0f;
     for (uniform int i = 0; i < count; i++) {
         const uniform int m = use_joints != 0 ? (int)joints[i] : i;
         varying float a[4];
@@ -632,17 +640,24 @@ export void EXPORT(skin_palette)(uniform const float models[], uniform const flo
         for (uniform int c = 0; c < CHUNKS; c++)
             res[c] = multiply_chunk(a, inverse_binds[16 * i + c * programCount + programIndex], c);
 #pragma unroll
-        for (uniform int oc = 0; oc < CHUNKS; oc++)
-            palette[16 * i + oc * programCount + programIndex] = transpose_chunk(res, oc);
+        for (uniform int oc = 0; oc < CHUNKS; oc++) {
+            const varying float v = transpose_chunk(res, oc);
+            palette[16 * i + oc * programCount + programIndex] = v;
+            acc[oc] += v;
+        }
     }
+    return sum_finite(acc);
 }
 
 // Crowd palettes: one AoSoA block of model matrices (section 4's layout) times the inverse bind
 // matrices. Entry i of block lane l is model[joints[i]] (of lane l) * inverse_bind[i], written row-major
 // to palettes[(l * count + i) * 16], so that each instance's palette is contiguous, as the skinning
 // kernels read it. The lanes run across instances, as in crowd_ltm_trs, so the product is plain vector
-// arithmetic with each inverse bind element broadcast; only the stores scatter. Lanes at or past `lanes`
-// (the padding of a partial last block) are not written.
+// arithmetic with each inverse bind element broadcast. The stores go through a small buffer: each row
+// of the gang's entries is transposed there (soa_to_aos4), and each lane's entry leaves as four 16-byte
+// rows; storing each element lane by lane (16 scalar stores per entry) took most of the kernel (crowd
+// of 10,000 rig instances, AVX2: see docs/RESULTS.md). Lanes at or past `lanes` (the padding of a
+// partial last block) are not written.
 //
 // Returns whether every palette element written is finite.
 export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
@@ -650,33 +665,42 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
                                           uniform float palettes[])
 {
     varying bool finite = true;
+    uniform float rows[3][4 * programCount];
+    uniform const float last_row[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     for (uniform int i = 0; i < count; i++) {
         const uniform int m = (int)joints[i];
         uniform const float * uniform ib = inverse_binds + 16 * i;
 #pragma unroll
         for (uniform int c = 0; c < CROWD_LANES / programCount; c++) {
-            const varying int l = c * programCount + programIndex;
-            if (l < lanes) {
-                varying float M[12];
+            const uniform int l0 = c * programCount;
+            if (l0 >= lanes)
+                break;
+            // Every lane computes (lanes past `lanes` read the block's padding, which crowd_ltm_trs
+            // wrote as finite identity-rooted matrices), and only lanes below `lanes` store.
+            varying float M[12];
 #pragma unroll
-                for (uniform int e = 0; e < 12; e++)
-                    M[e] = CROWD(models, 12, m, e, l);
-                const varying int out = (l * count + i) * 16;
+            for (uniform int e = 0; e < 12; e++)
+                M[e] = CROWD(models, 12, m, e, l0 + programIndex);
+            const varying bool live = l0 + programIndex < lanes;
 #pragma unroll
-                for (uniform int r = 0; r < 3; r++) {
+            for (uniform int r = 0; r < 3; r++) {
+                varying float v[4];
 #pragma unroll
-                    for (uniform int col = 0; col < 4; col++) {
-                        // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
-                        float v = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
-                                  M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
-                        palettes[out + 4 * r + col] = v;
-                        finite = finite && abs(v) < floatbits(0x7f800000);
-                    }
+                for (uniform int col = 0; col < 4; col++) {
+                    // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
+                    v[col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
+                             M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+                    finite = finite && (!live || abs(v[col]) < floatbits(0x7f800000));
                 }
-                palettes[out + 12] = 0.0f;
-                palettes[out + 13] = 0.0f;
-                palettes[out + 14] = 0.0f;
-                palettes[out + 15] = 1.0f;
+                soa_to_aos4(v[0], v[1], v[2], v[3], rows[r]);
+            }
+            const uniform int live_lanes = min(programCount, lanes - l0);
+            for (uniform int k = 0; k < live_lanes; k++) {
+                uniform float * uniform out = palettes + ((l0 + k) * count + i) * 16;
+                memcpy(out, &rows[0][4 * k], 16);
+                memcpy(out + 4, &rows[1][4 * k], 16);
+                memcpy(out + 8, &rows[2][4 * k], 16);
+                memcpy(out + 12, last_row, 16);
             }
         }
     }

@@ -148,54 +148,268 @@ static inline void vec3_value(uniform const float values[], int ip, int at, int 
     }
 }
 
-export uniform bool EXPORT(sample_quat_tracks)(uniform const float values[], uniform const int level[],
-                                       uniform const int interp[], uniform const int timeline[],
-                                       uniform const int offset[], uniform int tracks,
-                                       uniform const int key[], uniform const float frac[],
-                                       uniform const float span[], uniform const int held[],
-                                       uniform float out[])
+// The single-pose form: every translation, rotation and scale track of a clip in one call, as groups.
+// A group is every track of one property on one timeline with one interpolation, by increasing level
+// (src/layout/pose_tracks.rs builds them). Its values are stored key-major and transposed: slot s
+// (cubic: 0 in-tangent, 1 value, 2 out-tangent; else only 0) of key k, component c, track j at
+// off + ((k * V + s) * C + c) * n + j. So the lanes, across the group's tracks, share one key, one
+// fraction and one interpolation (no divergence) and read each key with contiguous loads; a gang's
+// outputs go out as one contiguous AoS run (soa_to_aos) where the group's levels are consecutive, else
+// through a small buffer, joint by joint.
+//
+// groups: POSE_GROUP_INTS ints per group: timeline, interpolation, property (0 translation, 1
+// rotation, 2 scale), n, the index of its first track in levels, off, and its first level when its
+// levels are consecutive, else -1. Checked by the Rust side before every call: every group's values
+// lie inside values for its timeline's key count, its levels inside levels and each below the joints
+// of every output, every timeline inside the located arrays, and every located key is readable (key
+// k + 1 too unless held).
+#define POSE_GROUP_INTS 7
+
+// The coefficients c0 .. c8 of slerp's weight polynomial in x = d - 1 for one weight w (u or 1 - u):
+// Eberly's b_i = (w^2 / (i (2i + 1)) - i / (2i + 1)), b_8 scaled by 1.90110745351730037, c_0 = 1 and
+// c_i = c_{i-1} b_i.
+static inline void slerp_coefficients(uniform float w, uniform float c[9])
 {
-    // Whether every value written is finite: NaN and the infinities fail `abs(v) < inf`.
-    varying bool finite = true;
-    foreach (i = 0 ... tracks) {
-        int tl = timeline[i];
-        int ip = interp[i];
-        int stride = ip == CUBIC ? 12 : 4;
-        int at = offset[i] + key[tl] * stride + (ip == CUBIC ? 4 : 0);
-        float x, y, z, w;
-        quat_value(values, ip, at, stride, frac[tl], span[tl], held[tl] != 0, x, y, z, w);
-        int o = 4 * level[i];
-        out[o] = x;
-        out[o + 1] = y;
-        out[o + 2] = z;
-        out[o + 3] = w;
-        finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
-    }
-    return all(finite);
+    uniform float s = w * w;
+    c[0] = 1.0f;
+    c[1] = c[0] * (1.0f / (1.0f * 3.0f) * s - 1.0f / 3.0f);
+    c[2] = c[1] * (1.0f / (2.0f * 5.0f) * s - 2.0f / 5.0f);
+    c[3] = c[2] * (1.0f / (3.0f * 7.0f) * s - 3.0f / 7.0f);
+    c[4] = c[3] * (1.0f / (4.0f * 9.0f) * s - 4.0f / 9.0f);
+    c[5] = c[4] * (1.0f / (5.0f * 11.0f) * s - 5.0f / 11.0f);
+    c[6] = c[5] * (1.0f / (6.0f * 13.0f) * s - 6.0f / 13.0f);
+    c[7] = c[6] * (1.0f / (7.0f * 15.0f) * s - 7.0f / 15.0f);
+    c[8] = c[7] * (1.90110745351730037f / (8.0f * 17.0f) * s - 1.90110745351730037f * 8.0f / 17.0f);
 }
 
-export uniform bool EXPORT(sample_vec3_tracks)(uniform const float values[], uniform const int level[],
-                                       uniform const int interp[], uniform const int timeline[],
-                                       uniform const int offset[], uniform int tracks,
-                                       uniform const int key[], uniform const float frac[],
-                                       uniform const float span[], uniform const int held[],
-                                       uniform float out[])
+// c0 + c1 x + ... + c8 x^8 in Estrin's form, given x^2 and x^4.
+static inline float estrin8(uniform const float c[9], float x, float x2, float x4)
+{
+    float p01 = c[0] + c[1] * x;
+    float p23 = c[2] + c[3] * x;
+    float p45 = c[4] + c[5] * x;
+    float p67 = c[6] + c[7] * x;
+    float q0 = p01 + p23 * x2;
+    float q1 = p45 + p67 * x2;
+    return q0 + (q1 + c[8] * x4) * x4;
+}
+
+// Lane j's rotation of a group at key k (see quat_value for the arithmetic).
+static inline void quat_group(uniform const float values[], uniform int ip, uniform int off, uniform int n,
+                              uniform int k, uniform float u, uniform float dt, uniform bool hold,
+                              uniform const float cu_c[9], uniform const float cv_c[9], varying int j,
+                              varying float &x, varying float &y, varying float &z, varying float &w)
+{
+    uniform int cubic = ip == CUBIC ? 1 : 0;
+    uniform int a = off + (k * (1 + 2 * cubic) + cubic) * 4 * n;
+    x = values[a + j];
+    y = values[a + n + j];
+    z = values[a + 2 * n + j];
+    w = values[a + 3 * n + j];
+    if (hold) {
+        if (cubic)
+            unit(x, y, z, w);
+    } else if (ip == LINEAR) {
+        uniform int b = off + (k + 1) * 4 * n;
+        float bx = values[b + j], by = values[b + n + j], bz = values[b + 2 * n + j],
+              bw = values[b + 3 * n + j];
+        float d = x * bx + y * by + z * bz + w * bw;
+        if (d < 0.0f) {
+            d = -d;
+            bx = -bx;
+            by = -by;
+            bz = -bz;
+            bw = -bw;
+        }
+        // Eberly's polynomial weights, as in quat_value: its nested form 1 + b1 x (1 + b2 x (1 + ...)),
+        // x = d - 1, is the polynomial 1 + c1 x + ... + c8 x^8 with c_i = b1 ... b_i. The b_i depend on
+        // u alone, uniform over the group, so the c_i are computed once (slerp_coefficients) and the
+        // lanes evaluate the polynomial in Estrin's form: four multiply-adds deep instead of eight
+        // (a rotation group's gang was latency bound on that chain).
+        float dm1 = min(d, 1.0f) - 1.0f;
+        uniform float wu = u, wv = 1.0f - u;
+        float x2 = dm1 * dm1;
+        float x4 = x2 * x2;
+        float cu = estrin8(cu_c, dm1, x2, x4);
+        float cv = estrin8(cv_c, dm1, x2, x4);
+        float wa = wv * cv, wb = wu * cu;
+        x = x * wa + bx * wb;
+        y = y * wa + by * wb;
+        z = z * wa + bz * wb;
+        w = w * wa + bw * wb;
+        unit(x, y, z, w);
+    } else {
+        // Key k's out-tangent (slot 2) and key k + 1's in-tangent (slot 0) and value (slot 1).
+        uniform int o = off + (k * 3 + 2) * 4 * n;
+        uniform int i1 = off + (k + 1) * 3 * 4 * n;
+        uniform int v1 = i1 + 4 * n;
+        uniform float u2 = u * u;
+        uniform float u3 = u2 * u;
+        uniform float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+        uniform float h10 = (u3 - 2.0f * u2 + u) * dt;
+        uniform float h01 = -2.0f * u3 + 3.0f * u2;
+        uniform float h11 = (u3 - u2) * dt;
+        x = h00 * x + h10 * values[o + j] + h01 * values[v1 + j] + h11 * values[i1 + j];
+        y = h00 * y + h10 * values[o + n + j] + h01 * values[v1 + n + j] + h11 * values[i1 + n + j];
+        z = h00 * z + h10 * values[o + 2 * n + j] + h01 * values[v1 + 2 * n + j] + h11 * values[i1 + 2 * n + j];
+        w = h00 * w + h10 * values[o + 3 * n + j] + h01 * values[v1 + 3 * n + j] + h11 * values[i1 + 3 * n + j];
+        unit(x, y, z, w);
+    }
+}
+
+// Lane j's translation or scale of a group at key k, as quat_group.
+static inline void vec3_group(uniform const float values[], uniform int ip, uniform int off, uniform int n,
+                              uniform int k, uniform float u, uniform float dt, uniform bool hold,
+                              varying int j, varying float &x, varying float &y, varying float &z)
+{
+    uniform int cubic = ip == CUBIC ? 1 : 0;
+    uniform int a = off + (k * (1 + 2 * cubic) + cubic) * 3 * n;
+    x = values[a + j];
+    y = values[a + n + j];
+    z = values[a + 2 * n + j];
+    if (hold) {
+        // Key k as stored.
+    } else if (ip == LINEAR) {
+        uniform int b = off + (k + 1) * 3 * n;
+        uniform float m = 1.0f - u;
+        x = x * m + values[b + j] * u;
+        y = y * m + values[b + n + j] * u;
+        z = z * m + values[b + 2 * n + j] * u;
+    } else {
+        uniform int o = off + (k * 3 + 2) * 3 * n;
+        uniform int i1 = off + (k + 1) * 3 * 3 * n;
+        uniform int v1 = i1 + 3 * n;
+        uniform float u2 = u * u;
+        uniform float u3 = u2 * u;
+        uniform float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
+        uniform float h10 = (u3 - 2.0f * u2 + u) * dt;
+        uniform float h01 = -2.0f * u3 + 3.0f * u2;
+        uniform float h11 = (u3 - u2) * dt;
+        x = h00 * x + h10 * values[o + j] + h01 * values[v1 + j] + h11 * values[i1 + j];
+        y = h00 * y + h10 * values[o + n + j] + h01 * values[v1 + n + j] + h11 * values[i1 + n + j];
+        z = h00 * z + h10 * values[o + 2 * n + j] + h01 * values[v1 + 2 * n + j] + h11 * values[i1 + 2 * n + j];
+    }
+}
+
+// A gang of a group's tracks j0 .. j0 + programCount - 1 (every lane active, each j a track of the
+// group), rotations into out (the joint of track j at out[4 * lev[j]], lev the group's levels,
+// consecutive from l0 when l0 >= 0): for a whole gang with soa_to_aos, directly or through a buffer;
+// for a gang past the end of a group smaller than a gang, lane by lane, the lanes past its end repeating
+// its last track and not storing. Every lane computes from real keys: a masked tail leaves the inactive
+// lanes' registers undefined, and denormal garbage there costs microcode assists (measured: a group of
+// 19 rotations took 5x as long as its 16 full lanes).
+static inline void quat_gang(uniform const float values[], uniform int ip, uniform int off, uniform int n,
+                             uniform int k, uniform float u, uniform float dt, uniform bool hold,
+                             uniform const float cu_c[9], uniform const float cv_c[9], uniform int j0,
+                             uniform const int lev[], uniform int l0, uniform float out[],
+                             varying bool &finite)
+{
+    float x, y, z, w;
+    if (j0 + programCount <= n) {
+        quat_group(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j0 + programIndex, x, y, z, w);
+        if (l0 >= 0) {
+            soa_to_aos4(x, y, z, w, out + 4 * (l0 + j0));
+        } else {
+            uniform float tmp[4 * programCount];
+            soa_to_aos4(x, y, z, w, tmp);
+            for (uniform int i = 0; i < programCount; i++) {
+                uniform float *uniform o = out + 4 * lev[j0 + i];
+                o[0] = tmp[4 * i];
+                o[1] = tmp[4 * i + 1];
+                o[2] = tmp[4 * i + 2];
+                o[3] = tmp[4 * i + 3];
+            }
+        }
+    } else {
+        int j = min(j0 + programIndex, n - 1);
+        quat_group(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j, x, y, z, w);
+        if (j0 + programIndex < n) {
+            int o = 4 * lev[j];
+            out[o] = x;
+            out[o + 1] = y;
+            out[o + 2] = z;
+            out[o + 3] = w;
+        }
+    }
+    finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
+}
+
+// Translations or scales, as quat_gang.
+static inline void vec3_gang(uniform const float values[], uniform int ip, uniform int off, uniform int n,
+                             uniform int k, uniform float u, uniform float dt, uniform bool hold,
+                             uniform int j0, uniform const int lev[], uniform int l0, uniform float out[],
+                             varying bool &finite)
+{
+    float x, y, z;
+    if (j0 + programCount <= n) {
+        vec3_group(values, ip, off, n, k, u, dt, hold, j0 + programIndex, x, y, z);
+        if (l0 >= 0) {
+            soa_to_aos3(x, y, z, out + 3 * (l0 + j0));
+        } else {
+            uniform float tmp[3 * programCount];
+            soa_to_aos3(x, y, z, tmp);
+            for (uniform int i = 0; i < programCount; i++) {
+                uniform float *uniform o = out + 3 * lev[j0 + i];
+                o[0] = tmp[3 * i];
+                o[1] = tmp[3 * i + 1];
+                o[2] = tmp[3 * i + 2];
+            }
+        }
+    } else {
+        int j = min(j0 + programIndex, n - 1);
+        vec3_group(values, ip, off, n, k, u, dt, hold, j, x, y, z);
+        if (j0 + programIndex < n) {
+            int o = 3 * lev[j];
+            out[o] = x;
+            out[o + 1] = y;
+            out[o + 2] = z;
+        }
+    }
+    finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
+             abs(z) < floatbits(0x7f800000);
+}
+
+export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform const int groups[],
+                                        uniform int group_count, uniform const int levels[],
+                                        uniform const int key[], uniform const float frac[],
+                                        uniform const float span[], uniform const int held[],
+                                        uniform float translations[], uniform float rotations[],
+                                        uniform float scales[])
 {
     // Whether every value written is finite: NaN and the infinities fail `abs(v) < inf`.
     varying bool finite = true;
-    foreach (i = 0 ... tracks) {
-        int tl = timeline[i];
-        int ip = interp[i];
-        int stride = ip == CUBIC ? 9 : 3;
-        int at = offset[i] + key[tl] * stride + (ip == CUBIC ? 3 : 0);
-        float x, y, z;
-        vec3_value(values, ip, at, stride, frac[tl], span[tl], held[tl] != 0, x, y, z);
-        int o = 3 * level[i];
-        out[o] = x;
-        out[o + 1] = y;
-        out[o + 2] = z;
-        finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
-                 abs(z) < floatbits(0x7f800000);
+    for (uniform int g = 0; g < group_count; g++) {
+        uniform const int *uniform G = groups + g * POSE_GROUP_INTS;
+        uniform int tl = G[0];
+        uniform int ip = G[1];
+        uniform int prop = G[2];
+        uniform int n = G[3];
+        uniform const int *uniform lev = levels + G[4];
+        uniform int off = G[5];
+        uniform int l0 = G[6];
+        uniform int k = key[tl];
+        uniform float u = frac[tl];
+        uniform float dt = span[tl];
+        uniform bool hold = held[tl] != 0 || ip == STEP || (ip == LINEAR && u == 0.0f);
+        // Whole gangs, then the rest: a last whole gang that overlaps the one before it (its tracks
+        // computed again give the same bits), or, in a group smaller than a gang, one gang lane by lane.
+        uniform int full = n - n % programCount;
+        uniform int last = n < programCount ? 0 : n - programCount;
+        if (prop == 1) {
+            uniform float cu_c[9], cv_c[9];
+            slerp_coefficients(u, cu_c);
+            slerp_coefficients(1.0f - u, cv_c);
+            for (uniform int j0 = 0; j0 < full; j0 += programCount)
+                quat_gang(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j0, lev, l0, rotations, finite);
+            if (full < n)
+                quat_gang(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, last, lev, l0, rotations, finite);
+        } else {
+            uniform float *uniform out = prop == 0 ? translations : scales;
+            for (uniform int j0 = 0; j0 < full; j0 += programCount)
+                vec3_gang(values, ip, off, n, k, u, dt, hold, j0, lev, l0, out, finite);
+            if (full < n)
+                vec3_gang(values, ip, off, n, k, u, dt, hold, last, lev, l0, out, finite);
+        }
     }
     return all(finite);
 }

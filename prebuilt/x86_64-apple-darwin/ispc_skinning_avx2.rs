@@ -121,7 +121,7 @@ unsafe extern "C" {
         use_joints: i32,
         count: i32,
         palette: *mut f32,
-    );
+    ) -> bool;
 }
 unsafe extern "C" {
     pub fn trs_to_soa_avx2(
@@ -180,33 +180,18 @@ unsafe extern "C" {
     ) -> bool;
 }
 unsafe extern "C" {
-    pub fn sample_quat_tracks_avx2(
+    pub fn sample_pose_avx2(
         values: *const f32,
-        level: *const i32,
-        interp: *const i32,
-        timeline: *const i32,
-        offset: *const i32,
-        tracks: i32,
+        groups: *const i32,
+        group_count: i32,
+        levels: *const i32,
         key: *const i32,
         frac: *const f32,
         span: *const f32,
         held: *const i32,
-        out: *mut f32,
-    ) -> bool;
-}
-unsafe extern "C" {
-    pub fn sample_vec3_tracks_avx2(
-        values: *const f32,
-        level: *const i32,
-        interp: *const i32,
-        timeline: *const i32,
-        offset: *const i32,
-        tracks: i32,
-        key: *const i32,
-        frac: *const f32,
-        span: *const f32,
-        held: *const i32,
-        out: *mut f32,
+        translations: *mut f32,
+        rotations: *mut f32,
+        scales: *mut f32,
     ) -> bool;
 }
 unsafe extern "C" {

@@ -2,6 +2,7 @@
 
 use super::{Interpolation, Property};
 use crate::error::Error;
+use crate::layout::pose_tracks::{PoseTrack, PoseTracks};
 use crate::layout::tracks::{CrowdTracks, KernelTracks, TrackForm};
 use crate::numeric;
 use crate::skeleton::{OwnerId, Skeleton};
@@ -62,9 +63,9 @@ pub struct Clip {
     /// Sorted by set.
     pub(crate) weights: Vec<WeightTrack>,
     pub(crate) weight_sets: usize,
-    /// The translation, rotation and scale tracks in the sampling kernels' checked form (derived from
-    /// the fields above when built).
-    pub(crate) kernel: Option<std::sync::Arc<[KernelTracks; 3]>>,
+    /// The translation, rotation and scale tracks in the single-pose sampling kernel's checked form,
+    /// grouped and transposed (derived from the fields above when built).
+    pub(crate) pose_kernel: Option<std::sync::Arc<PoseTracks>>,
     /// The same tracks merged for the crowd sampling kernel.
     pub(crate) crowd_kernel: Option<std::sync::Arc<CrowdTracks>>,
 }
@@ -107,7 +108,7 @@ impl Clip {
                 tracks: Vec::new(),
                 weights: Vec::new(),
                 weight_sets: 0,
-                kernel: None,
+                pose_kernel: None,
                 crowd_kernel: None,
             },
             level,
@@ -295,6 +296,30 @@ impl Clip {
             self.values.len(),
             self.timelines.len(),
         )
+    }
+
+    /// The translation, rotation and scale tracks in the single-pose kernel's form.
+    fn pose_tracks(&self) -> Option<PoseTracks> {
+        let forms = self.tracks.iter().map(|t| {
+            let keys = self.keys_of(t);
+            PoseTrack {
+                level: t.level as usize,
+                property: match t.property {
+                    Property::Translation => 0,
+                    Property::Rotation => 1,
+                    Property::Scale => 2,
+                },
+                interp: match t.interpolation {
+                    Interpolation::Step => 0,
+                    Interpolation::Linear => 1,
+                    Interpolation::CubicSpline => 2,
+                },
+                timeline: t.timeline as usize,
+                keys: keys.times.len(),
+                values: keys.values,
+            }
+        });
+        PoseTracks::new(forms, self.joints, self.timelines.len())
     }
 
     /// The key times of a timeline.
@@ -502,16 +527,13 @@ impl ClipBuilder {
         }
         let kernel = [Property::Translation, Property::Rotation, Property::Scale]
             .map(|p| clip.kernel_tracks(p));
-        clip.kernel = match kernel {
-            [Some(t), Some(r), Some(s)] => Some(std::sync::Arc::new([t, r, s])),
-            // Never: the builder keeps every invariant the kernel form checks; the reference samples.
+        // Never None: the builder keeps every invariant the kernel forms check; the reference samples.
+        clip.crowd_kernel = match kernel {
+            [Some(t), Some(r), Some(s)] => CrowdTracks::merge(&[t, r, s]),
             _ => None,
-        };
-        clip.crowd_kernel = clip
-            .kernel
-            .as_deref()
-            .and_then(CrowdTracks::merge)
-            .map(std::sync::Arc::new);
+        }
+        .map(std::sync::Arc::new);
+        clip.pose_kernel = clip.pose_tracks().map(std::sync::Arc::new);
         clip
     }
 

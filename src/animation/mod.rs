@@ -44,6 +44,11 @@
 //! timeline), and a jump or a step back is one binary search (O(log keys)). The cursor changes the work
 //! only: a sample gives the same bits from any cursor, as from a fresh context.
 //!
+//! For the single-pose kernel the clip keeps a second copy of its translation, rotation and scale
+//! values, grouped by property, timeline and interpolation and stored key-major across each group's
+//! tracks, so that the kernel's lanes (across a group's tracks) load each key contiguously: the
+//! translation, rotation and scale values take twice their raw size.
+//!
 //! # Rules
 //! Each an [`Error`](crate::Error) variant, checked by the builder when a track is added:
 //! - the joint exists: [`Error::JointOutOfRange`](crate::Error::JointOutOfRange) (in your order);

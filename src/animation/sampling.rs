@@ -6,6 +6,7 @@ use super::{Property, Wrap};
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
 use crate::ffi::sample as ffi;
+use crate::layout::pose_tracks::PoseTracks;
 use crate::layout::tracks::LocatedKeys;
 use crate::layout::trs::TrsMut;
 use crate::numeric;
@@ -128,7 +129,12 @@ impl<'a> SamplingJob<'a> {
     /// a weight output has one set per weight set of the clip and one weight per target, and an
     /// explicit ISA can run here.
     pub fn validate(&self) -> Result<(), Error> {
-        self.backend.resolve()?;
+        self.checked().map(|_| ())
+    }
+
+    /// The rules of `validate`; on success, who samples.
+    fn checked(&self) -> Result<Resolved, Error> {
+        let resolved = self.backend.resolve()?;
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),
@@ -151,7 +157,7 @@ impl<'a> SamplingJob<'a> {
             });
         }
         if self.weights.is_empty() {
-            return Ok(());
+            return Ok(resolved);
         }
         if self.weights.len() != self.clip.weight_sets {
             return Err(Error::CountMismatch {
@@ -170,7 +176,7 @@ impl<'a> SamplingJob<'a> {
                 });
             }
         }
-        Ok(())
+        Ok(resolved)
     }
 
     /// Samples the clip (after [`validate`](SamplingJob::validate)).
@@ -179,8 +185,7 @@ impl<'a> SamplingJob<'a> {
     /// The rules of `validate`; [`Error::ResultNotFinite`] where finite keys overflow `f32` together
     /// (a cubic spline's tangents times a long key interval); the outputs are then unspecified.
     pub fn run(self) -> Result<(), Error> {
-        self.validate()?;
-        let resolved = self.backend.resolve()?;
+        let resolved = self.checked()?;
         let SamplingJob {
             clip,
             time,
@@ -198,7 +203,7 @@ impl<'a> SamplingJob<'a> {
             context.searches += u64::from(searched);
             context.located.push(at);
         }
-        if let (Resolved::Ispc(isa), Some(kernel)) = (resolved, &clip.kernel) {
+        if let (Resolved::Ispc(isa), Some(kernel)) = (resolved, &clip.pose_kernel) {
             kernel_sample(isa, clip, kernel, context, output.reborrow())?;
         } else {
             reference_sample(clip, context, output.reborrow())?;
@@ -207,12 +212,12 @@ impl<'a> SamplingJob<'a> {
     }
 }
 
-/// The translation, rotation and scale tracks on the kernels, which report whether what they wrote is
+/// The translation, rotation and scale tracks on the kernel, which reports whether what it wrote is
 /// finite; where it is not, the tracks' joints are searched for the first one.
 fn kernel_sample(
     isa: crate::ffi::Runnable,
     clip: &Clip,
-    kernel: &[crate::layout::tracks::KernelTracks; 3],
+    kernel: &PoseTracks,
     context: &mut SamplingContext,
     output: TrsMut<'_>,
 ) -> Result<(), Error> {
@@ -239,32 +244,23 @@ fn kernel_sample(
     let t: &mut [f32] = bytemuck::cast_slice_mut(translations);
     let q: &mut [f32] = bytemuck::cast_slice_mut(rotations);
     let s: &mut [f32] = bytemuck::cast_slice_mut(scales);
-    let finite = [
-        ffi::sample_tracks(isa, &clip.values, &kernel[0], keys, t),
-        ffi::sample_tracks(isa, &clip.values, &kernel[1], keys, q),
-        ffi::sample_tracks(isa, &clip.values, &kernel[2], keys, s),
-    ];
-    for ((floats, c, property), finite) in [
-        (&*t, 3, Property::Translation),
-        (&*q, 4, Property::Rotation),
-        (&*s, 3, Property::Scale),
-    ]
-    .into_iter()
-    .zip(finite)
-    {
-        if finite {
-            continue;
-        }
-        for track in clip.tracks.iter().filter(|t| t.property == property) {
-            let at = track.level as usize * c;
-            let value = floats.get(at..at + c).unwrap_or(&[]);
-            if !numeric::all_finite(value) {
-                return Err(Error::ResultNotFinite {
-                    stage: "sampling",
-                    what: "local pose",
-                    index: track.level as usize,
-                });
-            }
+    if ffi::sample_pose(isa, kernel, keys, t, q, s) {
+        return Ok(());
+    }
+    for track in &clip.tracks {
+        let (floats, c): (&[f32], usize) = match track.property {
+            Property::Translation => (t, 3),
+            Property::Rotation => (q, 4),
+            Property::Scale => (s, 3),
+        };
+        let at = track.level as usize * c;
+        let value = floats.get(at..at + c).unwrap_or(&[]);
+        if !numeric::all_finite(value) {
+            return Err(Error::ResultNotFinite {
+                stage: "sampling",
+                what: "local pose",
+                index: track.level as usize,
+            });
         }
     }
     Ok(())

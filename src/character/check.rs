@@ -4,6 +4,7 @@ use super::frame::SkinnedVertices;
 use super::{Character, Frame};
 use crate::error::Error;
 use crate::skinning::mesh::SkinnedMesh;
+use std::sync::Arc;
 
 impl Character {
     /// [`Error::WrongFrame`] naming the first part of the frame that does not fit this character, then
@@ -16,7 +17,8 @@ impl Character {
             made_for,
             here,
         };
-        if *frame.level_of != *self.level_of {
+        // The frame shares its character's order (one allocation) unless it is another's.
+        if !Arc::ptr_eq(&frame.level_of, &self.level_of) && *frame.level_of != *self.level_of {
             return Err(wrong(
                 self.nouns.joint,
                 frame.level_of.len(),

@@ -539,6 +539,11 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn local_to_model(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
+        self.local_to_model_checked(frame)
+    }
+
+    /// [`Character::local_to_model`] on a frame `check_frame` accepted.
+    fn local_to_model_checked(&self, frame: &mut Frame) -> Result<(), Error> {
         let Frame {
             translations,
             rotations,
@@ -598,6 +603,11 @@ impl Character {
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
     pub fn palettes(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
+        self.palettes_checked(frame)
+    }
+
+    /// [`Character::palettes`] on a frame `check_frame` accepted.
+    fn palettes_checked(&self, frame: &mut Frame) -> Result<(), Error> {
         for ((skin, levels), palette) in self
             .skins
             .iter()
@@ -728,8 +738,9 @@ impl Character {
     /// # Errors
     /// Those of the two stages.
     pub fn evaluate_pose(&self, frame: &mut Frame) -> Result<(), Error> {
-        self.local_to_model(frame)?;
-        self.palettes(frame)
+        self.check_frame(frame)?;
+        self.local_to_model_checked(frame)?;
+        self.palettes_checked(frame)
     }
 
     /// Stages 2 to 5 from the frame's local pose: [`local_to_model`](Character::local_to_model),

@@ -120,7 +120,8 @@ type CrowdLtmTrsFn =
 /// Returns whether every palette element written is finite.
 type CrowdPaletteFn =
     unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32) -> bool;
-type SkinPaletteFn = unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32);
+type SkinPaletteFn =
+    unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32) -> bool;
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);
 type LevelSumLevelsFn = unsafe extern "C" fn(*mut f32, *const i32, *const u32, i32);
 /// One skinning call: the kernel reads its arguments from one struct (see `SkinGroupArgs` in
@@ -160,20 +161,20 @@ type BlendTrsFn = unsafe extern "C" fn(
     *mut f32,
     i32,
 );
-/// One property's tracks sampled (ispc/sample.ispc): values, per-track level, interpolation, timeline
-/// and offset, the track count, per-timeline key, fraction, interval and held flag, and the output;
-/// returns whether every value written is finite.
-type SampleTracksFn = unsafe extern "C" fn(
+/// A clip's pose sampled (ispc/sample.ispc `sample_pose`): the transposed values, the groups and their
+/// count, the tracks' levels, per-timeline key, fraction, interval and held flag, and the translation,
+/// rotation and scale outputs; returns whether every value written is finite.
+type SamplePoseFn = unsafe extern "C" fn(
     *const f32,
-    *const i32,
-    *const i32,
-    *const i32,
     *const i32,
     i32,
     *const i32,
+    *const i32,
     *const f32,
     *const f32,
     *const i32,
+    *mut f32,
+    *mut f32,
     *mut f32,
 ) -> bool;
 /// The crowd form (lanes across instances): values; per merged track level, interpolation, timeline,
@@ -223,8 +224,7 @@ pub(crate) struct Kernels {
     skin_p_bone_major: SkinPBoneMajorFn,
     blend_trs: BlendTrsFn,
     finite_floats: ScanFn,
-    sample_quat_tracks: SampleTracksFn,
-    sample_vec3_tracks: SampleTracksFn,
+    sample_pose: SamplePoseFn,
     sample_crowd_tracks: SampleCrowdFn,
 }
 
@@ -256,8 +256,7 @@ macro_rules! kernel_table {
                 skin_p_bone_major: isa::[<skin_p_bone_major_ $suffix>],
                 blend_trs: isa::[<blend_trs_ $suffix>],
                 finite_floats: isa::[<finite_floats_ $suffix>],
-                sample_quat_tracks: isa::[<sample_quat_tracks_ $suffix>],
-                sample_vec3_tracks: isa::[<sample_vec3_tracks_ $suffix>],
+                sample_pose: isa::[<sample_pose_ $suffix>],
                 sample_crowd_tracks: isa::[<sample_crowd_tracks_ $suffix>],
             }
             }

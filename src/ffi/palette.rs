@@ -8,13 +8,15 @@ use glam::Mat4;
 
 /// `palette[i] = (models[joints[i]] * inverse_binds[i])` row-major. The palette
 /// and inverse binds have the same length, `joints` (if any) too, and every index is in range (asserted).
+/// Returns whether every element written is finite, or a false alarm where the kernel's per-lane sums
+/// of finite elements overflow (the caller's exact scan then decides).
 pub(crate) fn skin_palette(
     isa: Runnable,
     models: &[Mat4],
     inverse_binds: &[Mat4],
     joints: Option<&[usize]>,
     palette: &mut [PaletteMatrix],
-) {
+) -> bool {
     let count = inverse_binds.len();
     assert_eq!(
         palette.len(),
@@ -88,11 +90,12 @@ pub(crate) fn crowd_palette(
     }
     #[cfg(ispc_kernels)]
     const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
-    // SAFETY: `isa` proves the CPU runs the kernel. For i < count and lane l < lanes it reads the 12
-    // floats of joint joints[i] (checked < model_joints, the joints the block holds) at lane l of
-    // block_models, the 16 floats of inverse_binds[i] and joints[i] (count u64s, as usize is 64 bits),
-    // and writes the 16 floats of palettes[l * count + i], inside `palettes` since lanes * count is its
-    // length. The largest byte offset, 64 * CROWD_LANES * MAX_CROWD_JOINTS = 2^30, and 768 *
+    // SAFETY: `isa` proves the CPU runs the kernel. For i < count it reads the 12 floats of joint
+    // joints[i] (checked < model_joints, the joints the block holds) at lanes below CROWD_LANES of
+    // block_models (a whole block, asserted: a gang past `lanes` reads the block's padding lanes, never
+    // past the block), the 16 floats of inverse_binds[i] and joints[i] (count u64s, as usize is 64
+    // bits), and for lanes l < lanes only writes the 16 floats of palettes[l * count + i], inside
+    // `palettes` since lanes * count is its length. The largest byte offset, 64 * CROWD_LANES * MAX_CROWD_JOINTS = 2^30, and 768 *
     // MAX_CROWD_JOINTS for the models, stay inside 32-bit addressing.
     unsafe {
         (isa.kernels().crowd_palette)(

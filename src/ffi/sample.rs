@@ -1,63 +1,64 @@
-//! The sampling kernels (`sample_quat_tracks`, `sample_vec3_tracks` in ispc/sample.ispc): one property's
-//! tracks of a clip, the lanes across tracks; `sample_crowd_tracks`: a run of a crowd's instances
-//! playing one clip, every property at once, the lanes across instances.
+//! The sampling kernels (ispc/sample.ispc): `sample_pose`, every translation, rotation and scale
+//! track of a clip for one character, the lanes across the tracks of a group; `sample_crowd_tracks`: a
+//! run of a crowd's instances playing one clip, every property at once, the lanes across instances.
 
 use super::Runnable;
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
-use crate::layout::tracks::{CrowdLocatedKeys, CrowdTracks, KernelTracks, LocatedKeys};
+use crate::layout::pose_tracks::{PoseTracks, POSE_GROUP_INTS};
+use crate::layout::tracks::{CrowdLocatedKeys, CrowdTracks, LocatedKeys};
 
-/// Samples `tracks` (rotations when they have 4 components, translations or scales with 3) from the
-/// clip's `values` at the `located` keys into `out`, `components` floats per joint. Asserted: `values`
-/// and `out` have the lengths the tracks were checked against, and every located key lets a kernel read
-/// the keys it reads (`LocatedKeys::in_bounds`, `LocatedKeys::matches`). Returns whether every value
-/// written is finite.
-pub(crate) fn sample_tracks(
+/// Samples a clip's `tracks` at the `located` keys into the level-order `translations`, `rotations`
+/// and `scales` (3, 4 and 3 floats per joint). Asserted: each output holds the tracks' joints, and
+/// every located key lets the kernel read the keys it reads (`LocatedKeys::in_bounds`,
+/// `LocatedKeys::matches_keys`). Returns whether every value written is finite.
+pub(crate) fn sample_pose(
     isa: Runnable,
-    values: &[f32],
-    tracks: &KernelTracks,
+    tracks: &PoseTracks,
     located: &LocatedKeys,
-    out: &mut [f32],
+    translations: &mut [f32],
+    rotations: &mut [f32],
+    scales: &mut [f32],
 ) -> bool {
-    let c = tracks.components();
-    assert!(c == 3 || c == 4, "sampling tracks of {c} components");
-    assert_eq!(values.len(), tracks.values(), "clip values");
-    assert_eq!(out.len(), tracks.joints() * c, "sampled output");
+    let joints = tracks.joints();
+    assert_eq!(translations.len(), joints * 3, "sampled translations");
+    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
+    assert_eq!(scales.len(), joints * 3, "sampled scales");
     assert!(
-        located.in_bounds() && located.matches(tracks),
+        located.in_bounds() && located.matches_keys(tracks.timeline_keys()),
         "located keys"
     );
-    if tracks.len() == 0 {
+    let groups = tracks.groups();
+    if groups.is_empty() {
         return true;
     }
-    let (level, interp, timeline, offset) = tracks.arrays();
-    let k = isa.kernels();
-    let f = if c == 4 {
-        k.sample_quat_tracks
-    } else {
-        k.sample_vec3_tracks
-    };
-    // SAFETY: `isa` proves the CPU runs this kernel's ISA. KernelTracks::new checked, for every track,
-    // level < joints, timeline < timelines, interp in 0..=2 and offset + keys * c * (3 for cubic, else 1)
-    // <= values, with every count in i32; `matches` makes each timeline's located key count the track's
-    // key count, and `in_bounds` puts the located key k below it, and k + 1 too unless the key is held
-    // (the kernels read key k + 1 only when not held). So every value read is below values.len()
-    // (asserted equal to what was checked), every located array is read below its length (timelines
-    // entries, asserted), and every write, out[c * level + 0..c], is below joints * c = out.len().
-    // The arrays are distinct allocations from `out`, which is the only one written. Only 4-byte
-    // alignment is assumed.
+    let values = tracks.values();
+    // SAFETY: `isa` proves the CPU runs this kernel's ISA. PoseTracks::new built every group from
+    // checked tracks: timeline < timelines with every track on it having that timeline's key count K,
+    // interpolation 0..=2, property 0..=2, n >= 1 tracks whose levels, at first .. first + n of
+    // `levels` (pushed with the group), are each below joints (consecutive from l0 when the group says
+    // so), and values off .. off + K * V * C * n (V 3 for cubic, else 1; C 4 for rotations, else 3)
+    // inside `values`, with every count, offset and length in i32. `matches_keys` makes each
+    // timeline's located key count K and `in_bounds` puts the located key k below K, and k + 1 too
+    // unless held (the kernel reads key k + 1 only when not held), so every value index
+    // off + ((k' * V + s) * C + c) * n + j, j < n, stays below off + K * V * C * n, in `values`. Each
+    // write goes to C floats at C * level of the output of the group's property, level one of the
+    // group's levels (< joints), below joints * C = that output's length (asserted); a whole gang's
+    // soa_to_aos writes levels l0 + j0 .. l0 + j0 + gang with j0 + gang <= n. The located arrays are
+    // read at timeline indices below their length (in_bounds and matches_keys). The outputs are three
+    // distinct buffers, distinct from the inputs. Only 4-byte alignment is assumed.
     unsafe {
-        f(
+        (isa.kernels().sample_pose)(
             values.as_ptr(),
-            level.as_ptr(),
-            interp.as_ptr(),
-            timeline.as_ptr(),
-            offset.as_ptr(),
-            tracks.len() as i32,
+            groups.as_ptr(),
+            (groups.len() / POSE_GROUP_INTS) as i32,
+            tracks.levels().as_ptr(),
             located.key.as_ptr(),
             located.frac.as_ptr(),
             located.span.as_ptr(),
             located.held.as_ptr(),
-            out.as_mut_ptr(),
+            translations.as_mut_ptr(),
+            rotations.as_mut_ptr(),
+            scales.as_mut_ptr(),
         )
     }
 }

@@ -8,5 +8,6 @@ pub(crate) mod hierarchy;
 pub(crate) mod mesh;
 pub(crate) mod output;
 pub(crate) mod palette;
+pub(crate) mod pose_tracks;
 pub(crate) mod tracks;
 pub(crate) mod trs;

@@ -85,23 +85,6 @@ impl KernelTracks {
     pub(crate) fn len(&self) -> usize {
         self.level.len()
     }
-
-    pub(crate) fn components(&self) -> usize {
-        self.components
-    }
-
-    pub(crate) fn joints(&self) -> usize {
-        self.joints
-    }
-
-    pub(crate) fn values(&self) -> usize {
-        self.values
-    }
-
-    /// The arrays: level, interpolation, timeline, offset.
-    pub(crate) fn arrays(&self) -> (&[i32], &[i32], &[i32], &[i32]) {
-        (&self.level, &self.interp, &self.timeline, &self.offset)
-    }
 }
 
 /// Where the sample time falls on each timeline, as the kernels read it: key, fraction, interval and
@@ -132,10 +115,11 @@ impl LocatedKeys {
                 .all(|((&k, &h), &len)| readable(k, h, len))
     }
 
-    /// Whether the tracks' per-timeline key counts are the ones located here (a timeline no track uses
-    /// is not read). O(timelines): KernelTracks::new made every track's key count its timeline's.
-    pub(crate) fn matches(&self, tracks: &KernelTracks) -> bool {
-        keys_match(&tracks.timeline_keys, &self.keys)
+    /// Whether `timeline_keys`, a track set's key count per timeline (0 for a timeline no track uses,
+    /// which is not read), are the counts located here. O(timelines): the track set's constructor made
+    /// every track's key count its timeline's.
+    pub(crate) fn matches_keys(&self, timeline_keys: &[i32]) -> bool {
+        keys_match(timeline_keys, &self.keys)
     }
 }
 

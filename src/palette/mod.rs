@@ -148,19 +148,24 @@ impl<'a> PaletteJob<'a> {
     pub fn run(&mut self) -> Result<(), Error> {
         self.plan()?;
         let resolved = self.backend.resolve()?;
-        match resolved {
-            Resolved::Ispc(isa) => ffi::skin_palette(
-                isa,
-                self.models,
-                self.inverse_binds,
-                self.joints,
-                self.palette,
-            ),
-            Resolved::Reference => {
-                reference::skin_palette(self.models, self.inverse_binds, self.joints, self.palette)
+        // The kernel reports whether what it wrote is finite (a false alarm only where sums overflow:
+        // then the exact scan decides); the reference's output gets one pass.
+        let finite = match resolved {
+            Resolved::Ispc(isa) => {
+                ffi::skin_palette(
+                    isa,
+                    self.models,
+                    self.inverse_binds,
+                    self.joints,
+                    self.palette,
+                ) || numeric::all_finite_palette_on(Some(isa), self.palette)
             }
-        }
-        if numeric::all_finite_palette_on(resolved.runnable(), self.palette) {
+            Resolved::Reference => {
+                reference::skin_palette(self.models, self.inverse_binds, self.joints, self.palette);
+                numeric::all_finite_palette(self.palette)
+            }
+        };
+        if finite {
             return Ok(());
         }
         self.check_floats()?;

@@ -27,22 +27,49 @@ const KINDS: [Interpolation; 3] = [
     Interpolation::CubicSpline,
 ];
 
-/// A clip over `n` chained joints: joints `j % 4 != 3` have tracks (the others keep the output's value),
-/// each with its own interpolation; even joints share one timeline, odd ones have their own times.
-fn clip(n: usize, rng: &mut Rng) -> (Skeleton, Clip) {
+/// Which joints of a test clip have tracks, and with which interpolation.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Joints `j % 4 != 3` have tracks (the others keep the output's value), each with its own
+    /// interpolation; even joints share one timeline, odd ones have their own times: groups of one
+    /// track in the single-pose kernel.
+    Mixed,
+    /// Every joint but `j % 50 == 49` on the shared timeline, the interpolation changing every 37
+    /// joints: long groups, with full gangs and tails of every lane width.
+    Runs,
+}
+
+impl Shape {
+    fn tracked(self, j: usize) -> bool {
+        match self {
+            Shape::Mixed => j % 4 != 3,
+            Shape::Runs => j % 50 != 49,
+        }
+    }
+
+    fn kind(self, j: usize) -> Interpolation {
+        match self {
+            Shape::Mixed => KINDS[(j / 2) % 3],
+            Shape::Runs => KINDS[(j / 37) % 3],
+        }
+    }
+}
+
+/// A clip over `n` chained joints, tracks as `shape` says.
+fn clip(n: usize, shape: Shape, rng: &mut Rng) -> (Skeleton, Clip) {
     // Size 0 is a clip without tracks (a skeleton has at least one joint).
     let parents: Vec<Option<usize>> = (0..n.max(1)).map(|j| j.checked_sub(1)).collect();
     let skeleton = Skeleton::from_parents(&parents).unwrap();
     let shared: Vec<f32> = (0..12).map(|k| k as f32 * 0.05).collect();
     let mut b = Clip::builder(&skeleton);
-    for j in (0..n).filter(|j| j % 4 != 3) {
-        let kind = KINDS[(j / 2) % 3];
+    for j in (0..n).filter(|&j| shape.tracked(j)) {
+        let kind = shape.kind(j);
         let per = if kind == Interpolation::CubicSpline {
             3
         } else {
             1
         };
-        let times: Vec<f32> = if j % 2 == 0 {
+        let times: Vec<f32> = if j % 2 == 0 || matches!(shape, Shape::Runs) {
             shared.clone()
         } else {
             let mut t = rng.range(-0.05, 0.05);
@@ -112,8 +139,13 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
     let mut samples = 0;
     // Sizes up to 1000 joints (tracks): every gang width and remainder, and a large clip. The time
     // sequences are short so that the check stays seconds under qemu's emulated CPUs in CI.
-    for &n in sizes().iter().filter(|&&n| n <= 1000) {
-        let (skeleton, clip) = clip(n, &mut rng);
+    let shapes = sizes()
+        .iter()
+        .copied()
+        .filter(|&n| n <= 1000)
+        .flat_map(|n| [(n, Shape::Mixed), (n, Shape::Runs)]);
+    for (n, shape) in shapes {
+        let (skeleton, clip) = clip(n, shape, &mut rng);
         let forward: Vec<f32> = (0..16).map(|i| -0.1 + i as f32 * 0.05).collect();
         let backward: Vec<f32> = forward.iter().rev().copied().collect();
         let keys: Vec<f32> = (0..12).map(|k| k as f32 * 0.05).collect();
@@ -126,7 +158,7 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
                 samples += 1;
                 for j in 0..clip.joints() {
                     let l = skeleton.level_index(j).unwrap();
-                    if j % 4 == 3 || j >= n {
+                    if !shape.tracked(j) || j >= n {
                         let same =
                             got.0[l] == want.0[l] && got.1[l] == want.1[l] && got.2[l] == want.2[l];
                         if !same {
@@ -150,7 +182,7 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
                     if !within {
                         return Err(format!(
                             "{n} joints, joint {j} ({:?}), t = {t}: translation/scale differ by {dv:e} (tolerance 1e-6), rotation by {dq:e} (2e-5)\n  isa: {:?} {:?} {:?}\n  ref: {:?} {:?} {:?}",
-                            KINDS[(j / 2) % 3], got.0[l], got.1[l], got.2[l], want.0[l], want.1[l], want.2[l]
+                            shape.kind(j), got.0[l], got.1[l], got.2[l], want.0[l], want.1[l], want.2[l]
                         ));
                     }
                 }
@@ -163,7 +195,7 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
 }
 
 /// The crowd form (`CrowdSamplingJob`, lanes across instances): every instance count of the harness up
-/// to 1,000, two clips of one 23-joint skeleton given to the instances in runs of five (so runs start
+/// to 1,000, two clips of one 23-joint skeleton (shapes `Mixed` and `Runs`) given to the instances in runs of five (so runs start
 /// inside a block of 16 and cross blocks), each instance at its own time, three frames forward and one
 /// at random. Against the reference crowd job with the tolerance above, and against one `SamplingJob`
 /// per instance on the same ISA within 1e-6 (the kernels share their per-lane arithmetic, but with FMA
@@ -172,9 +204,9 @@ pub fn check_sample(isa: Isa) -> Result<String, String> {
 pub fn check_crowd_sample(isa: Isa) -> Result<String, String> {
     use ispc_skinning::{CrowdPose, CrowdSamplingContext, CrowdSamplingJob};
     let mut rng = Rng::new(0xc70d);
-    let (skeleton, a) = clip(23, &mut rng);
+    let (skeleton, a) = clip(23, Shape::Mixed, &mut rng);
     // Another clip of a chain of 23 joints: the same joint order, so `skeleton` takes it.
-    let (_, b) = clip(23, &mut rng);
+    let (_, b) = clip(23, Shape::Runs, &mut rng);
     let (mut worst_v, mut worst_q, mut worst_single, mut compared) =
         (0.0f32, 0.0f32, 0.0f32, 0usize);
     for &n in sizes().iter().filter(|&&n| n <= 1000) {
@@ -247,7 +279,12 @@ pub fn check_crowd_sample(isa: Isa) -> Result<String, String> {
                             times[i]
                         ));
                     }
-                    if j % 4 == 3 && got != (Vec3::ZERO, Quat::IDENTITY, Vec3::ONE) {
+                    let shape = if (i / 5) % 2 == 0 {
+                        Shape::Mixed
+                    } else {
+                        Shape::Runs
+                    };
+                    if !shape.tracked(j) && got != (Vec3::ZERO, Quat::IDENTITY, Vec3::ONE) {
                         return Err(format!("{n} instances, instance {i}: joint {j} has no track but changed: {got:?}"));
                     }
                     let dv = (got.0 - want.0)
