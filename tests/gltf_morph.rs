@@ -274,6 +274,132 @@ fn animated_morph_weights_under_every_interpolation_on_rigid_and_skinned_meshes(
     }
 }
 
+/// `Character::play` of the scene's runtime clip drives the node's morph weights (weight set n is node
+/// n): one layer gives the sampled weights; two normal layers their weighted mean; an additive layer
+/// adds its weights times its layer weight; a clip without weight tracks, and weights set by hand
+/// after `play`, are left alone; a clip's set that the character does not have is refused.
+#[test]
+fn played_clips_blend_the_nodes_morph_weights() {
+    use ispc_skinning::{ClipLayer, Wrap as ClipWrap};
+    for skinned in [false, true] {
+        let node = if skinned { 2 } else { 0 };
+        let mut b = Builder::default();
+        let mut doc = morph_triangle(&mut b, skinned);
+        // LINEAR: (0, 0) at t = 0, (1, 0.5) at t = 1.
+        animate_weights(&mut b, &mut doc, node, "LINEAR", &[0.0, 0.0, 1.0, 0.5]);
+        let scene = load(&b.gltf(doc));
+        let clip = scene.runtime_clip(0).unwrap();
+        let character = scene.character();
+        let weights = |frame: &ispc_skinning::Frame| -> Vec<f32> {
+            if skinned {
+                frame.mesh_weights(0).unwrap().to_vec()
+            } else {
+                frame.rigid_weights(0).unwrap().to_vec()
+            }
+        };
+        let at = |t: f32| ClipLayer::new(&clip, t).wrap(ClipWrap::Clamp);
+        for backend in backends() {
+            let what = format!(
+                "{} {}",
+                if skinned { "skinned" } else { "rigid" },
+                backend.name()
+            );
+            let mut frame = scene.frame_buffers().backend(backend);
+            character.play(&mut frame, &[at(0.25)], &[]).unwrap();
+            assert_eq!(weights(&frame), [0.25, 0.125], "{what}: one layer");
+            character
+                .play(
+                    &mut frame,
+                    &[at(0.25).weight(1.0), at(1.0).weight(3.0)],
+                    &[],
+                )
+                .unwrap();
+            let want = [(0.25 + 3.0) / 4.0, (0.125 + 1.5) / 4.0];
+            let got = weights(&frame);
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    (g - w).abs() < 1e-6,
+                    "{what}: two layers {got:?}, want {want:?}"
+                );
+            }
+            character
+                .play(&mut frame, &[at(0.25)], &[at(1.0).weight(0.5)])
+                .unwrap();
+            assert_eq!(weights(&frame), [0.75, 0.375], "{what}: additive");
+
+            // Weights set by hand after play stay for evaluate; a clip without weight tracks keeps them.
+            if skinned {
+                frame.set_mesh_weights(0, &[0.5, 0.5]).unwrap();
+            } else {
+                frame.set_rigid_weights(0, &[0.5, 0.5]).unwrap();
+            }
+            let mut still = ispc_skinning::Clip::builder(scene.skeleton());
+            still
+                .translation(
+                    0,
+                    ispc_skinning::Interpolation::Linear,
+                    &[0.0],
+                    &[Vec3::new(10.0, 0.0, 0.0)],
+                )
+                .unwrap();
+            let still = still.build();
+            character
+                .play(&mut frame, &[ClipLayer::new(&still, 0.0)], &[])
+                .unwrap();
+            assert_eq!(weights(&frame), [0.5, 0.5], "{what}: by hand");
+
+            // A weight set beyond the character's, and one of the wrong target count.
+            let mut far = ispc_skinning::Clip::builder(scene.skeleton());
+            far.weights(
+                50,
+                2,
+                ispc_skinning::Interpolation::Step,
+                &[0.0],
+                &[1.0, 1.0],
+            )
+            .unwrap();
+            let far = far.build();
+            let e = character
+                .play(&mut frame, &[ClipLayer::new(&far, 0.0)], &[])
+                .unwrap_err();
+            assert!(
+                matches!(e, Error::CountMismatch { got: 51, .. }),
+                "{what}: {e}"
+            );
+            let mut three = ispc_skinning::Clip::builder(scene.skeleton());
+            three
+                .weights(
+                    node,
+                    3,
+                    ispc_skinning::Interpolation::Step,
+                    &[0.0],
+                    &[1.0, 1.0, 1.0],
+                )
+                .unwrap();
+            let three = three.build();
+            let e = character
+                .play(&mut frame, &[ClipLayer::new(&three, 0.0)], &[])
+                .unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::CountMismatch {
+                        expected: 3,
+                        got: 2,
+                        ..
+                    }
+                ),
+                "{what}: {e}"
+            );
+            assert_eq!(
+                weights(&frame),
+                [0.5, 0.5],
+                "{what}: a refused play writes no weights"
+            );
+        }
+    }
+}
+
 #[test]
 fn mesh_weights_are_the_default_and_node_weights_override_them() {
     for skinned in [false, true] {

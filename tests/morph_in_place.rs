@@ -408,3 +408,43 @@ fn morph_targets_and_frames_that_do_not_fit_are_typed_errors() {
     let err = frame.set_mesh_weights(0, &[1.0; TARGETS - 1]).unwrap_err();
     assert!(matches!(err, Error::CountMismatch { .. }), "{err}");
 }
+
+/// A built character's clip weight set 0 drives skinned mesh 0 through `Character::play`, and the
+/// played weights skin exactly as the same weights set by hand.
+#[test]
+fn played_weight_set_drives_skinned_mesh_zero() {
+    use ispc_skinning::{Clip, ClipLayer, Interpolation, Wrap};
+    let mut rng = Rng::new(17);
+    let n = 40;
+    let m = mesh(n, &mut rng);
+    let (targets, _) = targets(n, &mut rng);
+    let c = character(input(&m, &m.positions, &m.normals, &m.tangents), targets);
+    let (a, b) = (weights(0, &mut rng), weights(1, &mut rng));
+    let mut clip = Clip::builder(c.skeleton());
+    let keys: Vec<f32> = a.iter().chain(&b).copied().collect();
+    clip.weights(0, TARGETS, Interpolation::Linear, &[0.0, 1.0], &keys)
+        .unwrap();
+    let clip = clip.build();
+    for backend in backends() {
+        let mut played = c.frame_buffers().backend(backend);
+        c.play(
+            &mut played,
+            &[ClipLayer::new(&clip, 0.5).wrap(Wrap::Clamp)],
+            &[],
+        )
+        .unwrap();
+        let got = played.mesh_weights(0).unwrap().to_vec();
+        for (k, (&g, (&x, &y))) in got.iter().zip(a.iter().zip(&b)).enumerate() {
+            let want = 0.5 * x + 0.5 * y;
+            assert!(
+                (g - want).abs() < 1e-6,
+                "{backend:?} target {k}: {g} != {want}"
+            );
+        }
+        c.evaluate(&mut played).unwrap();
+        let mut by_hand = c.frame_buffers().backend(backend);
+        by_hand.set_mesh_weights(0, &got).unwrap();
+        c.evaluate(&mut by_hand).unwrap();
+        assert_same(&played.meshes()[0], &by_hand.meshes()[0], "played weights");
+    }
+}

@@ -375,6 +375,8 @@ pub(crate) struct LayerScratch {
     pub(crate) scales: Vec<Vec3>,
     pub(crate) context: SamplingContext,
     pub(crate) joint_weights: Vec<f32>,
+    /// The layer's sampled morph weights, one vector per weight set of its clip.
+    pub(crate) weights: Vec<Vec<f32>>,
 }
 
 /// One layer's buffers, kept by the frame between calls.

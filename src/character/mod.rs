@@ -140,6 +140,9 @@ pub struct Character {
     /// The morph weights a frame starts with: one vector per skinned mesh, then per rigid mesh.
     mesh_default_weights: Vec<Vec<f32>>,
     rigid_default_weights: Vec<Vec<f32>>,
+    /// The meshes each of a clip's weight sets drives in [`Character::play`]: set i is skinned mesh i,
+    /// or a glTF node's instances.
+    morph_sets: Vec<play::MorphSet>,
     nouns: Nouns,
     /// Who this character is: every frame it makes records it, and every stage refuses a frame of
     /// another character. Clones keep it; every `with_*` builder gives its result a new one.
@@ -256,6 +259,7 @@ impl Character {
             rigid_joints: Vec::new(),
             rigid_levels: Vec::new(),
             rigid_default_weights: Vec::new(),
+            morph_sets: (0..meshes.len()).map(play::MorphSet::skinned).collect(),
             level_of: skeleton.level_order().into(),
             rest_translations: skeleton.to_level_order(&rest_translations)?,
             rest_rotations: skeleton.to_level_order(&rest_rotations)?,

@@ -1,5 +1,5 @@
-//! Stage 1 of a frame from clips: [`ClipLayer`]s sampled and blended into the frame's local pose by
-//! [`Character::play`].
+//! Stage 1 of a frame from clips: [`ClipLayer`]s sampled and blended into the frame's local pose and
+//! morph weights by [`Character::play`].
 
 use super::frame::LayerScratch;
 use super::{Character, Frame};
@@ -9,6 +9,23 @@ use crate::error::Error;
 use crate::layout::blend::BlendLayer;
 use crate::layout::trs::{Trs, TrsMut};
 use glam::{Quat, Vec3};
+
+/// The meshes one weight set of a clip drives in [`Character::play`]: by skinned and rigid mesh index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MorphSet {
+    pub(crate) skinned: Vec<usize>,
+    pub(crate) rigid: Vec<usize>,
+}
+
+impl MorphSet {
+    /// Skinned mesh `mesh` alone: a built character's set `mesh`.
+    pub(crate) fn skinned(mesh: usize) -> MorphSet {
+        MorphSet {
+            skinned: vec![mesh],
+            rigid: Vec::new(),
+        }
+    }
+}
 
 /// One clip played in a frame: the clip, its time and wrap, its weight, and optional per-joint weights
 /// (a mask). Layers are blended by [`BlendingJob`]'s rules: the same weights, threshold and additive
@@ -64,7 +81,15 @@ impl Character {
     /// pose ([`BlendingJob`]), both on the frame's backend ( the rest pose as its fallback), then the additive
     /// layers on top. Each normal layer's joints without a track hold the rest pose; an additive
     /// clip holds deltas (see [`BlendingJob`]), and its joints without a track hold the identity delta.
-    /// Morph weights are left as they are, so weights set by hand stay.
+    ///
+    /// Morph weights: a clip's weight set `i` drives skinned mesh `i` of a character built with
+    /// [`Character::new`] (for a glTF scene's character, set `n` is node `n`'s morph weights, every
+    /// instance of its mesh, as [`GltfScene::runtime_clip`](crate::gltf::GltfScene::runtime_clip) numbers
+    /// them). A set some layer samples is blended as the pose is, by layer weight: the weighted mean of
+    /// the normal layers that sample it (where their weights sum to more than zero), then each
+    /// additive layer's weights times its layer weight added; per-joint weights do not apply to morph
+    /// weights. A set no layer samples keeps the frame's weights, so weights set by hand (before
+    /// `play`, for sets the clips do not drive, or after it, for any set) are never overwritten.
     ///
     /// The frame keeps one cursor per layer position: keep a clip at the same position from frame to
     /// frame for forward playback without searching (a clip at another position is correct, only
@@ -72,7 +97,9 @@ impl Character {
     ///
     /// # Errors
     /// [`Error::WrongFrame`]; [`Error::ClipSkeleton`] for a clip built for a skeleton of another joint
-    /// order; [`Error::CountMismatch`] for joint weights that are not one per joint; the errors of
+    /// order; [`Error::CountMismatch`] for joint weights that are not one per joint, for a clip's
+    /// weight set beyond the character's sets, and for a set whose target count is not its meshes'
+    /// weight count; [`Error::ResultNotFinite`] for blended morph weights that overflow; the errors of
     /// [`SamplingJob`] and [`BlendingJob`] (weights, threshold, results), with joints in level order.
     pub fn play(
         &self,
@@ -101,6 +128,7 @@ impl Character {
                     });
                 }
             }
+            self.check_morph_sets(frame, layer.clip)?;
         }
         let count = layers.len().saturating_add(additive.len());
         if frame.layers.len() < count {
@@ -131,6 +159,12 @@ impl Character {
             if let Some(w) = layer.joint_weights {
                 self.weights_in_level_order(w, &mut scratch.joint_weights);
             }
+            let clip = layer.clip;
+            scratch.weights.resize_with(clip.weight_sets(), Vec::new);
+            for (set, w) in scratch.weights.iter_mut().enumerate() {
+                w.clear();
+                w.resize(clip.weight_targets(set).unwrap_or(0), 0.0);
+            }
             SamplingJob::new(
                 layer.clip,
                 &mut scratch.context,
@@ -142,6 +176,7 @@ impl Character {
             )
             .time(layer.time)
             .wrap(layer.wrap)
+            .weights(&mut scratch.weights[..clip.weight_sets()])
             .backend(backend)
             .run()?;
         }
@@ -170,6 +205,130 @@ impl Character {
         .layers(normal)
         .additive_layers(deltas)
         .backend(frame.backend)
-        .run()
+        .run()?;
+        self.blend_morph_weights(frame, layers, additive)
+    }
+
+    /// The character with `sets` as its weight sets (the glTF importer's: set n is node n's meshes).
+    pub(crate) fn with_morph_sets(mut self, sets: Vec<MorphSet>) -> Character {
+        self.morph_sets = sets;
+        self
+    }
+
+    /// Every weight set `clip` samples names a set of this character whose meshes each have one weight
+    /// per target of the set.
+    fn check_morph_sets(&self, frame: &Frame, clip: &Clip) -> Result<(), Error> {
+        for set in 0..clip.weight_sets() {
+            let Some(targets) = clip.weight_targets(set) else {
+                continue;
+            };
+            let Some(meshes) = self.morph_sets.get(set) else {
+                return Err(Error::CountMismatch {
+                    what: "morph weight sets (a clip's weight set beyond the character's)",
+                    expected: self.morph_sets.len(),
+                    got: set.saturating_add(1),
+                });
+            };
+            let skinned = meshes.skinned.iter().map(|&m| frame.mesh_weights.get(m));
+            let rigid = meshes.rigid.iter().map(|&m| frame.rigid_weights.get(m));
+            for got in skinned.chain(rigid) {
+                let got = got.map_or(0, Vec::len);
+                if got != targets {
+                    return Err(Error::CountMismatch {
+                        what: "morph weights of a mesh a clip's weight set drives",
+                        expected: targets,
+                        got,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The sampled weight sets (in the frame's layer scratch) blended into the meshes' weights (see
+    /// [`Character::play`]); every set's counts were checked by `check_morph_sets`.
+    fn blend_morph_weights(
+        &self,
+        frame: &mut Frame,
+        layers: &[ClipLayer<'_>],
+        additive: &[ClipLayer<'_>],
+    ) -> Result<(), Error> {
+        let sets = layers
+            .iter()
+            .chain(additive)
+            .map(|l| l.clip.weight_sets())
+            .max()
+            .unwrap_or(0);
+        let Frame {
+            layers: scratch,
+            mesh_weights,
+            rigid_weights,
+            ..
+        } = frame;
+        let mut mean: Vec<f32> = Vec::new();
+        for set in 0..sets {
+            let Some(meshes) = self.morph_sets.get(set) else {
+                continue;
+            };
+            let sampled = |i: usize| -> Option<&[f32]> {
+                let w = scratch.get(i)?.weights.get(set)?;
+                (!w.is_empty()).then_some(w.as_slice())
+            };
+            let mut total = 0.0f32;
+            mean.clear();
+            for (i, layer) in layers.iter().enumerate() {
+                let Some(w) = sampled(i).filter(|_| layer.weight > 0.0) else {
+                    continue;
+                };
+                mean.resize(w.len(), 0.0);
+                for (m, &v) in mean.iter_mut().zip(w) {
+                    *m += layer.weight * v;
+                }
+                total += layer.weight;
+            }
+            let normal = total > 0.0;
+            for m in &mut mean {
+                *m /= total;
+            }
+            let deltas: Vec<(f32, &[f32])> = additive
+                .iter()
+                .enumerate()
+                .filter_map(|(i, layer)| Some((layer.weight, sampled(layers.len() + i)?)))
+                .collect();
+            if !normal && deltas.is_empty() {
+                continue;
+            }
+            let blend = |out: &mut Vec<f32>| -> Result<(), Error> {
+                if normal {
+                    for (o, &m) in out.iter_mut().zip(&mean) {
+                        *o = m;
+                    }
+                }
+                for &(weight, d) in &deltas {
+                    for (o, &v) in out.iter_mut().zip(d) {
+                        *o += weight * v;
+                    }
+                }
+                match out.iter().position(|v| !v.is_finite()) {
+                    Some(index) => Err(Error::ResultNotFinite {
+                        stage: "clip layers",
+                        what: "morph weights",
+                        index,
+                    }),
+                    None => Ok(()),
+                }
+            };
+            for &m in &meshes.skinned {
+                if let Some(out) = mesh_weights.get_mut(m) {
+                    blend(out)?;
+                }
+            }
+            for &m in &meshes.rigid {
+                if let Some(out) = rigid_weights.get_mut(m) {
+                    blend(out)?;
+                }
+            }
+        }
+        Ok(())
     }
 }

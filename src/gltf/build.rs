@@ -12,6 +12,7 @@ use super::primitive::{
     SkinnedPrimitive,
 };
 use super::sampling::Clip;
+use crate::character::play::MorphSet;
 use crate::{Character, CharacterSkin, Error, Skeleton};
 use ::gltf as gltf_crate;
 use glam::{Mat4, Quat, Vec3};
@@ -376,6 +377,17 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             character = character.with_skinned_morph(i, morph.clone(), node_weights(p.node)?)?;
         }
     }
+    // A runtime clip's weight set n is node n's morph weights (GltfScene::runtime_clip), which drive
+    // every instance of the node's mesh, skinned or rigid, as GltfScene::sample writes them.
+    let sets = outputs.keys().max().map_or(0, |&n| n + 1);
+    let character = character.with_morph_sets(
+        (0..sets)
+            .map(|n| {
+                let (skinned, rigid) = outputs.get(&n).cloned().unwrap_or_default();
+                MorphSet { skinned, rigid }
+            })
+            .collect(),
+    );
     Ok(Parts {
         character,
         node_names: names,
