@@ -675,8 +675,8 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
             const uniform int l0 = c * programCount;
             if (l0 >= lanes)
                 break;
-            // Every lane computes (lanes past `lanes` read the block's padding, which crowd_ltm_trs
-            // wrote as finite identity-rooted matrices), and only lanes below `lanes` store.
+            // Every lane computes (lanes past `lanes` read the block's padding lanes, inside the
+            // block, whatever they hold), and only lanes below `lanes` store or count in `finite`.
             varying float M[12];
 #pragma unroll
             for (uniform int e = 0; e < 12; e++)

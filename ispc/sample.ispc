@@ -21,6 +21,7 @@
 // values, every level inside the output, every timeline inside the located arrays.
 
 #include "common.isph"
+#include "shuffle.isph"
 
 #define STEP 0
 #define LINEAR 1
@@ -154,8 +155,8 @@ static inline void vec3_value(uniform const float values[], int ip, int at, int 
 // (cubic: 0 in-tangent, 1 value, 2 out-tangent; else only 0) of key k, component c, track j at
 // off + ((k * V + s) * C + c) * n + j. So the lanes, across the group's tracks, share one key, one
 // fraction and one interpolation (no divergence) and read each key with contiguous loads; a gang's
-// outputs go out as one contiguous AoS run (soa_to_aos) where the group's levels are consecutive, else
-// through a small buffer, joint by joint.
+// outputs go out as one contiguous AoS run (store_aos3, store_aos4) where the group's levels are
+// consecutive, else through a gang-wide buffer, joint by joint.
 //
 // groups: POSE_GROUP_INTS ints per group: timeline, interpolation, property (0 translation, 1
 // rotation, 2 scale), n, the index of its first track in levels, off, and its first level when its
@@ -293,7 +294,7 @@ static inline void vec3_group(uniform const float values[], uniform int ip, unif
 
 // A gang of a group's tracks j0 .. j0 + programCount - 1 (every lane active, each j a track of the
 // group), rotations into out (the joint of track j at out[4 * lev[j]], lev the group's levels,
-// consecutive from l0 when l0 >= 0): for a whole gang with soa_to_aos, directly or through a buffer;
+// consecutive from l0 when l0 >= 0): for a whole gang with store_aos4, directly or through a buffer;
 // for a gang past the end of a group smaller than a gang, lane by lane, the lanes past its end repeating
 // its last track and not storing. Every lane computes from real keys: a masked tail leaves the inactive
 // lanes' registers undefined, and denormal garbage there costs microcode assists (measured: a group of
@@ -308,10 +309,10 @@ static inline void quat_gang(uniform const float values[], uniform int ip, unifo
     if (j0 + programCount <= n) {
         quat_group(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j0 + programIndex, x, y, z, w);
         if (l0 >= 0) {
-            soa_to_aos4(x, y, z, w, out + 4 * (l0 + j0));
+            store_aos4(x, y, z, w, out + 4 * (l0 + j0));
         } else {
             uniform float tmp[4 * programCount];
-            soa_to_aos4(x, y, z, w, tmp);
+            store_aos4(x, y, z, w, tmp);
             for (uniform int i = 0; i < programCount; i++) {
                 uniform float *uniform o = out + 4 * lev[j0 + i];
                 o[0] = tmp[4 * i];
@@ -344,10 +345,10 @@ static inline void vec3_gang(uniform const float values[], uniform int ip, unifo
     if (j0 + programCount <= n) {
         vec3_group(values, ip, off, n, k, u, dt, hold, j0 + programIndex, x, y, z);
         if (l0 >= 0) {
-            soa_to_aos3(x, y, z, out + 3 * (l0 + j0));
+            store_aos3(x, y, z, out + 3 * (l0 + j0));
         } else {
             uniform float tmp[3 * programCount];
-            soa_to_aos3(x, y, z, tmp);
+            store_aos3(x, y, z, tmp);
             for (uniform int i = 0; i < programCount; i++) {
                 uniform float *uniform o = out + 3 * lev[j0 + i];
                 o[0] = tmp[3 * i];
@@ -396,9 +397,13 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
         uniform int full = n - n % programCount;
         uniform int last = n < programCount ? 0 : n - programCount;
         if (prop == 1) {
+            // Slerp's weight coefficients, for a linear group between two keys (the only one that
+            // reads them).
             uniform float cu_c[9], cv_c[9];
-            slerp_coefficients(u, cu_c);
-            slerp_coefficients(1.0f - u, cv_c);
+            if (ip == LINEAR && !hold) {
+                slerp_coefficients(u, cu_c);
+                slerp_coefficients(1.0f - u, cv_c);
+            }
             for (uniform int j0 = 0; j0 < full; j0 += programCount)
                 quat_gang(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j0, lev, l0, rotations, finite);
             if (full < n)

@@ -326,6 +326,14 @@ fn played_clips_blend_the_nodes_morph_weights() {
                 .play(&mut frame, &[at(0.25)], &[at(1.0).weight(0.5)])
                 .unwrap();
             assert_eq!(weights(&frame), [0.75, 0.375], "{what}: additive");
+            // Additive layers alone go on the mesh's default weights (zeros here), not on what the
+            // frame holds: playing them twice gives the same weights.
+            for _ in 0..2 {
+                character
+                    .play(&mut frame, &[], &[at(1.0).weight(0.5)])
+                    .unwrap();
+                assert_eq!(weights(&frame), [0.5, 0.25], "{what}: additive alone");
+            }
 
             // Weights set by hand after play stay for evaluate; a clip without weight tracks keeps them.
             if skinned {

@@ -20,11 +20,11 @@ use super::clip::Clip;
 use super::curve::{locate_from, Located};
 use super::{Property, Wrap};
 use crate::backend::{Backend, Resolved, Threads};
+use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::ffi::sample as ffi;
-use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
+use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS, TRS_FIRST_ELEMENT};
 use crate::layout::tracks::CrowdLocatedKeys;
-use crate::local_to_model::crowd::CrowdPose;
 use crate::skeleton::OwnerId;
 use rayon::prelude::*;
 
@@ -311,10 +311,11 @@ fn locate_run(
 
 /// The element of a crowd pose's joint where a property starts.
 fn element(property: Property) -> usize {
+    let [t, r, s] = TRS_FIRST_ELEMENT.map(|e| e as usize);
     match property {
-        Property::Translation => 0,
-        Property::Rotation => 3,
-        Property::Scale => 7,
+        Property::Translation => t,
+        Property::Rotation => r,
+        Property::Scale => s,
     }
 }
 

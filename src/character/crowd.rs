@@ -43,11 +43,10 @@ use super::check::check_output;
 use super::frame::{bounds, CrowdPlayScratch, SkinnedVertices};
 use super::Character;
 use crate::backend::{Backend, Threads};
+use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
-use crate::local_to_model::crowd::{
-    check_crowd_size, level_block, CrowdLocalToModelJob, CrowdModels, CrowdPose,
-};
+use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
 use crate::skeleton::OwnerId;
 use crate::skinning::crowd::CrowdSkinningJob;

@@ -7,9 +7,9 @@ use super::frame::CrowdLayerScratch;
 use super::Character;
 use crate::animation::{Clip, CrowdSamplingJob, Wrap};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
+use crate::crowd_buffers::{level_block, CrowdPose};
 use crate::error::Error;
 use crate::layout::trs::{Trs, TrsMut};
-use crate::local_to_model::crowd::{level_block, CrowdPose};
 use glam::{Quat, Vec3};
 
 /// One layer of a crowd: a clip per instance (or one for all), each instance's time, its weight, and

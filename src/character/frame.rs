@@ -3,11 +3,11 @@
 
 use crate::animation::{CrowdSamplingContext, SamplingContext};
 use crate::backend::{Backend, Threads};
+use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
-use crate::local_to_model::crowd::CrowdPose;
 use crate::numeric;
 use crate::skeleton::OwnerId;
 use crate::skinning::job::SkinOutput;

@@ -86,9 +86,9 @@ impl Character {
     /// [`Character::new`] (for a glTF scene's character, set `n` is node `n`'s morph weights, every
     /// instance of its mesh, as [`GltfScene::runtime_clip`](crate::gltf::GltfScene::runtime_clip) numbers
     /// them). A set some layer samples is blended as the pose is, by layer weight: the weighted mean of
-    /// the normal layers that sample it (where their weights sum to more than zero), then each
-    /// additive layer's weights times its layer weight added; per-joint weights do not apply to morph
-    /// weights. A set no layer samples keeps the frame's weights, so weights set by hand (before
+    /// the normal layers that sample it (where their weights sum to more than zero; else the mesh's
+    /// default weights, as the pose falls back to the rest pose), then each additive layer's weights
+    /// times its layer weight added; per-joint weights do not apply to morph weights. A set no layer samples keeps the frame's weights, so weights set by hand (before
     /// `play`, for sets the clips do not drive, or after it, for any set) are never overwritten.
     ///
     /// The frame keeps one cursor per layer position: keep a clip at the same position from frame to
@@ -99,7 +99,8 @@ impl Character {
     /// [`Error::WrongFrame`]; [`Error::ClipSkeleton`] for a clip built for a skeleton of another joint
     /// order; [`Error::CountMismatch`] for joint weights that are not one per joint, for a clip's
     /// weight set beyond the character's sets, and for a set whose target count is not its meshes'
-    /// weight count; [`Error::ResultNotFinite`] for blended morph weights that overflow; the errors of
+    /// weight count; [`Error::ResultNotFinite`] for blended morph weights that overflow (no weight is
+    /// written then); the errors of
     /// [`SamplingJob`] and [`BlendingJob`] (weights, threshold, results), with joints in level order.
     pub fn play(
         &self,
@@ -210,6 +211,7 @@ impl Character {
     }
 
     /// The character with `sets` as its weight sets (the glTF importer's: set n is node n's meshes).
+    #[cfg(feature = "gltf")]
     pub(crate) fn with_morph_sets(mut self, sets: Vec<MorphSet>) -> Character {
         self.morph_sets = sets;
         self
@@ -246,7 +248,8 @@ impl Character {
     }
 
     /// The sampled weight sets (in the frame's layer scratch) blended into the meshes' weights (see
-    /// [`Character::play`]); every set's counts were checked by `check_morph_sets`.
+    /// [`Character::play`]); every set's counts were checked by `check_morph_sets`. Every result is
+    /// computed and checked before any is written, so an error leaves the weights as they were.
     fn blend_morph_weights(
         &self,
         frame: &mut Frame,
@@ -259,19 +262,15 @@ impl Character {
             .map(|l| l.clip.weight_sets())
             .max()
             .unwrap_or(0);
-        let Frame {
-            layers: scratch,
-            mesh_weights,
-            rigid_weights,
-            ..
-        } = frame;
+        // (rigid, mesh, weights) for every mesh a sampled set drives.
+        let mut results: Vec<(bool, usize, Vec<f32>)> = Vec::new();
         let mut mean: Vec<f32> = Vec::new();
         for set in 0..sets {
             let Some(meshes) = self.morph_sets.get(set) else {
                 continue;
             };
             let sampled = |i: usize| -> Option<&[f32]> {
-                let w = scratch.get(i)?.weights.get(set)?;
+                let w = frame.layers.get(i)?.weights.get(set)?;
                 (!w.is_empty()).then_some(w.as_slice())
             };
             let mut total = 0.0f32;
@@ -298,34 +297,46 @@ impl Character {
             if !normal && deltas.is_empty() {
                 continue;
             }
-            let blend = |out: &mut Vec<f32>| -> Result<(), Error> {
-                if normal {
-                    for (o, &m) in out.iter_mut().zip(&mean) {
-                        *o = m;
-                    }
-                }
+            // The base: the normal layers' mean, else (additive layers only) the mesh's default
+            // weights, as the pose's additive layers go on the rest pose, so that playing the same
+            // layers again gives the same weights.
+            let skinned = meshes.skinned.iter().map(|&m| (false, m));
+            let rigid = meshes.rigid.iter().map(|&m| (true, m));
+            for (is_rigid, m) in skinned.chain(rigid) {
+                let defaults = if is_rigid {
+                    &self.rigid_default_weights
+                } else {
+                    &self.mesh_default_weights
+                };
+                let mut out = if normal {
+                    mean.clone()
+                } else {
+                    defaults.get(m).cloned().unwrap_or_default()
+                };
                 for &(weight, d) in &deltas {
                     for (o, &v) in out.iter_mut().zip(d) {
                         *o += weight * v;
                     }
                 }
-                match out.iter().position(|v| !v.is_finite()) {
-                    Some(index) => Err(Error::ResultNotFinite {
+                if let Some(index) = out.iter().position(|v| !v.is_finite()) {
+                    return Err(Error::ResultNotFinite {
                         stage: "clip layers",
                         what: "morph weights",
                         index,
-                    }),
-                    None => Ok(()),
+                    });
                 }
-            };
-            for &m in &meshes.skinned {
-                if let Some(out) = mesh_weights.get_mut(m) {
-                    blend(out)?;
-                }
+                results.push((is_rigid, m, out));
             }
-            for &m in &meshes.rigid {
-                if let Some(out) = rigid_weights.get_mut(m) {
-                    blend(out)?;
+        }
+        for (is_rigid, m, w) in results {
+            let outputs = if is_rigid {
+                &mut frame.rigid_weights
+            } else {
+                &mut frame.mesh_weights
+            };
+            if let Some(out) = outputs.get_mut(m) {
+                for (o, v) in out.iter_mut().zip(w) {
+                    *o = v;
                 }
             }
         }

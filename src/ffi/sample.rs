@@ -37,7 +37,8 @@ pub(crate) fn sample_pose(
     // interpolation 0..=2, property 0..=2, n >= 1 tracks whose levels, at first .. first + n of
     // `levels` (pushed with the group), are each below joints (consecutive from l0 when the group says
     // so), and values off .. off + K * V * C * n (V 3 for cubic, else 1; C 4 for rotations, else 3)
-    // inside `values`, with every count, offset and length in i32. `matches_keys` makes each
+    // inside `values`, with every count, offset and length in i32 and values.len() * 4 bytes too (the
+    // kernel's 32-bit addressing). `matches_keys` makes each
     // timeline's located key count K and `in_bounds` puts the located key k below K, and k + 1 too
     // unless held (the kernel reads key k + 1 only when not held), so every value index
     // off + ((k' * V + s) * C + c) * n + j, j < n, stays below off + K * V * C * n, in `values`. Each

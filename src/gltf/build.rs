@@ -379,7 +379,9 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     }
     // A runtime clip's weight set n is node n's morph weights (GltfScene::runtime_clip), which drive
     // every instance of the node's mesh, skinned or rigid, as GltfScene::sample writes them.
-    let sets = outputs.keys().max().map_or(0, |&n| n + 1);
+    // One set per node: a clip may animate a node whose mesh has no drawn instance (its set drives
+    // nothing, as in GltfScene::sample).
+    let sets = doc.nodes().len();
     let character = character.with_morph_sets(
         (0..sets)
             .map(|n| {

@@ -3,8 +3,8 @@
 
 use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
+use crate::crowd_buffers::level_block;
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
-use crate::local_to_model::crowd::level_block;
 use crate::{CrowdFrame, CrowdPose, Error, Threads};
 use rayon::prelude::*;
 

@@ -4,6 +4,9 @@
 pub const CROWD_LANES: usize = 16;
 /// Floats per joint and instance of a pose: translation (3), rotation (4), scale (3).
 pub(crate) const TRS_ELEMENTS: usize = 10;
+/// The first element of a pose joint's translation, rotation and scale (the crowd sampling kernel's
+/// `element`, ispc/sample.ispc).
+pub(crate) const TRS_FIRST_ELEMENT: [i32; 3] = [0, 3, 7];
 /// Floats per joint and instance of the models: the three rows of the affine 3x4.
 pub(crate) const MODEL_ELEMENTS: usize = 12;
 /// Largest joint count of a crowd, and largest palette of a crowd skin: a block's models take 768 bytes

@@ -48,7 +48,8 @@ impl PoseTracks {
     /// The groups of `tracks`, or `None` when one breaks an invariant: its level below `joints`, its
     /// property 0 to 2, its timeline below `timelines` with the key count of every other track on it,
     /// at least one key, its interpolation 0 to 2, exactly `keys * components` floats (three times that
-    /// for cubic), at most one track per (property, level); every count and offset fits in `i32`.
+    /// for cubic), at most one track per (property, level); every count and offset fits in `i32`, and
+    /// the values' byte size too.
     pub(crate) fn new<'a>(
         tracks: impl IntoIterator<Item = PoseTrack<'a>>,
         joints: usize,
@@ -105,7 +106,11 @@ impl PoseTracks {
             p.push_group(group)?;
             rest = tail;
         }
-        fits(p.values.len())?;
+        // The kernel's addressing is 32-bit in bytes: every float index times 4 fits in i32 (a clip
+        // holds at most MAX_CLIP_FLOATS = 2^28 floats, so this holds for every clip the builder makes).
+        if p.values.len() > i32::MAX as usize / 4 {
+            return None;
+        }
         fits(p.groups.len())?;
         fits(p.levels.len())?;
         Some(p)

@@ -1,8 +1,11 @@
-//! The sampling kernels' form of a clip's tracks (ispc/sample.ispc): one property's tracks as parallel
-//! `i32` arrays, checked once when built so that a kernel call needs only the per-call checks of the
-//! located keys.
+//! The crowd sampling kernel's form of a clip's tracks (ispc/sample.ispc, `sample_crowd_tracks`): each
+//! property's tracks as parallel `i32` arrays, then the three merged, checked once when built so that a
+//! kernel call needs only the per-call checks of the located keys; and the located keys of both forms
+//! (the single-pose form's tracks are in `pose_tracks.rs`).
 
-/// One property's tracks, for the sampling kernels: per track the output joint (level order), the
+use crate::layout::crowd::TRS_FIRST_ELEMENT;
+
+/// One property's tracks, checked for the crowd merge: per track the output joint (level order), the
 /// interpolation (0 step, 1 linear, 2 cubic), the timeline, the offset of its first value float, and the
 /// number of its keys. The constructor checks every invariant a kernel relies on; the fields are private.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -223,8 +226,8 @@ impl CrowdTracks {
             }
         }
         let mut order: Vec<(i32, i32, usize, usize)> = Vec::new();
-        for (set, element) in sets.iter().zip([0, 3, 7]) {
-            order.extend((0..set.len()).map(|i| (set.level[i], element, i, element as usize)));
+        for (k, (set, element)) in sets.iter().zip(TRS_FIRST_ELEMENT).enumerate() {
+            order.extend((0..set.len()).map(|i| (set.level[i], element, i, k)));
         }
         order.sort_unstable();
         let mut m = CrowdTracks {
@@ -233,10 +236,10 @@ impl CrowdTracks {
             values: t.values,
             ..CrowdTracks::default()
         };
-        for (level, element, i, e) in order {
-            let set = match e {
+        for (level, element, i, k) in order {
+            let set = match k {
                 0 => t,
-                3 => r,
+                1 => r,
                 _ => s,
             };
             m.level.push(level);

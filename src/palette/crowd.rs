@@ -11,11 +11,11 @@
 //! kernels. With [`Threads::All`] blocks are spread over rayon's pool; the result is bit-identical.
 
 use crate::backend::{Backend, Resolved, Threads};
+use crate::crowd_buffers::{check_crowd_size, CrowdModels};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
 use crate::layout::palette::PaletteMatrix;
-use crate::local_to_model::crowd::{check_crowd_size, CrowdModels};
 use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
