@@ -44,7 +44,7 @@ pub(crate) fn check_crowd_size(
 
 /// The skeleton a crowd buffer was made for: its identity, and the level index of each joint.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Owner {
+struct Owner {
     id: OwnerId,
     level_of: Vec<usize>,
 }
@@ -112,9 +112,9 @@ impl Owner {
 /// The local poses (translation, rotation, scale per joint) of every instance of a crowd.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CrowdPose {
-    pub(crate) owner: Owner,
-    pub(crate) instances: usize,
-    pub(crate) data: Vec<f32>,
+    owner: Owner,
+    instances: usize,
+    data: Vec<f32>,
 }
 
 impl CrowdPose {
@@ -264,6 +264,11 @@ impl CrowdPose {
         }
     }
 
+    /// The floats, AoSoA (see the module docs), for the crowd kernels.
+    pub(crate) fn data(&self) -> &[f32] {
+        &self.data
+    }
+
     /// The floats, AoSoA (see the module docs), for the crowd sampling kernels.
     pub(crate) fn data_mut(&mut self) -> &mut [f32] {
         &mut self.data
@@ -314,9 +319,9 @@ impl CrowdPose {
 /// The model matrices of every instance of a crowd (output of [`CrowdLocalToModelJob`](crate::CrowdLocalToModelJob)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CrowdModels {
-    pub(crate) owner: Owner,
-    pub(crate) instances: usize,
-    pub(crate) data: Vec<f32>,
+    owner: Owner,
+    instances: usize,
+    data: Vec<f32>,
 }
 
 impl CrowdModels {
@@ -387,6 +392,16 @@ impl CrowdModels {
             *m = self.level_model(instance, level);
         }
         Ok(())
+    }
+
+    /// The floats, AoSoA (see the module docs).
+    pub(crate) fn data(&self) -> &[f32] {
+        &self.data
+    }
+
+    /// The floats, AoSoA (see the module docs), for the crowd local-to-model job.
+    pub(crate) fn data_mut(&mut self) -> &mut [f32] {
+        &mut self.data
     }
 
     /// The AoSoA blocks in level order, and the floats of one block

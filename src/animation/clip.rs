@@ -280,11 +280,7 @@ impl Clip {
             .filter(|t| t.property == property)
             .map(|t| TrackForm {
                 level: t.level as usize,
-                interp: match t.interpolation {
-                    Interpolation::Step => 0,
-                    Interpolation::Linear => 1,
-                    Interpolation::CubicSpline => 2,
-                },
+                interp: t.interpolation.kernel_code(),
                 timeline: t.timeline as usize,
                 offset: t.values as usize,
                 keys: self.timeline(t.timeline).len(),
@@ -309,11 +305,7 @@ impl Clip {
                     Property::Rotation => 1,
                     Property::Scale => 2,
                 },
-                interp: match t.interpolation {
-                    Interpolation::Step => 0,
-                    Interpolation::Linear => 1,
-                    Interpolation::CubicSpline => 2,
-                },
+                interp: t.interpolation.kernel_code(),
                 timeline: t.timeline as usize,
                 keys: keys.times.len(),
                 values: keys.values,

@@ -140,4 +140,13 @@ impl Interpolation {
             _ => 1,
         }
     }
+
+    /// The sampling kernels' code: 0 step, 1 linear, 2 cubic (ispc/sample.ispc's STEP, LINEAR, CUBIC).
+    pub(crate) fn kernel_code(self) -> i32 {
+        match self {
+            Interpolation::Step => 0,
+            Interpolation::Linear => 1,
+            Interpolation::CubicSpline => 2,
+        }
+    }
 }

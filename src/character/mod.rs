@@ -753,8 +753,7 @@ impl Character {
     /// # Errors
     /// Those of the four stages.
     pub fn evaluate(&self, frame: &mut Frame) -> Result<(), Error> {
-        self.local_to_model(frame)?;
-        self.palettes(frame)?;
+        self.evaluate_pose(frame)?;
         self.skin(frame)?;
         self.rigid(frame)
     }

@@ -88,12 +88,12 @@ impl<'a> CrowdLocalToModelJob<'a> {
         }
         self.locals.check_owner(self.skeleton)?;
         self.models.check_owner(self.skeleton)?;
-        let n = self.locals.instances;
-        if self.models.instances != n {
+        let n = self.locals.instances();
+        if self.models.instances() != n {
             return Err(Error::CountMismatch {
                 what: "crowd model instances",
                 expected: n,
-                got: self.models.instances,
+                got: self.models.instances(),
             });
         }
         if let Some(roots) = self.roots {
@@ -119,12 +119,12 @@ impl<'a> CrowdLocalToModelJob<'a> {
         let isa = self.backend.resolve()?.runnable();
         // The kernels report whether what they wrote is finite; the reference is scanned.
         let finite = self.compute()?;
-        if finite && (isa.is_some() || numeric::all_finite_on(isa, &self.models.data)) {
+        if finite && (isa.is_some() || numeric::all_finite_on(isa, self.models.data())) {
             return Ok(());
         }
         let at = self
             .models
-            .data
+            .data()
             .iter()
             .position(|x| !x.is_finite())
             .unwrap_or(0);
@@ -157,7 +157,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
         }
         // One contiguous run of blocks per thread: a block is about a microsecond of work, too little to
         // be a task of its own.
-        let block_count = blocks(self.locals.instances);
+        let block_count = blocks(self.locals.instances());
         let per_task = match self.threads {
             Threads::One => block_count.max(1),
             Threads::All => block_count.div_ceil(rayon::current_num_threads()).max(1),
@@ -185,7 +185,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 all_finite.store(false, std::sync::atomic::Ordering::Relaxed);
             }
         };
-        let (models, locals) = (&mut self.models.data, &self.locals.data);
+        let (models, locals) = (self.models.data_mut(), self.locals.data());
         let mut tasks = models
             .chunks_mut(msize * per_task)
             .zip(locals.chunks(lsize * per_task))
@@ -217,7 +217,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
             vec![Vec3::ONE; j],
         );
         let mut models = vec![Mat4::ZERO; j];
-        for i in 0..self.locals.instances {
+        for i in 0..self.locals.instances() {
             for k in 0..j {
                 (t[k], q[k], s[k]) = self.locals.level_joint(i, k);
             }
@@ -243,7 +243,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 let c = m.to_cols_array();
                 for r in 0..3 {
                     for col in 0..4 {
-                        self.models.data
+                        self.models.data_mut()
                             [((b * j + k) * MODEL_ELEMENTS + 4 * r + col) * CROWD_LANES + lane] =
                             c[4 * col + r];
                     }
