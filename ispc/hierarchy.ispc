@@ -532,13 +532,16 @@ export void EXPORT(trs_to_soa)(uniform const float t[], uniform const float q[],
 // padding of a last, partial block, or all lanes when no roots are given) use the identity. Roots are
 // read only for the root joints, so their gathers cost nothing measurable.
 //
-// Returns whether every model element written is finite (NaN and the infinities fail `abs(v) < inf`),
-// so that the job need not scan the models again.
+// Returns whether every model element written is finite, or a false alarm where the per-lane sums
+// overflow (sum_finite; the job then scans), so that the job need not scan the models again.
 export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform float models[],
                                           uniform const float roots[], uniform int root_count,
                                           uniform const int parents[], uniform int joints)
 {
-    varying bool finite = true;
+    varying float acc[CROWD_LANES / programCount];
+#pragma unroll
+    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
+        acc[c] = 0.0f;
     for (uniform int j = 0; j < joints; j++) {
         const uniform int p = parents[j];
 #pragma unroll
@@ -586,12 +589,16 @@ export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform 
                     if (col == 3)
                         v += P[4 * r + 3];
                     CROWD(models, 12, j, 4 * r + col, l) = v;
-                    finite = finite && abs(v) < floatbits(0x7f800000);
+                    acc[c] += v;
                 }
             }
         }
     }
-    return all(finite);
+    varying float all = 0.0f;
+#pragma unroll
+    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
+        all += acc[c];
+    return !any((intbits(all) & 0x7f800000) == 0x7f800000);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -659,12 +666,18 @@ export uniform bool EXPORT(skin_palette)(uniform const float models[], uniform c
 // of 10,000 rig instances, AVX2: see docs/RESULTS.md). Lanes at or past `lanes` (the padding of a
 // partial last block) are not written.
 //
-// Returns whether every palette element written is finite.
+// Returns whether every palette element written is finite, or a false alarm where the per-lane sums
+// overflow (sum_finite; the job then scans).
 export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
                                           uniform const uint64 joints[], uniform int count, uniform int lanes,
                                           uniform float palettes[])
 {
-    varying bool finite = true;
+    // Per-lane sums of everything written (see sum_finite): a per-element finiteness test with the
+    // live-lane mask cost more than the product itself.
+    varying float acc[CROWD_LANES / programCount];
+#pragma unroll
+    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
+        acc[c] = 0.0f;
     uniform float rows[3][4 * programCount];
     uniform const float last_row[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     for (uniform int i = 0; i < count; i++) {
@@ -681,7 +694,6 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
 #pragma unroll
             for (uniform int e = 0; e < 12; e++)
                 M[e] = CROWD(models, 12, m, e, l0 + programIndex);
-            const varying bool live = l0 + programIndex < lanes;
 #pragma unroll
             for (uniform int r = 0; r < 3; r++) {
                 varying float v[4];
@@ -690,7 +702,7 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
                     // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
                     v[col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
                              M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
-                    finite = finite && (!live || abs(v[col]) < floatbits(0x7f800000));
+                    acc[c] += v[col];
                 }
                 soa_to_aos4(v[0], v[1], v[2], v[3], rows[r]);
             }
@@ -704,6 +716,11 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
             }
         }
     }
+    varying bool finite = true;
+#pragma unroll
+    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
+        if (c * programCount + programIndex < lanes)
+            finite = finite && (intbits(acc[c]) & 0x7f800000) != 0x7f800000;
     return all(finite);
 }
 

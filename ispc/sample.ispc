@@ -428,6 +428,14 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // in cache. Checked by the Rust side before every call: every track's keys lie inside values, every level
 // below joints, every element 0, 3 or 7, every timeline's located entries inside the arrays, and every
 // written element inside out.
+//
+// The gangs follow the blocks (a gang is lanes c * programCount .. of one block), so each element's
+// store is one contiguous vector store (masked where the run starts or ends inside the gang) and each
+// located key a contiguous load; walking the run's instances in gang-sized steps from `first` instead
+// made every store a scatter (16 scalar stores per element on AVX2) once the run was not aligned.
+//
+// Returns whether every element written is finite, or a false alarm where the per-lane sums overflow
+// (the Rust side then scans).
 export uniform bool EXPORT(sample_crowd_tracks)(
     uniform const float values[], uniform const int level[], uniform const int interp[],
     uniform const int timeline[], uniform const int offset[], uniform const int element[],
@@ -435,39 +443,51 @@ export uniform bool EXPORT(sample_crowd_tracks)(
     uniform const float frac[], uniform const float span[], uniform const int held[],
     uniform int joints, uniform float out[])
 {
-    varying bool finite = true;
-    foreach (r = 0 ... count) {
-        int i = first + r;
-        int block = ((i >> 4) * joints * 10 << 4) + (i & 15);
-        for (uniform int t = 0; t < tracks; t++) {
-            uniform int ip = interp[t];
-            uniform int e = element[t];
-            int l = timeline[t] * count + r;
-            int o = block + ((level[t] * 10 + e) << 4);
-            if (e == 3) {
-                uniform int stride = ip == CUBIC ? 12 : 4;
-                uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
-                float x, y, z, w;
-                quat_value(values, ip, base + key[l] * stride, stride, frac[l], span[l], held[l] != 0,
-                           x, y, z, w);
-                out[o] = x;
-                out[o + 16] = y;
-                out[o + 32] = z;
-                out[o + 48] = w;
-                finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
-            } else {
-                uniform int stride = ip == CUBIC ? 9 : 3;
-                uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
-                float x, y, z;
-                vec3_value(values, ip, base + key[l] * stride, stride, frac[l], span[l], held[l] != 0,
-                           x, y, z);
-                out[o] = x;
-                out[o + 16] = y;
-                out[o + 32] = z;
-                finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
-                         abs(z) < floatbits(0x7f800000);
+    varying float acc = 0.0f;
+    if (count <= 0)
+        return true;
+    const uniform int end = first + count;
+    for (uniform int b = first >> 4; b <= (end - 1) >> 4; b++) {
+        uniform float *uniform block = out + ((b * joints * 10) << 4);
+        for (uniform int c = 0; c < 16 / programCount; c++) {
+            // Run index of the gang's lane 0 (negative where the run starts inside the gang).
+            const uniform int r0 = (b << 4) + c * programCount - first;
+            if (r0 >= count || r0 + programCount <= 0)
+                continue;
+            const varying int r = r0 + programIndex;
+            if (r >= 0 && r < count) {
+                for (uniform int t = 0; t < tracks; t++) {
+                    const uniform int ip = interp[t];
+                    const uniform int e = element[t];
+                    const uniform int l0 = timeline[t] * count + r0;
+                    const varying int k = key[l0 + programIndex];
+                    const varying float u = frac[l0 + programIndex];
+                    const varying float dt = span[l0 + programIndex];
+                    const varying bool hold = held[l0 + programIndex] != 0;
+                    uniform float *uniform o = block + ((level[t] * 10 + e) << 4) + c * programCount;
+                    if (e == 3) {
+                        const uniform int stride = ip == CUBIC ? 12 : 4;
+                        const uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
+                        float x, y, z, w;
+                        quat_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z, w);
+                        o[programIndex] = x;
+                        o[16 + programIndex] = y;
+                        o[32 + programIndex] = z;
+                        o[48 + programIndex] = w;
+                        acc += (x + y) + (z + w);
+                    } else {
+                        const uniform int stride = ip == CUBIC ? 9 : 3;
+                        const uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
+                        float x, y, z;
+                        vec3_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z);
+                        o[programIndex] = x;
+                        o[16 + programIndex] = y;
+                        o[32 + programIndex] = z;
+                        acc += (x + y) + z;
+                    }
+                }
             }
         }
     }
-    return all(finite);
+    return !any((intbits(acc) & 0x7f800000) == 0x7f800000);
 }

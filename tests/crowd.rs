@@ -611,6 +611,94 @@ fn the_crowd_stages_one_at_a_time_equal_evaluate_crowd() {
     assert!(crowd_bits(&rig, &whole) == crowd_bits(&rig, &staged));
 }
 
+/// `evaluate_crowd_pose` runs local to model and the palettes fused per block of instances; on every
+/// backend, on one thread and on the pool, around a block's width and over several blocks, it gives
+/// the bits of the two stages run one after the other.
+#[test]
+fn the_fused_crowd_pose_equals_the_two_stages_on_every_backend() {
+    let rig = rig();
+    let c = &rig.character;
+    for instances in [0usize, 1, 15, 16, 17, 40] {
+        for backend in backends_here() {
+            for threads in [Threads::One, Threads::All] {
+                let mut fused = c
+                    .crowd_buffers(instances)
+                    .unwrap()
+                    .backend(backend)
+                    .threads(threads);
+                for i in 0..instances {
+                    let ((t, q, s), root) = instance(rig.n, i);
+                    for j in 0..rig.n {
+                        fused.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
+                    }
+                    fused.roots_mut()[i] = root;
+                }
+                let mut staged = fused.clone();
+                c.evaluate_crowd_pose(&mut fused).unwrap();
+                c.crowd_local_to_model(&mut staged).unwrap();
+                c.crowd_palettes(&mut staged).unwrap();
+                assert!(
+                    crowd_bits(&rig, &fused) == crowd_bits(&rig, &staged),
+                    "{backend:?} {threads:?} instances={instances}: fused and staged differ"
+                );
+            }
+        }
+    }
+}
+
+/// The kernels report finiteness from per-lane sums; sums of large finite values overflow, and the
+/// job then scans instead of failing: models and palettes of 2e38 (finite, three of them per
+/// instance) are Ok, while a product that overflows is named by the stage, fused or not.
+#[test]
+fn large_finite_crowd_results_are_ok_and_overflow_is_named() {
+    // A root and three leaves, each leaf 2e38 from the root.
+    let skeleton = Skeleton::from_parents(&[None, Some(0), Some(0), Some(0)]).unwrap();
+    let t = [
+        Vec3::ZERO,
+        Vec3::new(2e38, 0.0, 0.0),
+        Vec3::new(0.0, 2e38, 0.0),
+        Vec3::new(-2e38, 0.0, 0.0),
+    ];
+    let (q, s) = ([Quat::IDENTITY; 4], [Vec3::ONE; 4]);
+    let skin = CharacterSkin::from_bind_pose(&skeleton, &[Vec3::ZERO; 4], &q, &s).unwrap();
+    let c = Character::new(
+        skeleton,
+        t.to_vec(),
+        q.to_vec(),
+        s.to_vec(),
+        vec![skin],
+        vec![],
+    )
+    .unwrap();
+    for backend in backends_here() {
+        let mut crowd = c.crowd_buffers(20).unwrap().backend(backend);
+        assert_eq!(c.evaluate_crowd_pose(&mut crowd), Ok(()), "{backend:?}");
+        let palettes = crowd.palettes(0).unwrap().as_slice();
+        assert!(palettes
+            .iter()
+            .all(|p| p.rows.concat().iter().all(|x| x.is_finite())));
+        assert_eq!(palettes[20 * 4 - 3].rows[0][3], 2e38, "{backend:?}");
+        // Instance 17's root scaled by 1e3: its leaves land past f32::MAX.
+        crowd.roots_mut()[17] = Mat4::from_scale(Vec3::splat(1e3));
+        for r in [
+            c.evaluate_crowd_pose(&mut crowd),
+            c.crowd_local_to_model(&mut crowd),
+        ] {
+            assert!(
+                matches!(
+                    r,
+                    Err(Error::ResultNotFinite {
+                        stage: "crowd local to model",
+                        index: 17,
+                        ..
+                    })
+                ),
+                "{backend:?}: {r:?}"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // CrowdPaletteJob
 

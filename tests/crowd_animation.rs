@@ -288,3 +288,33 @@ fn forward_playback_of_a_crowd_does_not_search() {
     // Every timeline moves at most one key per frame: stepping, never searching.
     assert_eq!(searches.last(), searches.first(), "{searches:?}");
 }
+
+/// The crowd sampling kernel reports finiteness from per-lane sums; large finite keys (2e38 on two
+/// axes, whose sum overflows) make it scan rather than fail, and the pose holds them.
+#[test]
+fn large_finite_keys_play_in_a_crowd() {
+    let (skeleton, character) = character();
+    let mut b = Clip::builder(&skeleton);
+    let big = Vec3::new(2e38, 2e38, -2e38);
+    b.translation(0, Interpolation::Linear, &[0.0, 1.0], &[big, big])
+        .unwrap();
+    let clip = b.build();
+    for backend in common::backends() {
+        let instances = 21;
+        let clips = vec![&clip; instances];
+        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.04).collect();
+        let mut crowd = character.crowd_buffers(instances).unwrap().backend(backend);
+        character
+            .crowd_play(&mut crowd, &[CrowdClipLayer::new(&clips, &times)], &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", backend.name()));
+        for i in 0..instances {
+            // The interpolation of two equal keys, within a few ulps.
+            let got = crowd.pose().joint(i, 0).unwrap().0;
+            assert!(
+                (got - big).abs().max_element() <= 2e38 * 4.0 * f32::EPSILON,
+                "{}: instance {i}: {got}",
+                backend.name()
+            );
+        }
+    }
+}

@@ -47,7 +47,7 @@ use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
-use crate::palette::crowd::{CrowdPaletteJob, CrowdPalettes};
+use crate::palette::crowd::{models_and_palettes, CrowdPaletteJob, CrowdPalettes, SkinPalettes};
 use crate::skeleton::OwnerId;
 use crate::skinning::crowd::CrowdSkinningJob;
 use glam::{Mat4, Vec3, Vec4};
@@ -342,8 +342,24 @@ impl Character {
     /// # Errors
     /// Those of the two stages.
     pub fn evaluate_crowd_pose(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
-        self.crowd_local_to_model(frame)?;
-        self.crowd_palettes(frame)
+        self.check_crowd(frame)?;
+        // The two stages fused per block of instances (same bits as one after the other).
+        let models_job = CrowdLocalToModelJob::new(&self.skeleton, &frame.pose, &mut frame.models)
+            .roots(&frame.roots)
+            .backend(frame.backend)
+            .threads(frame.threads);
+        let mut skins: Vec<SkinPalettes<'_>> = self
+            .skins
+            .iter()
+            .zip(&self.skin_levels)
+            .zip(&mut frame.palettes)
+            .map(|((skin, joints), palettes)| SkinPalettes {
+                joints,
+                inverse_binds: &skin.inverse_binds,
+                palettes,
+            })
+            .collect();
+        models_and_palettes(models_job, &mut skins)
     }
 
     /// Crowd stages 2 to 4 from the crowd's poses and roots.
@@ -351,8 +367,7 @@ impl Character {
     /// # Errors
     /// Those of the three stages.
     pub fn evaluate_crowd(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
-        self.crowd_local_to_model(frame)?;
-        self.crowd_palettes(frame)?;
+        self.evaluate_crowd_pose(frame)?;
         self.crowd_skin(frame)
     }
 }

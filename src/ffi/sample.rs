@@ -112,7 +112,8 @@ pub(crate) fn sample_crowd_tracks(
     // and every located read below timelines * count <= i32::MAX (asserted). Each write goes to
     // instance i in first..first + count, joint level < joints, element e..e + components <= 10: index
     // ((i / 16 * joints + level) * 10 + e) * 16 + i % 16 < ceil((first + count) / 16) * joints * 10 * 16
-    // <= out.len() <= i32::MAX (asserted), so the kernel's i32 arithmetic does not overflow. `out` is
+    // <= out.len() <= i32::MAX (asserted), so the kernel's i32 arithmetic does not overflow; a gang's
+    // lanes outside first..first + count are masked off and neither read nor write. `out` is
     // the only buffer written and distinct from the others. Only 4-byte alignment is assumed.
     unsafe {
         (isa.kernels().sample_crowd_tracks)(

@@ -25,6 +25,10 @@ use crate::reference;
 use crate::skeleton::Skeleton;
 use glam::{Mat4, Quat, Vec3};
 
+/// One task of [`CrowdLocalToModelJob::compute_blocks`]: its index, its run of model and pose blocks,
+/// and the caller's state for it.
+type Task<'a, T> = (usize, ((&'a mut [f32], &'a [f32]), T));
+
 /// Model matrices for every instance of a crowd.
 #[derive(Debug)]
 pub struct CrowdLocalToModelJob<'a> {
@@ -118,16 +122,14 @@ impl<'a> CrowdLocalToModelJob<'a> {
     pub fn run(&mut self) -> Result<(), Error> {
         let isa = self.backend.resolve()?.runnable();
         // The kernels report whether what they wrote is finite; the reference is scanned.
+        // A kernel's `false` may be a false alarm (its per-lane sums overflowed): the scan decides.
         let finite = self.compute()?;
-        if finite && (isa.is_some() || numeric::all_finite_on(isa, self.models.data())) {
+        if finite && isa.is_some() {
             return Ok(());
         }
-        let at = self
-            .models
-            .data()
-            .iter()
-            .position(|x| !x.is_finite())
-            .unwrap_or(0);
+        let Some(at) = self.models.data().iter().position(|x| !x.is_finite()) else {
+            return Ok(());
+        };
         // Data index ((block * joints + joint) * MODEL_ELEMENTS + element) * CROWD_LANES + lane.
         let per_block = self.skeleton.len().max(1) * MODEL_ELEMENTS * CROWD_LANES;
         Err(Error::ResultNotFinite {
@@ -149,19 +151,39 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 return Ok(true);
             }
         };
-        let skeleton = self.skeleton;
-        let lsize = skeleton.len() * TRS_ELEMENTS * CROWD_LANES;
-        let msize = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
-        if lsize == 0 {
-            return Ok(true);
-        }
-        // One contiguous run of blocks per thread: a block is about a microsecond of work, too little to
-        // be a task of its own.
+        let tasks = self.tasks().1;
+        Ok(self.compute_blocks(isa, vec![(); tasks], |_, _, _| true))
+    }
+
+    /// How the blocks are split between tasks: (blocks per task, tasks). One contiguous run of blocks
+    /// per thread: a block is about a microsecond of work, too little to be a task of its own.
+    pub(crate) fn tasks(&self) -> (usize, usize) {
         let block_count = blocks(self.locals.instances());
         let per_task = match self.threads {
             Threads::One => block_count.max(1),
             Threads::All => block_count.div_ceil(rayon::current_num_threads()).max(1),
         };
+        (per_task, block_count.div_ceil(per_task))
+    }
+
+    /// The kernels over every block, task `t` (of [`Self::tasks`]) running its blocks in order; after
+    /// each block, on the same thread and while its models are still in cache, `after(&mut
+    /// states[t], block index within the task, the block's models)` (a later stage fused in, such as
+    /// the palettes). Returns whether every kernel and every `after` found what it wrote finite. The
+    /// caller has validated the job.
+    pub(crate) fn compute_blocks<T: Send>(
+        &mut self,
+        isa: crate::ffi::Runnable,
+        states: Vec<T>,
+        after: impl Fn(&mut T, usize, &[f32]) -> bool + Sync,
+    ) -> bool {
+        let skeleton = self.skeleton;
+        let lsize = skeleton.len() * TRS_ELEMENTS * CROWD_LANES;
+        let msize = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
+        if lsize == 0 {
+            return true;
+        }
+        let per_task = self.tasks().0;
         let roots = self.roots.unwrap_or(&[]);
         // Block b's roots: the instances of that block that have one (none when no roots are given).
         let block_roots = move |b: usize| {
@@ -170,7 +192,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 .map_or(&[][..], |r| &r[..r.len().min(CROWD_LANES)])
         };
         let all_finite = std::sync::atomic::AtomicBool::new(true);
-        let work = |(t, (m, l)): (usize, (&mut [f32], &[f32]))| {
+        let work = |(t, ((m, l), mut state)): Task<'_, T>| {
             let mut finite = true;
             for (k, (m, l)) in m.chunks_mut(msize).zip(l.chunks(lsize)).enumerate() {
                 finite &= ffi::crowd_ltm_trs(
@@ -180,6 +202,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                     block_roots(t * per_task + k),
                     m,
                 );
+                finite &= after(&mut state, k, m);
             }
             if !finite {
                 all_finite.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -189,6 +212,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
         let mut tasks = models
             .chunks_mut(msize * per_task)
             .zip(locals.chunks(lsize * per_task))
+            .zip(states)
             .enumerate();
         match self.threads {
             Threads::One => tasks.for_each(work),
@@ -205,7 +229,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
                 }
             }),
         }
-        Ok(all_finite.into_inner())
+        all_finite.into_inner()
     }
 
     /// The serial reference, one instance at a time through AoS arrays.

@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::ffi::palette as ffi;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
 use crate::layout::palette::PaletteMatrix;
+use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::numeric;
 use crate::reference;
 use crate::skeleton::Skeleton;
@@ -223,6 +224,10 @@ impl<'a> CrowdPaletteJob<'a> {
         if kernels_finite {
             return Ok(());
         }
+        // A kernel's `false` may be a false alarm (its per-lane sums overflowed): the scan decides.
+        let Some(index) = numeric::first_not_finite_palette(&self.palettes.data) else {
+            return Ok(());
+        };
         numeric::check_finite(
             "inverse bind matrices",
             bytemuck::cast_slice(self.inverse_binds),
@@ -231,7 +236,90 @@ impl<'a> CrowdPaletteJob<'a> {
         Err(Error::ResultNotFinite {
             stage: "crowd palette",
             what: "palette entries (instance * entries + entry)",
-            index: numeric::first_not_finite_palette(&self.palettes.data).unwrap_or(0),
+            index,
         })
     }
+}
+
+/// One skin's part of [`models_and_palettes`]: its joints (level order), inverse binds and palettes.
+pub(crate) struct SkinPalettes<'a> {
+    pub joints: &'a [usize],
+    pub inverse_binds: &'a [Mat4],
+    pub palettes: &'a mut CrowdPalettes,
+}
+
+/// Crowd local to model, then every skin's palettes, fused per block on ISPC: each block's palettes
+/// are computed right after its models, on the same thread, while the models are still in cache (run
+/// one stage after the other, the palettes read back every model from memory: a crowd of 10,000 rig
+/// instances holds 32 MB of them). Same bits as [`CrowdLocalToModelJob::run`] then
+/// [`CrowdPaletteJob::run`] per skin, which it runs instead on the reference and, to name the value,
+/// where a kernel reports a value that is not finite.
+///
+/// # Errors
+/// Those of the two jobs, checked before anything is computed.
+pub(crate) fn models_and_palettes(
+    mut models_job: CrowdLocalToModelJob<'_>,
+    skins: &mut [SkinPalettes<'_>],
+) -> Result<(), Error> {
+    models_job.validate()?;
+    for skin in skins.iter_mut() {
+        CrowdPaletteJob::new(
+            models_job.skeleton,
+            models_job.models,
+            skin.joints,
+            skin.inverse_binds,
+            skin.palettes,
+        )
+        .backend(models_job.backend)
+        .validate()?;
+    }
+    if let Resolved::Ispc(isa) = models_job.backend.resolve()? {
+        let (per_task, tasks) = models_job.tasks();
+        let specs: Vec<(&[usize], &[Mat4])> =
+            skins.iter().map(|s| (s.joints, s.inverse_binds)).collect();
+        // Task t's palettes of every skin: the runs of its blocks.
+        let mut runs: Vec<_> = skins
+            .iter_mut()
+            .map(|s| {
+                let per_block = s.inverse_binds.len() * CROWD_LANES;
+                s.palettes.data.chunks_mut((per_block * per_task).max(1))
+            })
+            .collect();
+        let states: Vec<Vec<&mut [PaletteMatrix]>> = (0..tasks)
+            .map(|_| {
+                runs.iter_mut()
+                    .map(|r| r.next().unwrap_or_default())
+                    .collect()
+            })
+            .collect();
+        let finite = models_job.compute_blocks(isa, states, |state, block, models| {
+            let mut finite = true;
+            for (&(joints, inverse_binds), run) in specs.iter().zip(state.iter_mut()) {
+                let per_block = inverse_binds.len() * CROWD_LANES;
+                let start = (block * per_block).min(run.len());
+                let end = (start + per_block).min(run.len());
+                if let Some(palettes) = run.get_mut(start..end) {
+                    finite &= ffi::crowd_palette(isa, models, inverse_binds, joints, palettes);
+                }
+            }
+            finite
+        });
+        if finite {
+            return Ok(());
+        }
+    }
+    models_job.run()?;
+    for skin in skins.iter_mut() {
+        CrowdPaletteJob::new(
+            models_job.skeleton,
+            models_job.models,
+            skin.joints,
+            skin.inverse_binds,
+            skin.palettes,
+        )
+        .backend(models_job.backend)
+        .threads(models_job.threads)
+        .run()?;
+    }
+    Ok(())
 }
