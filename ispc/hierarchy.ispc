@@ -660,17 +660,18 @@ export uniform bool EXPORT(skin_palette)(uniform const float models[], uniform c
 // matrices. Entry i of block lane l is model[joints[i]] (of lane l) * inverse_bind[i], written row-major
 // to palettes[(l * count + i) * 16], so that each instance's palette is contiguous, as the skinning
 // kernels read it. The lanes run across instances, as in crowd_ltm_trs, so the product is plain vector
-// arithmetic with each inverse bind element broadcast. The stores go through a small buffer: each row
-// of the gang's entries is transposed there (soa_to_aos4), and each lane's entry leaves as four 16-byte
-// rows; storing each element lane by lane (16 scalar stores per entry) took most of the kernel (crowd
-// of 10,000 rig instances, AVX2: see docs/RESULTS.md). Lanes at or past `lanes` (the padding of a
-// partial last block) are not written.
+// arithmetic with each inverse bind element broadcast. Each lane's entry leaves in whole-vector stores
+// built in registers (store_rows_4x4), non-temporal where `stream` (a crowd's palettes that do not fit
+// in cache: no read for ownership of lines about to be overwritten whole); storing each element lane by
+// lane (16 scalar stores per entry) took most of the kernel (crowd of 10,000 rig instances, AVX2: see
+// docs/RESULTS.md). Lanes at or past `lanes` (the padding of a partial last block) are not written.
+// `palettes` must be 64-byte aligned (PaletteMatrix is).
 //
 // Returns whether every palette element written is finite, or a false alarm where the per-lane sums
 // overflow (sum_finite; the job then scans).
 export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform const float inverse_binds[],
                                           uniform const uint64 joints[], uniform int count, uniform int lanes,
-                                          uniform float palettes[])
+                                          uniform float palettes[], uniform bool stream)
 {
     // Per-lane sums of everything written (see sum_finite): a per-element finiteness test with the
     // live-lane mask cost more than the product itself.
@@ -678,8 +679,6 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
 #pragma unroll
     for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
         acc[c] = 0.0f;
-    uniform float rows[3][4 * programCount];
-    uniform const float last_row[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     for (uniform int i = 0; i < count; i++) {
         const uniform int m = (int)joints[i];
         uniform const float * uniform ib = inverse_binds + 16 * i;
@@ -694,28 +693,22 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
 #pragma unroll
             for (uniform int e = 0; e < 12; e++)
                 M[e] = CROWD(models, 12, m, e, l0 + programIndex);
+            varying float v[3][4];
 #pragma unroll
             for (uniform int r = 0; r < 3; r++) {
-                varying float v[4];
 #pragma unroll
                 for (uniform int col = 0; col < 4; col++) {
                     // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
-                    v[col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
-                             M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
-                    acc[c] += v[col];
+                    v[r][col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
+                                M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+                    acc[c] += v[r][col];
                 }
-                soa_to_aos4(v[0], v[1], v[2], v[3], rows[r]);
             }
-            const uniform int live_lanes = min(programCount, lanes - l0);
-            for (uniform int k = 0; k < live_lanes; k++) {
-                uniform float * uniform out = palettes + ((l0 + k) * count + i) * 16;
-                memcpy(out, &rows[0][4 * k], 16);
-                memcpy(out + 4, &rows[1][4 * k], 16);
-                memcpy(out + 8, &rows[2][4 * k], 16);
-                memcpy(out + 12, last_row, 16);
-            }
+            store_rows_4x4(v, palettes + (l0 * count + i) * 16, count * 16, lanes - l0, stream);
         }
     }
+    if (stream)
+        memory_barrier();
     varying bool finite = true;
 #pragma unroll
     for (uniform int c = 0; c < CROWD_LANES / programCount; c++)

@@ -47,7 +47,8 @@ static inline void unit(varying float &x, varying float &y, varying float &z, va
 
 // One lane's rotation: track interpolation ip, its key k's first float at `at` (past the in-tangent for
 // cubic), key stride, fraction u, interval dt, and whether key k is held.
-static inline void quat_value(uniform const float values[], int ip, int at, int stride, float u, float dt,
+static inline void quat_value(uniform const float values[], uniform int ip, int at, uniform int stride,
+                              float u, float dt,
                               bool held, varying float &x, varying float &y, varying float &z,
                               varying float &w)
 {
@@ -120,7 +121,8 @@ static inline void quat_value(uniform const float values[], int ip, int at, int 
 }
 
 // One lane's translation or scale, as quat_value.
-static inline void vec3_value(uniform const float values[], int ip, int at, int stride, float u, float dt,
+static inline void vec3_value(uniform const float values[], uniform int ip, int at, uniform int stride,
+                              float u, float dt,
                               bool held, varying float &x, varying float &y, varying float &z)
 {
     x = values[at];
@@ -436,6 +438,49 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 //
 // Returns whether every element written is finite, or a false alarm where the per-lane sums overflow
 // (the Rust side then scans).
+// One gang of instances of a block (run indices r0 + programIndex, r0 the gang's first) through every
+// track: inlined once with every lane live (no masks: plain loads and stores) and once under the mask
+// of the lanes inside the run.
+static inline void crowd_gang(uniform const float values[], uniform const int level[],
+                              uniform const int interp[], uniform const int timeline[],
+                              uniform const int offset[], uniform const int element[], uniform int tracks,
+                              uniform int count, uniform int r0, uniform const int key[],
+                              uniform const float frac[], uniform const float span[],
+                              uniform const int held[], uniform float *uniform gang_out,
+                              varying float &acc)
+{
+    for (uniform int t = 0; t < tracks; t++) {
+        const uniform int ip = interp[t];
+        const uniform int e = element[t];
+        const uniform int l0 = timeline[t] * count + r0;
+        const varying int k = key[l0 + programIndex];
+        const varying float u = frac[l0 + programIndex];
+        const varying float dt = span[l0 + programIndex];
+        const varying bool hold = held[l0 + programIndex] != 0;
+        uniform float *uniform o = gang_out + ((level[t] * 10 + e) << 4);
+        if (e == 3) {
+            const uniform int stride = ip == CUBIC ? 12 : 4;
+            const uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
+            float x, y, z, w;
+            quat_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z, w);
+            o[programIndex] = x;
+            o[16 + programIndex] = y;
+            o[32 + programIndex] = z;
+            o[48 + programIndex] = w;
+            acc += (x + y) + (z + w);
+        } else {
+            const uniform int stride = ip == CUBIC ? 9 : 3;
+            const uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
+            float x, y, z;
+            vec3_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z);
+            o[programIndex] = x;
+            o[16 + programIndex] = y;
+            o[32 + programIndex] = z;
+            acc += (x + y) + z;
+        }
+    }
+}
+
 export uniform bool EXPORT(sample_crowd_tracks)(
     uniform const float values[], uniform const int level[], uniform const int interp[],
     uniform const int timeline[], uniform const int offset[], uniform const int element[],
@@ -452,40 +497,15 @@ export uniform bool EXPORT(sample_crowd_tracks)(
         for (uniform int c = 0; c < 16 / programCount; c++) {
             // Run index of the gang's lane 0 (negative where the run starts inside the gang).
             const uniform int r0 = (b << 4) + c * programCount - first;
-            if (r0 >= count || r0 + programCount <= 0)
-                continue;
-            const varying int r = r0 + programIndex;
-            if (r >= 0 && r < count) {
-                for (uniform int t = 0; t < tracks; t++) {
-                    const uniform int ip = interp[t];
-                    const uniform int e = element[t];
-                    const uniform int l0 = timeline[t] * count + r0;
-                    const varying int k = key[l0 + programIndex];
-                    const varying float u = frac[l0 + programIndex];
-                    const varying float dt = span[l0 + programIndex];
-                    const varying bool hold = held[l0 + programIndex] != 0;
-                    uniform float *uniform o = block + ((level[t] * 10 + e) << 4) + c * programCount;
-                    if (e == 3) {
-                        const uniform int stride = ip == CUBIC ? 12 : 4;
-                        const uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
-                        float x, y, z, w;
-                        quat_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z, w);
-                        o[programIndex] = x;
-                        o[16 + programIndex] = y;
-                        o[32 + programIndex] = z;
-                        o[48 + programIndex] = w;
-                        acc += (x + y) + (z + w);
-                    } else {
-                        const uniform int stride = ip == CUBIC ? 9 : 3;
-                        const uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
-                        float x, y, z;
-                        vec3_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z);
-                        o[programIndex] = x;
-                        o[16 + programIndex] = y;
-                        o[32 + programIndex] = z;
-                        acc += (x + y) + z;
-                    }
-                }
+            uniform float *uniform gang_out = block + c * programCount;
+            if (r0 >= 0 && r0 + programCount <= count) {
+                crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, key, frac,
+                           span, held, gang_out, acc);
+            } else if (r0 < count && r0 + programCount > 0) {
+                const varying int r = r0 + programIndex;
+                if (r >= 0 && r < count)
+                    crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, key,
+                               frac, span, held, gang_out, acc);
             }
         }
     }

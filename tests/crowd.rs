@@ -785,6 +785,63 @@ fn the_crowd_palette_job_equals_the_palette_job_per_instance() {
     }
 }
 
+/// A crowd whose palettes pass 8 MiB is written with streaming stores; every instance's palette has
+/// the bits of the same pose in a small crowd (cached stores), on every ISA, the partial last block
+/// included.
+#[test]
+fn streamed_crowd_palettes_equal_cached_ones() {
+    let skeleton = skeleton();
+    let n = skeleton.len();
+    let skin: Vec<usize> = (0..n).collect();
+    let joints = skeleton.level_indices(&skin).unwrap();
+    let mut rng = Rng::new(5);
+    let inverse_binds: Vec<Mat4> = skin
+        .iter()
+        .map(|_| common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
+        .collect();
+    let small = posed_models(&skeleton, 40);
+    // 6,605 instances of 20 entries of 64 bytes: 8.45 MB; instance i poses as instance i % 40.
+    let instances = 6_605;
+    let mut pose = CrowdPose::new(&skeleton, instances).unwrap();
+    for i in 0..instances {
+        let (t, q, s) = scenes::animated_pose(n, 0.2 * (i % 40) as f32, true, (i % 40) as u64);
+        pose.set_instance(
+            i,
+            Trs {
+                translations: &t,
+                rotations: &q,
+                scales: &s,
+            },
+        )
+        .unwrap();
+    }
+    let mut big = CrowdModels::new(&skeleton, instances).unwrap();
+    CrowdLocalToModelJob::new(&skeleton, &pose, &mut big)
+        .run()
+        .unwrap();
+    for backend in backends_here() {
+        let mut cached = CrowdPalettes::new(n, 40).unwrap();
+        CrowdPaletteJob::new(&skeleton, &small, &joints, &inverse_binds, &mut cached)
+            .backend(backend)
+            .run()
+            .unwrap();
+        let mut streamed = CrowdPalettes::new(n, instances).unwrap();
+        CrowdPaletteJob::new(&skeleton, &big, &joints, &inverse_binds, &mut streamed)
+            .backend(backend)
+            .threads(Threads::All)
+            .run()
+            .unwrap();
+        for i in 0..instances {
+            assert!(
+                streamed.instance(i) == cached.instance(i % 40),
+                "{backend:?}: instance {i}: {:?} != {:?}",
+                streamed.instance(i).map(|p| p[0]),
+                cached.instance(i % 40).map(|p| p[0])
+            );
+        }
+    }
+}
+
 /// Asserts the error, that its message names the rule, and that the palettes were not written.
 fn palette_job_refuses(
     skeleton: &Skeleton,

@@ -42,6 +42,7 @@ unsafe extern "C" {
         count: i32,
         lanes: i32,
         palettes: *mut f32,
+        stream: bool,
     ) -> bool;
 }
 unsafe extern "C" {

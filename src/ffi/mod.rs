@@ -119,7 +119,7 @@ type CrowdLtmTrsFn =
     unsafe extern "C" fn(*const f32, *mut f32, *const f32, i32, *const i32, i32) -> bool;
 /// Returns whether every palette element written is finite.
 type CrowdPaletteFn =
-    unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32) -> bool;
+    unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32, bool) -> bool;
 type SkinPaletteFn =
     unsafe extern "C" fn(*const f32, *const f32, *const u64, i32, i32, *mut f32) -> bool;
 type LevelSumChildrenFn = unsafe extern "C" fn(*mut f32, *const u32, *const u32, i32);

@@ -58,14 +58,16 @@ pub(crate) fn skin_palette(
 
 /// Palettes of one AoSoA block of crowd models (`CROWD_LANES` instances, `MODEL_ELEMENTS` floats per
 /// joint and lane): `palettes[l * count + i] = (model[joints[i]] of lane l) * inverse_binds[i]`,
-/// row-major, for the first `palettes.len() / count` lanes. Every length and index is asserted.
-/// Returns whether every palette element written is finite.
+/// row-major, for the first `palettes.len() / count` lanes, with non-temporal stores where `stream`.
+/// Every length and index is asserted. Returns whether every palette element written is finite, or a
+/// false alarm where the kernel's per-lane sums overflow.
 pub(crate) fn crowd_palette(
     isa: Runnable,
     block_models: &[f32],
     inverse_binds: &[Mat4],
     joints: &[usize],
     palettes: &mut [PaletteMatrix],
+    stream: bool,
 ) -> bool {
     let count = inverse_binds.len();
     let model_joints = block_models.len() / (MODEL_ELEMENTS * CROWD_LANES);
@@ -88,6 +90,12 @@ pub(crate) fn crowd_palette(
     if count == 0 || lanes == 0 {
         return true;
     }
+    // The kernel's whole-vector (and streaming) stores need each entry on a 64-byte line, which
+    // PaletteMatrix's alignment gives; asserted all the same, as every precondition is.
+    assert!(
+        palettes.as_ptr().cast::<u8>().align_offset(64) == 0,
+        "palette entries on 64-byte lines"
+    );
     #[cfg(ispc_kernels)]
     const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
     // SAFETY: `isa` proves the CPU runs the kernel. For i < count it reads the 12 floats of joint
@@ -95,8 +103,10 @@ pub(crate) fn crowd_palette(
     // block_models (a whole block, asserted: a gang past `lanes` reads the block's padding lanes, never
     // past the block), the 16 floats of inverse_binds[i] and joints[i] (count u64s, as usize is 64
     // bits), and for lanes l < lanes only writes the 16 floats of palettes[l * count + i], inside
-    // `palettes` since lanes * count is its length. The largest byte offset, 64 * CROWD_LANES * MAX_CROWD_JOINTS = 2^30, and 768 *
-    // MAX_CROWD_JOINTS for the models, stay inside 32-bit addressing.
+    // `palettes` since lanes * count is its length, in whole-vector stores at 64-byte aligned entries
+    // (asserted), which non-temporal stores need. The largest byte offset, 64 * CROWD_LANES *
+    // MAX_CROWD_JOINTS = 2^30, and 768 * MAX_CROWD_JOINTS for the models, stay inside 32-bit
+    // addressing.
     unsafe {
         (isa.kernels().crowd_palette)(
             block_models.as_ptr(),
@@ -105,6 +115,7 @@ pub(crate) fn crowd_palette(
             count as i32,
             lanes as i32,
             palettes.as_mut_ptr().cast(),
+            stream,
         )
     }
 }

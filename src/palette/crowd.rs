@@ -23,6 +23,20 @@ use crate::skeleton::Skeleton;
 use glam::Mat4;
 use rayon::prelude::*;
 
+/// Crowd palettes of at least this many bytes are written with non-temporal stores: they do not fit in
+/// cache anyway, and a streaming store skips reading each line before overwriting it whole (the crowd
+/// of 10,000 rig instances writes 43 MB per skin; see docs/RESULTS.md). Smaller ones stay in cache for
+/// whatever reads them next (the skinning, an upload).
+pub(crate) const STREAM_PALETTE_BYTES: usize = 8 << 20;
+
+/// Whether palettes of `entries` entries for `instances` instances are written streaming.
+fn stream(entries: usize, instances: usize) -> bool {
+    entries
+        .saturating_mul(instances)
+        .saturating_mul(std::mem::size_of::<PaletteMatrix>())
+        >= STREAM_PALETTE_BYTES
+}
+
 /// The palettes of one skin for every instance of a crowd: instance `i`'s palette is one contiguous
 /// run of entries, as [`SkinningJob`](crate::SkinningJob) and
 /// [`CrowdSkinningJob`](crate::CrowdSkinningJob) read it.
@@ -188,8 +202,9 @@ impl<'a> CrowdPaletteJob<'a> {
         // Whether the kernels found every element they wrote finite; the reference is scanned.
         let kernels_finite = match self.backend.resolve()? {
             Resolved::Ispc(isa) => {
+                let stream = stream(count, self.palettes.instances);
                 let work = |(models, palettes): (&[f32], &mut [PaletteMatrix])| {
-                    ffi::crowd_palette(isa, models, inverse_binds, joints, palettes)
+                    ffi::crowd_palette(isa, models, inverse_binds, joints, palettes, stream)
                 };
                 let palettes = &mut self.palettes.data;
                 // Every block runs (no short-circuit): a block past a non-finite one is still written.
@@ -275,8 +290,13 @@ pub(crate) fn models_and_palettes(
     }
     if let Resolved::Ispc(isa) = models_job.backend.resolve()? {
         let (per_task, tasks) = models_job.tasks();
-        let specs: Vec<(&[usize], &[Mat4])> =
-            skins.iter().map(|s| (s.joints, s.inverse_binds)).collect();
+        let specs: Vec<(&[usize], &[Mat4], bool)> = skins
+            .iter()
+            .map(|s| {
+                let streaming = stream(s.inverse_binds.len(), s.palettes.instances);
+                (s.joints, s.inverse_binds, streaming)
+            })
+            .collect();
         // Task t's palettes of every skin: the runs of its blocks.
         let mut runs: Vec<_> = skins
             .iter_mut()
@@ -294,12 +314,13 @@ pub(crate) fn models_and_palettes(
             .collect();
         let finite = models_job.compute_blocks(isa, states, |state, block, models| {
             let mut finite = true;
-            for (&(joints, inverse_binds), run) in specs.iter().zip(state.iter_mut()) {
+            for (&(joints, inverse_binds, stream), run) in specs.iter().zip(state.iter_mut()) {
                 let per_block = inverse_binds.len() * CROWD_LANES;
                 let start = (block * per_block).min(run.len());
                 let end = (start + per_block).min(run.len());
                 if let Some(palettes) = run.get_mut(start..end) {
-                    finite &= ffi::crowd_palette(isa, models, inverse_binds, joints, palettes);
+                    finite &=
+                        ffi::crowd_palette(isa, models, inverse_binds, joints, palettes, stream);
                 }
             }
             finite
