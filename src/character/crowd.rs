@@ -339,6 +339,12 @@ impl Character {
     /// Crowd stages 2 and 3, local to model and the palettes, and no vertex work: the poses of a
     /// GPU-skinned crowd ([`CrowdFrame::palettes`]).
     ///
+    /// On ISPC the two stages run block by block (16 instances), each block's palettes right after its
+    /// models, while those are in cache; the result has the bits of
+    /// [`crowd_local_to_model`](Character::crowd_local_to_model) then
+    /// [`crowd_palettes`](Character::crowd_palettes). Palettes past 8 MiB per skin are written with
+    /// non-temporal stores (they leave the cache for memory, as an upload reads them).
+    ///
     /// # Errors
     /// Those of the two stages.
     pub fn evaluate_crowd_pose(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
