@@ -6,7 +6,9 @@
 //!   the importer's own [`GltfScene::sample`], which searches every timeline on every call and gives the
 //!   reference's bits.
 //! - `pose_<asset>`: what a GPU-skinning engine asks of the CPU per character: sample, local to model
-//!   and the palettes, ns per joint, on the reference and every ISA.
+//!   and the palettes, ns per joint, on the reference and every ISA; with `--peers`, ozz-animation-rs's
+//!   SamplingJob, LocalToModelJob and palette products on the same file, clip and times in the same
+//!   round-robin (its keys are ozz's: linear, quantized).
 //!
 //! - `sample_rig67`, `pose_rig67`: the same on a procedural 67-joint humanoid (fingers and face) with a
 //!   90-key clip whose rotations are linear on even joints and cubic on odd ones (`scenes::clip_keys`);
@@ -22,6 +24,7 @@
 //! playback's cursors are exercised as a game uses them.
 
 use crate::progress;
+use crate::report::peer::{self, Job, Peer};
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
@@ -40,7 +43,13 @@ const ASSETS: [(&str, &str); 2] = [
 
 /// Appends the rows for the procedural rig, then for every asset found beside the default glTF asset
 /// (a skip is noted otherwise).
-pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar) {
+pub fn rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    bar: &ProgressBar,
+    mut peer: Option<&mut Peer>,
+) {
     bar.set_message("pose_rig67");
     rig_rows(budget, isas, rows);
     let Some(dir) =
@@ -56,7 +65,14 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar
         let path = dir.join(file);
         bar.set_message(format!("pose_{name}"));
         match GltfScene::load(&path) {
-            Ok(scene) if !scene.clips().is_empty() => asset_rows(name, &scene, budget, isas, rows),
+            Ok(scene) if !scene.clips().is_empty() => asset_rows(
+                name,
+                (&scene, &path),
+                budget,
+                isas,
+                rows,
+                peer.as_deref_mut(),
+            ),
             Ok(_) => progress::note(bar, &format!("bench: pose_{name} skipped: no clip")),
             Err(e) => progress::note(
                 bar,
@@ -89,7 +105,14 @@ fn sample(
         .expect("the scene's clip samples");
 }
 
-fn asset_rows(name: &str, scene: &GltfScene, budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+fn asset_rows(
+    name: &str,
+    (scene, path): (&GltfScene, &std::path::Path),
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    peer: Option<&mut Peer>,
+) {
     let kernel_sample: &'static str = if name == "fox" {
         "sample_fox"
     } else {
@@ -164,7 +187,13 @@ fn asset_rows(name: &str, scene: &GltfScene, budget: Budget, isas: &[Isa], rows:
             }) as Box<dyn FnMut() + '_>
         })
         .collect();
-    let times = median_ns_per_call(budget, &mut c);
+    let job = Job {
+        kernel: kernel_pose,
+        size: joints,
+        influences: None,
+        file: Some(path),
+    };
+    let times = peer::median_ns_per_call(peer, job, budget, &mut c);
     push_rows(rows, kernel_pose, &backends, &times, joints, None);
 }
 

@@ -110,7 +110,8 @@ pub fn run(options: &Options) -> Result<(), String> {
         )?;
         check(&peer)?;
         super::gltf_crowd::rows(budget, &isas, options.gltf.as_deref(), &mut rows, &bar)?;
-        super::pose::rows(budget, &isas, &mut rows, &bar);
+        super::pose::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+        check(&peer)?;
     }
     #[cfg(not(feature = "gltf"))]
     if options.gltf.is_some() {

@@ -194,13 +194,9 @@ fn read_mesh(
     Ok((pos, nrm, joints, weights))
 }
 
-/// The whole frame of the file's first clip, checked at a few times against the library's reference
-/// frame (the same positions within the error of ozz's key quantization).
-///
-/// # Errors
-/// A file the library or the peer cannot read, or skinned positions that disagree with the reference.
-pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> {
-    let scene = GltfScene::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// The scene's skeleton, clip and skins in ozz's form, as a frame without meshes: the `pose_<asset>`
+/// workload, and the `gltf_frame` one before its meshes are added.
+fn pose_frame(scene: &GltfScene) -> Result<Frame, String> {
     let clip = scene.clips().first().ok_or("the file has no clip")?;
     let (start, duration) = (clip.start(), clip.duration().max(1e-3));
     let n = scene.node_count();
@@ -249,6 +245,86 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
             (joints, s.inverse_binds().iter().map(mat4).collect())
         })
         .collect::<Vec<(Vec<usize>, Vec<g::Mat4>)>>();
+    Ok(Frame {
+        skeleton,
+        animation,
+        context,
+        locals: vec![SoaTransform::default(); n.div_ceil(4)],
+        models: vec![g::Mat4::IDENTITY; n],
+        palettes: skins
+            .iter()
+            .map(|(j, _)| vec![g::Mat4::IDENTITY; j.len()])
+            .collect(),
+        skins,
+        meshes: Vec::new(),
+        time: 0.0,
+        start,
+        duration,
+    })
+}
+
+/// The `pose_<asset>` workload (the lab's `pose_cesiumman`, `pose_fox`): sample the clip, local to model
+/// and the palettes, no vertex work, at the lab's sequence of times; `joints` is the lab's joint count.
+/// Checked at a few times against the library's reference palettes.
+///
+/// # Errors
+/// A file the library or the peer cannot read, or palettes that disagree with the reference.
+pub fn setup_pose(path: &Path, joints: usize) -> Result<Box<dyn Workload>, String> {
+    let scene = GltfScene::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut f = pose_frame(&scene)?;
+    if f.models.len() != joints {
+        return Err(format!(
+            "pose: the peer poses {} joints, the lab {joints}",
+            f.models.len()
+        ));
+    }
+    // The tolerance is 1% of the skin's largest palette element, for the half-float translations and
+    // 15-bit rotations of ozz's keys.
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    let duration = f.duration;
+    let mut time = 0.0f32;
+    for _ in 0..12 {
+        time = (time + duration / 97.0 * 8.0) % duration;
+        scene
+            .evaluate(Some(0), time, Wrap::Loop, &mut frame)
+            .map_err(|e| format!("reference frame: {e}"))?;
+        f.evaluate(time);
+        for (skin, (ours, theirs)) in frame.palettes().iter().zip(&f.palettes).enumerate() {
+            let scale = ours
+                .iter()
+                .flat_map(|p| p.rows.concat())
+                .fold(1e-3f32, |m, x| m.max(x.abs()));
+            for (e, (a, b)) in ours.iter().zip(theirs).enumerate() {
+                // Ours is row-major (rows 0..2 used), ozz's glam matrix column-major.
+                let b = b.transpose().to_cols_array();
+                let err = a
+                    .rows
+                    .concat()
+                    .iter()
+                    .zip(&b)
+                    .take(12)
+                    .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+                if !(err <= 0.01 * scale) {
+                    return Err(format!(
+                        "pose at t = {time}: ozz-rs palette entry {e} of skin {skin} differs from the reference by {err} (largest element {scale})"
+                    ));
+                }
+            }
+        }
+    }
+    f.time = 0.0;
+    Ok(Box::new(f))
+}
+
+/// The whole frame of the file's first clip, checked at a few times against the library's reference
+/// frame (the same positions within the error of ozz's key quantization).
+///
+/// # Errors
+/// A file the library or the peer cannot read, or skinned positions that disagree with the reference.
+pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> {
+    let scene = GltfScene::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut f = pose_frame(&scene)?;
+    let duration = f.duration;
     let mut meshes = Vec::new();
     for p in scene.primitives() {
         let (pos, nrm, joints, weights) = read_mesh(path, p.mesh(), p.primitive())?;
@@ -267,23 +343,7 @@ pub fn setup(path: &Path, vertices: usize) -> Result<Box<dyn Workload>, String> 
             "gltf_frame: the peer reads {total} skinned vertices, the lab {vertices}"
         ));
     }
-    let mut f = Frame {
-        skeleton,
-        animation,
-        context,
-        locals: vec![SoaTransform::default(); n.div_ceil(4)],
-        models: vec![g::Mat4::IDENTITY; n],
-        palettes: skins
-            .iter()
-            .map(|(j, _)| vec![g::Mat4::IDENTITY; j.len()])
-            .collect(),
-        skins,
-        meshes,
-        time: 0.0,
-        start,
-        duration,
-    };
-
+    f.meshes = meshes;
     // The library's reference frame at a few times of the lab's sequence; the tolerance is 1% of the
     // mesh's size, for the half-float translations and 15-bit rotations of ozz's keys.
     let mut frame = scene.frame_buffers().backend(Backend::Reference);

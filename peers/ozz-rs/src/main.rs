@@ -3,7 +3,8 @@
 //! starts it as a child process; it answers one line per command on stdin:
 //!
 //! - `setup <kernel> <size> [<file>]`: builds the workload (`skin_p`, `skin_pn`, `skin_pnt`,
-//!   `local_to_model_trs`, `blend_2layers`, `blend_additive` or `gltf_frame` with the glTF file),
+//!   `local_to_model_trs`, `blend_2layers`, `blend_additive`, or with the glTF file `gltf_frame`,
+//!   `pose_cesiumman` or `pose_fox`: the file's clip sampled, local to model and palettes),
 //!   checks its output once against the library's serial reference and answers `ok <id>`.
 //! - `calibrate <id> <sample_ns>`: warms the workload up and answers `reps <n>`, the number of calls that
 //!   fill one sample of `sample_ns` nanoseconds (the same rule as the report's own calibration).
@@ -43,6 +44,10 @@ fn setup(args: &[&str], rest: &str) -> Result<Box<dyn Workload>, String> {
             gltf_frame::setup(std::path::Path::new(rest), size)
         }
         "gltf_frame" | "gltf_frame_by_count" => Err(format!("setup {kernel} <vertices> <file>")),
+        "pose_cesiumman" | "pose_fox" if !rest.is_empty() => {
+            gltf_frame::setup_pose(std::path::Path::new(rest), size)
+        }
+        "pose_cesiumman" | "pose_fox" => Err(format!("setup {kernel} <joints> <file>")),
         _ => Err(format!("the ozz-rs peer has no workload {kernel}")),
     }
 }
