@@ -12,7 +12,8 @@
 //!
 //! - `sample_rig67`, `pose_rig67`: the same on a procedural 67-joint humanoid (fingers and face) with a
 //!   90-key clip whose rotations are linear on even joints and cubic on odd ones (`scenes::clip_keys`);
-//!   it needs no asset. `blend_clips_2` and `blend_clips_4`: [`Character::play`] of 2 or 4 such clips
+//!   it needs no asset (with `--peers`, ozz-animation-rs on the same rig and clip, its cubic rotations
+//!   resampled linearly at 120 per second). `blend_clips_2` and `blend_clips_4`: [`Character::play`] of 2 or 4 such clips
 //!   (sample each and blend), ns per joint.
 //!
 //! - `crowd_pose_rig67`: 10,000 instances of the rig, each with its own clip (four clips, 2,500
@@ -51,7 +52,7 @@ pub fn rows(
     mut peer: Option<&mut Peer>,
 ) {
     bar.set_message("pose_rig67");
-    rig_rows(budget, isas, rows);
+    rig_rows(budget, isas, rows, peer.as_deref_mut());
     let Some(dir) =
         super::gltf::asset(None).and_then(|p| Some(p.parent()?.parent()?.to_path_buf()))
     else {
@@ -255,7 +256,7 @@ fn rig_clip(skeleton: &Skeleton, seed: u64) -> Clip {
     b.build()
 }
 
-fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
+fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, mut peer: Option<&mut Peer>) {
     let (character, skeleton) = rig();
     let clips: Vec<Clip> = (0..4).map(|seed| rig_clip(&skeleton, 2 + seed)).collect();
     let duration = clips[0].duration().max(1e-3);
@@ -300,7 +301,19 @@ fn rig_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>) {
                 }) as Box<dyn FnMut() + '_>
             })
             .collect();
-        let times = median_ns_per_call(budget, &mut c);
+        // With `--peers`, ozz-animation-rs poses the same rig and clip (its cubic rotations resampled
+        // linearly, as ozz's keys are).
+        let times = if pose {
+            let job = Job {
+                kernel,
+                size: RIG_JOINTS,
+                influences: None,
+                file: None,
+            };
+            peer::median_ns_per_call(peer.as_deref_mut(), job, budget, &mut c)
+        } else {
+            median_ns_per_call(budget, &mut c)
+        };
         push_rows(rows, kernel, &backends, &times, RIG_JOINTS, None);
     }
     crowd_rows(&character, &clips, budget, &backends, rows);

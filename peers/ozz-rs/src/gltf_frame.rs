@@ -11,7 +11,7 @@ use crate::workload::Workload;
 use crate::workloads::{mat4, max_error, ozz_skeleton};
 use glam30 as g;
 use ispc_skinning::gltf::{GltfScene, Interpolation, Property, Wrap};
-use ispc_skinning::Backend;
+use ispc_skinning::{Backend, PaletteMatrix};
 use ozz_animation_rs::{
     Animation, Archive, LocalToModelJobRef, SamplingContext, SamplingJobRef,
     Skeleton as OzzSkeleton, SkinningJobRef, SoaTransform,
@@ -45,7 +45,7 @@ struct Mesh {
     parts: Vec<Part>,
 }
 
-struct Frame {
+pub(crate) struct Frame {
     skeleton: OzzSkeleton,
     animation: Animation,
     context: SamplingContext,
@@ -194,6 +194,46 @@ fn read_mesh(
     Ok((pos, nrm, joints, weights))
 }
 
+/// Checks the frame's palettes at 12 times of the lab's sequence against `reference(time)`'s within
+/// 1% of the skin's largest palette element (ozz's keys are half floats and 15-bit rotations), then
+/// rewinds the frame.
+pub(crate) fn check_palettes(
+    f: &mut Frame,
+    mut reference: impl FnMut(f32) -> Result<Vec<Vec<PaletteMatrix>>, String>,
+) -> Result<(), String> {
+    let duration = f.duration;
+    let mut time = 0.0f32;
+    for _ in 0..12 {
+        time = (time + duration / 97.0 * 8.0) % duration;
+        let palettes = reference(time)?;
+        f.evaluate(time);
+        for (skin, (ours, theirs)) in palettes.iter().zip(&f.palettes).enumerate() {
+            let scale = ours
+                .iter()
+                .flat_map(|p| p.rows.concat())
+                .fold(1e-3f32, |m, x| m.max(x.abs()));
+            for (e, (a, b)) in ours.iter().zip(theirs).enumerate() {
+                // Ours is row-major (rows 0..2 used), ozz's glam matrix column-major.
+                let b = b.transpose().to_cols_array();
+                let err = a
+                    .rows
+                    .concat()
+                    .iter()
+                    .zip(&b)
+                    .take(12)
+                    .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+                if !(err <= 0.01 * scale) {
+                    return Err(format!(
+                        "pose at t = {time}: ozz-rs palette entry {e} of skin {skin} differs from the reference by {err} (largest element {scale})"
+                    ));
+                }
+            }
+        }
+    }
+    f.time = 0.0;
+    Ok(())
+}
+
 /// The scene's skeleton, clip and skins in ozz's form, as a frame without meshes: the `pose_<asset>`
 /// workload, and the `gltf_frame` one before its meshes are added.
 fn pose_frame(scene: &GltfScene) -> Result<Frame, String> {
@@ -226,13 +266,6 @@ fn pose_frame(scene: &GltfScene) -> Result<Frame, String> {
             }
         }
     }
-    let skeleton = ozz_skeleton(scene.skeleton().level_parents(), &rest)?;
-    let bytes = archive::animation(duration, clip.name().unwrap_or(""), &tracks);
-    let animation =
-        Animation::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("animation archive: {e}"))?;
-    let context = SamplingContext::from_animation(&animation);
-
     let skins = scene
         .skins()
         .iter()
@@ -245,6 +278,33 @@ fn pose_frame(scene: &GltfScene) -> Result<Frame, String> {
             (joints, s.inverse_binds().iter().map(mat4).collect())
         })
         .collect::<Vec<(Vec<usize>, Vec<g::Mat4>)>>();
+    let name = clip.name().unwrap_or("");
+    frame_of(
+        scene.skeleton().level_parents(),
+        &rest,
+        (name, &tracks),
+        (start, duration),
+        skins,
+    )
+}
+
+/// A frame without meshes of the level-order hierarchy `parents` with rest pose `rest`, the clip
+/// `tracks` (one per joint, level order) starting at `start` and lasting `duration`, and the skins
+/// (level-order joints and inverse binds).
+pub(crate) fn frame_of(
+    parents: &[Option<usize>],
+    rest: &[Trs],
+    (name, tracks): (&str, &[Track]),
+    (start, duration): (f32, f32),
+    skins: Vec<(Vec<usize>, Vec<g::Mat4>)>,
+) -> Result<Frame, String> {
+    let n = parents.len();
+    let skeleton = ozz_skeleton(parents, rest)?;
+    let bytes = archive::animation(duration, name, tracks);
+    let animation =
+        Animation::from_archive(&mut Archive::new(&bytes[..]).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("animation archive: {e}"))?;
+    let context = SamplingContext::from_animation(&animation);
     Ok(Frame {
         skeleton,
         animation,
@@ -278,41 +338,13 @@ pub fn setup_pose(path: &Path, joints: usize) -> Result<Box<dyn Workload>, Strin
             f.models.len()
         ));
     }
-    // The tolerance is 1% of the skin's largest palette element, for the half-float translations and
-    // 15-bit rotations of ozz's keys.
     let mut frame = scene.frame_buffers().backend(Backend::Reference);
-    let duration = f.duration;
-    let mut time = 0.0f32;
-    for _ in 0..12 {
-        time = (time + duration / 97.0 * 8.0) % duration;
+    check_palettes(&mut f, |time| {
         scene
             .evaluate(Some(0), time, Wrap::Loop, &mut frame)
             .map_err(|e| format!("reference frame: {e}"))?;
-        f.evaluate(time);
-        for (skin, (ours, theirs)) in frame.palettes().iter().zip(&f.palettes).enumerate() {
-            let scale = ours
-                .iter()
-                .flat_map(|p| p.rows.concat())
-                .fold(1e-3f32, |m, x| m.max(x.abs()));
-            for (e, (a, b)) in ours.iter().zip(theirs).enumerate() {
-                // Ours is row-major (rows 0..2 used), ozz's glam matrix column-major.
-                let b = b.transpose().to_cols_array();
-                let err = a
-                    .rows
-                    .concat()
-                    .iter()
-                    .zip(&b)
-                    .take(12)
-                    .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
-                if !(err <= 0.01 * scale) {
-                    return Err(format!(
-                        "pose at t = {time}: ozz-rs palette entry {e} of skin {skin} differs from the reference by {err} (largest element {scale})"
-                    ));
-                }
-            }
-        }
-    }
-    f.time = 0.0;
+        Ok(frame.palettes().to_vec())
+    })?;
     Ok(Box::new(f))
 }
 

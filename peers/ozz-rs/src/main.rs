@@ -4,7 +4,8 @@
 //!
 //! - `setup <kernel> <size> [<file>]`: builds the workload (`skin_p`, `skin_pn`, `skin_pnt`,
 //!   `local_to_model_trs`, `blend_2layers`, `blend_additive`, or with the glTF file `gltf_frame`,
-//!   `pose_cesiumman` or `pose_fox`: the file's clip sampled, local to model and palettes),
+//!   `pose_cesiumman` or `pose_fox`: the file's clip sampled, local to model and palettes; or
+//!   `pose_rig67`, the same on the lab's procedural rig),
 //!   checks its output once against the library's serial reference and answers `ok <id>`.
 //! - `calibrate <id> <sample_ns>`: warms the workload up and answers `reps <n>`, the number of calls that
 //!   fill one sample of `sample_ns` nanoseconds (the same rule as the report's own calibration).
@@ -17,6 +18,7 @@
 mod archive;
 mod blending;
 mod gltf_frame;
+mod pose_rig;
 mod workload;
 mod workloads;
 
@@ -48,6 +50,7 @@ fn setup(args: &[&str], rest: &str) -> Result<Box<dyn Workload>, String> {
             gltf_frame::setup_pose(std::path::Path::new(rest), size)
         }
         "pose_cesiumman" | "pose_fox" => Err(format!("setup {kernel} <joints> <file>")),
+        "pose_rig67" => pose_rig::setup(size),
         _ => Err(format!("the ozz-rs peer has no workload {kernel}")),
     }
 }
