@@ -343,7 +343,9 @@ impl Character {
     /// models, while those are in cache; the result has the bits of
     /// [`crowd_local_to_model`](Character::crowd_local_to_model) then
     /// [`crowd_palettes`](Character::crowd_palettes). Palettes past 8 MiB per skin are written with
-    /// non-temporal stores (they leave the cache for memory, as an upload reads them).
+    /// non-temporal stores (they leave the cache for memory, as an upload reads them). Every rule is
+    /// checked before anything is written; where a result is not finite, the models and palettes hold
+    /// what was computed when the error returns.
     ///
     /// # Errors
     /// Those of the two stages.

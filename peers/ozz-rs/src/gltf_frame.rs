@@ -207,10 +207,25 @@ pub(crate) fn check_palettes(
         time = (time + duration / 97.0 * 8.0) % duration;
         let palettes = reference(time)?;
         f.evaluate(time);
+        if palettes.len() != f.palettes.len() {
+            return Err(format!(
+                "pose: the peer has {} skins, the reference {}",
+                f.palettes.len(),
+                palettes.len()
+            ));
+        }
         for (skin, (ours, theirs)) in palettes.iter().zip(&f.palettes).enumerate() {
+            if ours.len() != theirs.len() {
+                return Err(format!(
+                    "pose: skin {skin} has {} entries in the peer, {} in the reference",
+                    theirs.len(),
+                    ours.len()
+                ));
+            }
+            // The affine rows only (row 3 is (0, 0, 0, 1) in both).
             let scale = ours
                 .iter()
-                .flat_map(|p| p.rows.concat())
+                .flat_map(|p| p.rows[..3].concat())
                 .fold(1e-3f32, |m, x| m.max(x.abs()));
             for (e, (a, b)) in ours.iter().zip(theirs).enumerate() {
                 // Ours is row-major (rows 0..2 used), ozz's glam matrix column-major.
