@@ -538,9 +538,10 @@ export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform 
                                           uniform const float roots[], uniform int root_count,
                                           uniform const int parents[], uniform int joints)
 {
-    varying float acc[CROWD_LANES / programCount];
+    // One sum per gang of the block's lanes: CROWD_LANES / programCount == CHUNKS, sum_finite's count.
+    varying float acc[CHUNKS];
 #pragma unroll
-    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
+    for (uniform int c = 0; c < CHUNKS; c++)
         acc[c] = 0.0f;
     for (uniform int j = 0; j < joints; j++) {
         const uniform int p = parents[j];
@@ -594,11 +595,7 @@ export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform 
             }
         }
     }
-    varying float all = 0.0f;
-#pragma unroll
-    for (uniform int c = 0; c < CROWD_LANES / programCount; c++)
-        all += acc[c];
-    return !any((intbits(all) & 0x7f800000) == 0x7f800000);
+    return sum_finite(acc);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -591,18 +591,23 @@ fn crowd_buffers_start_at_the_rest_pose_with_the_frame_defaults() {
     }
 }
 
+/// Poses every instance of `frame` as [`instance`] does (pose and root).
+fn pose_crowd(rig: &Rig, frame: &mut CrowdFrame) {
+    for i in 0..frame.instances() {
+        let ((t, q, s), root) = instance(rig.n, i);
+        for j in 0..rig.n {
+            frame.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
+        }
+        frame.roots_mut()[i] = root;
+    }
+}
+
 #[test]
 fn the_crowd_stages_one_at_a_time_equal_evaluate_crowd() {
     let rig = rig();
     let c = &rig.character;
     let mut whole = c.crowd_buffers(20).unwrap();
-    for i in 0..20 {
-        let ((t, q, s), root) = instance(rig.n, i);
-        for j in 0..rig.n {
-            whole.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
-        }
-        whole.roots_mut()[i] = root;
-    }
+    pose_crowd(&rig, &mut whole);
     let mut staged = whole.clone();
     c.evaluate_crowd(&mut whole).unwrap();
     c.crowd_local_to_model(&mut staged).unwrap();
@@ -626,13 +631,7 @@ fn the_fused_crowd_pose_equals_the_two_stages_on_every_backend() {
                     .unwrap()
                     .backend(backend)
                     .threads(threads);
-                for i in 0..instances {
-                    let ((t, q, s), root) = instance(rig.n, i);
-                    for j in 0..rig.n {
-                        fused.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
-                    }
-                    fused.roots_mut()[i] = root;
-                }
+                pose_crowd(&rig, &mut fused);
                 let mut staged = fused.clone();
                 c.evaluate_crowd_pose(&mut fused).unwrap();
                 c.crowd_local_to_model(&mut staged).unwrap();

@@ -263,6 +263,21 @@ pub(crate) struct SkinPalettes<'a> {
     pub palettes: &'a mut CrowdPalettes,
 }
 
+impl SkinPalettes<'_> {
+    /// This skin's [`CrowdPaletteJob`] over the models of `models_job`, on its backend and threads.
+    fn job<'b>(&'b mut self, models_job: &'b CrowdLocalToModelJob<'_>) -> CrowdPaletteJob<'b> {
+        CrowdPaletteJob::new(
+            models_job.skeleton,
+            models_job.models,
+            self.joints,
+            self.inverse_binds,
+            self.palettes,
+        )
+        .backend(models_job.backend)
+        .threads(models_job.threads)
+    }
+}
+
 /// Crowd local to model, then every skin's palettes, fused per block on ISPC: each block's palettes
 /// are computed right after its models, on the same thread, while the models are still in cache (run
 /// one stage after the other, the palettes read back every model from memory: a crowd of 10,000 rig
@@ -278,15 +293,7 @@ pub(crate) fn models_and_palettes(
 ) -> Result<(), Error> {
     models_job.validate()?;
     for skin in skins.iter_mut() {
-        CrowdPaletteJob::new(
-            models_job.skeleton,
-            models_job.models,
-            skin.joints,
-            skin.inverse_binds,
-            skin.palettes,
-        )
-        .backend(models_job.backend)
-        .validate()?;
+        skin.job(&models_job).validate()?;
     }
     if let Resolved::Ispc(isa) = models_job.backend.resolve()? {
         let (per_task, tasks) = models_job.tasks();
@@ -331,16 +338,7 @@ pub(crate) fn models_and_palettes(
     }
     models_job.run()?;
     for skin in skins.iter_mut() {
-        CrowdPaletteJob::new(
-            models_job.skeleton,
-            models_job.models,
-            skin.joints,
-            skin.inverse_binds,
-            skin.palettes,
-        )
-        .backend(models_job.backend)
-        .threads(models_job.threads)
-        .run()?;
+        skin.job(&models_job).run()?;
     }
     Ok(())
 }
