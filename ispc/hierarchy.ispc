@@ -1,12 +1,14 @@
-// Local-to-model transforms over a level-order skeleton (the level-order seed), in three layouts.
+// Local-to-model transforms over a level-order skeleton (the level-order seed), in three layouts, and the
+// skinning palettes (sections 4 and 5 for crowds and palettes).
 //
 // Affine semantics everywhere: a matrix's bottom row is taken as (0, 0, 0, 1) and written as exactly that,
 // whatever the input holds there. model[j] = model[parent[j]] * local[j], or root * local[j] for a root.
 //
-// 1. ltm_joint / ltm_joint_trs: one joint at a time, the gang spread *horizontally* over the 16 elements of
-//    a column-major 4x4 matrix (16 / programCount chunks per matrix). The parent's columns are replicated
-//    with shuffles of one contiguous load and the local matrix's elements are broadcast inside each
-//    column with in-lane shuffles: no gathers, no scatters, whatever the tree's shape.
+// 1. ltm_joint / ltm_joint_trs / ltm_palette_trs (the last with the skinning palettes too): one joint at
+//    a time, the gang spread *horizontally* over the 16 elements of a column-major 4x4 matrix (16 /
+//    programCount chunks per matrix). The parent's columns are replicated with shuffles of one
+//    contiguous load and the local matrix's elements are broadcast inside each column with in-lane
+//    shuffles: no gathers, no scatters, whatever the tree's shape.
 // 2. ltm_children_soa: the seed's per-parent foreach over the (contiguous) children, on structure-of-
 //    arrays matrices, so child loads and stores are contiguous vectors and the parent is uniform.
 // 3. ltm_level_soa: foreach over a whole level on SoA matrices; each lane gathers its parent.
@@ -91,6 +93,46 @@ static inline uniform bool sum_finite(const varying float acc[CHUNKS])
     for (uniform int c = 0; c < CHUNKS; c++)
         all += acc[c];
     return !any((intbits(all) & 0x7f800000) == 0x7f800000);
+}
+
+// A skinning palette entry: palette[i] = model[joint[i]] * inverse_bind[i], stored row-major (the
+// transpose of glam's column-major layout), 16 floats per entry: rows 0..2 are the affine 3x4 rows the
+// skinning kernels read, row 3 is (0, 0, 0, 1). The product is computed column-major as in ltm_joint and
+// transposed in registers. skin_palette (section 5) and ltm_palette_trs both store entries so.
+
+// Row-major chunk oc of the column-major matrix held in res[]: lane (row r, col c) takes element 4c + r.
+static inline varying float transpose_chunk(const varying float res[CHUNKS], uniform int oc)
+{
+    const varying int e = oc * programCount + programIndex;
+    const varying int src = 4 * (e & 3) + (e >> 2);
+#if TARGET_WIDTH == 16
+    return shuffle(res[0], src);
+#elif TARGET_WIDTH == 8
+    return shuffle(res[0], res[1], src);
+#else
+    // Four one-column chunks: row oc is lane oc of each; gather them in two pairwise steps.
+    const varying float lo = shuffle(res[0], res[1], programIndex == 0 ? oc : 4 + oc);
+    const varying float hi = shuffle(res[2], res[3], programIndex == 2 ? oc : 4 + oc);
+    return shuffle(lo, hi, programIndex < 2 ? programIndex : 4 + programIndex);
+#endif
+}
+
+// One palette entry: the column-major product of the matrix whose columns a[k] are replicated (as
+// load_parent gives them) and the inverse bind matrix at ib, stored row-major at dst; every element
+// stored is added to acc (see sum_finite).
+static inline void palette_entry(const varying float a[4], uniform const float * uniform ib, uniform float * uniform dst,
+                                 varying float acc[CHUNKS])
+{
+    varying float res[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        res[c] = multiply_chunk(a, ib[c * programCount + programIndex], c);
+#pragma unroll
+    for (uniform int oc = 0; oc < CHUNKS; oc++) {
+        const varying float v = transpose_chunk(res, oc);
+        dst[oc * programCount + programIndex] = v;
+        acc[oc] += v;
+    }
 }
 
 // Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1. Returns
@@ -179,8 +221,9 @@ static inline varying TrsColumns trs_matrix(varying float x, varying float y, va
 // blend (12 loads and 6 blends). Building the quads costs 3 shuffles a joint (three 4x4 transposes a
 // gang); 120 joints, Zen 4: 3.63 to 3.52 ns per joint.
 //
-// Floats per quad row (A, B or C) of the scratch: 4 per joint of a block, and a partial gang's padding.
-#define QROW (4 * (TRS_BLOCK + programCount))
+// Floats per quad row (A, B or C) of the scratch: 4 per joint of a block, with a gang's padding before
+// it and after it (see ltm_trs).
+#define QROW (4 * (TRS_BLOCK + 2 * programCount))
 
 // The quads come out of in-lane 4x4 transposes, which keep lanes 0..3 and 4..7 apart. So that the four
 // outputs of a transpose are the quads of joints (0, 1), (2, 3), (4, 5) and (6, 7), stored in joint order
@@ -291,18 +334,19 @@ static inline varying float local_chunk(uniform const float * uniform c0, unifor
 // per joint; local_product(a, l, ch) is chunk ch of the cursor's joint times the parent columns a. On AVX2
 // the cursor points at the joint's quad A, elsewhere it is the joint's index in cols.
 #if W == 8
-#define store_locals(m, b) store_trs_quads(m, quads + 4 * (b))
-#define local_cursor(l) uniform const float * uniform l = quads
+#define store_locals(m, b) store_trs_quads(m, quads + 4 * ((b) + programCount))
+#define local_cursor(l) uniform const float * uniform l = quads + 4 * programCount
 #define LOCAL_STEP 4
 #define local_product(a, l, ch) quads_product(a, l, ch)
 #define load_trs4 load_aos4_pairs
 #define load_trs3 load_aos3_pairs
 #else
 #define store_locals(m, b)                                                                                  \
-    trs_columns(m, &cols[0][4 * (b)], &cols[1][4 * (b)], &cols[2][4 * (b)], &cols[3][4 * (b)])
+    trs_columns(m, &cols[0][4 * ((b) + programCount)], &cols[1][4 * ((b) + programCount)],                \
+                &cols[2][4 * ((b) + programCount)], &cols[3][4 * ((b) + programCount)])
 #define load_trs4 load_aos4
 #define load_trs3 load_aos3
-#define local_cursor(l) uniform int l = 0
+#define local_cursor(l) uniform int l = programCount
 #define LOCAL_STEP 1
 #define local_product(a, b, ch)                                                                             \
     multiply_chunk(a, local_chunk(cols[0] + 4 * (b), cols[1] + 4 * (b), cols[2] + 4 * (b), cols[3] + 4 * (b), ch), ch)
@@ -330,23 +374,38 @@ static inline varying TrsColumns gang_trs(uniform const float q[], uniform const
 // On AVX2 they are written as three quads per joint (store_trs_quads) that the joint loop permutes into
 // its broadcast pairs; elsewhere as four column arrays that local_chunk reads from. Returns whether every
 // model matrix written is finite (or a false alarm, see sum_finite).
-export uniform bool EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[],
-                                          uniform const float s[], uniform float model[],
-                                          uniform const int parents[], uniform int begin, uniform int end,
-                                          uniform const float root[16])
+//
+// With a palette plan (entry_start not NULL, ltm_palette_trs) each joint's skinning palette entries are
+// computed in the joint loop too, from the model matrix still in registers: entry_start[j] ..
+// entry_start[j + 1] index `entries`, two ints per entry (skin s, slot i), and the entry is
+// palettes[s][16 i ..] = model[j] * inverse_binds[s][16 i ..], row-major as skin_palette writes it, with
+// the same operations (so the same bits). The joint loop is a chain of dependent products (each joint
+// waits for its parent's store), and the entries, which nothing waits for, fill the cycles it leaves idle.
+static inline uniform bool ltm_trs(uniform const float t[], uniform const float q[], uniform const float s[],
+                                   uniform float model[], uniform const int parents[], uniform int begin,
+                                   uniform int end, uniform const float root[16], uniform const int entry_start[],
+                                   uniform const int entries[], uniform const float * uniform inverse_binds[],
+                                   uniform float * uniform palettes[])
 {
     // The sums of every model element stored, one per chunk (see sum_finite).
     varying float acc[CHUNKS];
 #pragma unroll
     for (uniform int c = 0; c < CHUNKS; c++)
         acc[c] = 0.0f;
-    // The block's local matrices: on AVX2 quad A, B or C of block joint b at quads[4b + QROW * (0, 1 or
-    // 2)], elsewhere column c of block joint b at cols[c][4b .. 4b + 3]. A partial last gang writes up to
-    // programCount joints past the block, hence the padding.
+    // The palette entries' own sums: with the models', one chain of additions per chunk took two steps
+    // per joint.
+    varying float pacc[CHUNKS];
+#pragma unroll
+    for (uniform int c = 0; c < CHUNKS; c++)
+        pacc[c] = 0.0f;
+    // The block's local matrices: on AVX2 quad A, B or C of block joint b at quads[4 (b + programCount) +
+    // QROW * (0, 1 or 2)], elsewhere column c of block joint b at cols[c][4 (b + programCount) ..]. A last
+    // gang may start up to programCount joints before the block or end as far past it, hence the padding
+    // on both sides.
 #if W == 8
     uniform float quads[3 * QROW];
 #else
-    uniform float cols[4][4 * (TRS_BLOCK + programCount)];
+    uniform float cols[4][4 * (TRS_BLOCK + 2 * programCount)];
 #endif
     for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
         const uniform int je = min(jb + TRS_BLOCK, end);
@@ -363,10 +422,17 @@ export uniform bool EXPORT(ltm_joint_trs)(uniform const float t[], uniform const
         }
         for (; j0 + programCount <= je; j0 += programCount)
             store_locals(gang_trs(q, t, s, j0), j0 - jb);
-        // A partial last gang: its joints are copied into a full gang of identity transforms, so the same
-        // shuffles apply. Masked loads with a varying index compile to gathers (about 80 in this kernel
-        // on AVX-512 before); at 120 joints the difference was within the noise of a run.
-        if (j0 < je) {
+        // A partial last gang: the whole gang that ends at the block's end, where the skeleton has one
+        // (the joints it shares with the gang before are computed again, to the same values, and those
+        // before the block land in the scratch's front padding). Before, the joints were always copied
+        // into a gang of identity transforms on the stack (scalar stores that the gang's vector loads
+        // then waited on): CesiumMan's 22 joints, AVX2, local to model and palettes 267 to 241 ns.
+        if (j0 < je && je >= programCount) {
+            store_locals(gang_trs(q, t, s, je - programCount), je - programCount - jb);
+        } else if (j0 < je) {
+            // Fewer joints than a gang: they are copied into a full gang of identity transforms, so the
+            // same shuffles apply. Masked loads with a varying index compile to gathers (about 80 in this
+            // kernel on AVX-512 before).
             uniform float qs[4 * programCount], ts[3 * programCount], ss[3 * programCount];
             foreach (i = 0 ... programCount) {
                 qs[4 * i] = 0.0f;
@@ -395,15 +461,46 @@ export uniform bool EXPORT(ltm_joint_trs)(uniform const float t[], uniform const
             const uniform int p = *pp;
             varying float a[4];
             load_parent(p < 0 ? root : model + 16 * p, a);
+            varying float m[CHUNKS];
 #pragma unroll
             for (uniform int ch = 0; ch < CHUNKS; ch++) {
-                const varying float m = local_product(a, l, ch);
-                out[ch * programCount + programIndex] = m;
-                acc[ch] += m;
+                m[ch] = local_product(a, l, ch);
+                out[ch * programCount + programIndex] = m[ch];
+                acc[ch] += m[ch];
+            }
+            if (entry_start != NULL) {
+                const uniform int e_end = entry_start[j + 1];
+                for (uniform int e = entry_start[j]; e < e_end; e++) {
+                    varying float mc[4];
+                    load_parent(out, mc);
+                    palette_entry(mc, inverse_binds[entries[2 * e]] + 16 * entries[2 * e + 1],
+                                  palettes[entries[2 * e]] + 16 * entries[2 * e + 1], pacc);
+                }
             }
         }
     }
-    return sum_finite(acc);
+    return sum_finite(acc) && sum_finite(pacc);
+}
+
+export uniform bool EXPORT(ltm_joint_trs)(uniform const float t[], uniform const float q[],
+                                          uniform const float s[], uniform float model[],
+                                          uniform const int parents[], uniform int begin, uniform int end,
+                                          uniform const float root[16])
+{
+    return ltm_trs(t, q, s, model, parents, begin, end, root, NULL, NULL, NULL, NULL);
+}
+
+// ltm_joint_trs with the palette plan (see ltm_trs); returns whether every model and palette element
+// written is finite (or a false alarm, see sum_finite).
+export uniform bool EXPORT(ltm_palette_trs)(uniform const float t[], uniform const float q[],
+                                            uniform const float s[], uniform float model[],
+                                            uniform const int parents[], uniform int begin, uniform int end,
+                                            uniform const float root[16], uniform const int entry_start[],
+                                            uniform const int entries[],
+                                            uniform const float * uniform inverse_binds[],
+                                            uniform float * uniform palettes[])
+{
+    return ltm_trs(t, q, s, model, parents, begin, end, root, entry_start, entries, inverse_binds, palettes);
 }
 
 #undef store_locals
@@ -599,28 +696,8 @@ export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform 
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 5. Skinning palette: palette[i] = model[joint[i]] * inverse_bind[i], stored row-major (the transpose of
-// glam's column-major layout), 16 floats per entry: rows 0..2 are the affine 3x4 rows the skinning kernels
-// read, row 3 is (0, 0, 0, 1). The product is computed column-major as in ltm_joint and transposed in
-// registers.
-
-// Row-major chunk oc of the column-major matrix held in res[]: lane (row r, col c) takes element 4c + r.
-static inline varying float transpose_chunk(const varying float res[CHUNKS], uniform int oc)
-{
-    const varying int e = oc * programCount + programIndex;
-    const varying int src = 4 * (e & 3) + (e >> 2);
-#if TARGET_WIDTH == 16
-    return shuffle(res[0], src);
-#elif TARGET_WIDTH == 8
-    return shuffle(res[0], res[1], src);
-#else
-    // Four one-column chunks: row oc is lane oc of each; gather them in two pairwise steps.
-    const varying float lo = shuffle(res[0], res[1], programIndex == 0 ? oc : 4 + oc);
-    const varying float hi = shuffle(res[2], res[3], programIndex == 2 ? oc : 4 + oc);
-    return shuffle(lo, hi, programIndex < 2 ? programIndex : 4 + programIndex);
-#endif
-}
-
+// 5. Skinning palettes (the entry's product: palette_entry, section 1).
+//
 // The joint table is 64-bit because it is the Rust API's own `&[usize]` (the crate's one index type),
 // passed through without a conversion copy; the kernels are built for 64-bit targets only.
 //
@@ -639,16 +716,7 @@ export uniform bool EXPORT(skin_palette)(uniform const float models[], uniform c
         const uniform int m = use_joints != 0 ? (int)joints[i] : i;
         varying float a[4];
         load_parent(models + 16 * m, a);
-        varying float res[CHUNKS];
-#pragma unroll
-        for (uniform int c = 0; c < CHUNKS; c++)
-            res[c] = multiply_chunk(a, inverse_binds[16 * i + c * programCount + programIndex], c);
-#pragma unroll
-        for (uniform int oc = 0; oc < CHUNKS; oc++) {
-            const varying float v = transpose_chunk(res, oc);
-            palette[16 * i + oc * programCount + programIndex] = v;
-            acc[oc] += v;
-        }
+        palette_entry(a, inverse_binds + 16 * i, palette + 16 * i, acc);
     }
     return sum_finite(acc);
 }
@@ -712,143 +780,4 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
         if (c * programCount + programIndex < lanes)
             finite = finite && (intbits(acc[c]) & 0x7f800000) != 0x7f800000;
     return all(finite);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// 6. The level-order seed's own micro-benchmark: add each parent's float4 to its children, for each
-// parent in turn, vectorized over the children's floats (its ParallelLevelOrder). The parent's float4 is
-// replicated over the lanes with a broadcast load instead of a gather.
-//
-// Two changes to the seed's loop, both measured: most bones are leaves, so the "has children?" test runs
-// a whole gang of bones at a time and only the parents are then visited, in order; and each parent's last
-// vector step is masked, so consecutive parents' stores never overlap (an overlapping load right after a
-// store defeats store-to-load forwarding and stalls).
-//
-// Where it wins (README, "level_sum"): on shallow, wide trees, where a parent's children fill whole
-// vectors. On deep trees with two or three children per parent each parent is one short masked step
-// whose branch on the child count mispredicts, and the serial parent loop is faster.
-export void EXPORT(level_sum_children)(uniform float data[], uniform const uint32 child_start[],
-                                       uniform const uint32 child_end[], uniform int parents)
-{
-    for (uniform int base = 0; base < parents; base += programCount) {
-        const varying int i = base + programIndex;
-        varying bool has_children = false;
-        if (i < parents)
-            has_children = child_end[i] != child_start[i];
-        // The parents of this gang as a bitmask (gangs are at most 16 wide), visited lowest first: a
-        // parent may be the child of an earlier one in the same gang.
-        uniform int bits = reduce_add(has_children ? (1 << programIndex) : 0);
-        while (bits != 0) {
-            const uniform int p = base + count_trailing_zeros(bits);
-            bits &= bits - 1;
-            const uniform int kend = 4 * child_end[p];
-            uniform int k = 4 * child_start[p];
-            varying float pv = 0.0f;
-            if (programIndex < 4)
-                pv = data[4 * p + programIndex];
-            const varying float p4 = shuffle(pv, programIndex & 3);
-            // k is a multiple of 4 and gangs are multiples of 4 wide: lane l adds component l % 4.
-            for (; k + programCount <= kend; k += programCount)
-                data[k + programIndex] += p4;
-            if (programIndex < kend - k)
-                data[k + programIndex] += p4;
-        }
-    }
-}
-
-// The same sum level by level, without the per-parent structure: a level's bones depend only on the
-// level above, so the loop never branches on one parent's child count. A vector holds W = programCount / 4
-// bones (a window), and the level is walked in blocks of four windows.
-//
-// The parents of consecutive bones of one level are non-decreasing (level order), so a window's W parents
-// usually lie within W consecutive bones, and nearly always within 2W. In the first case one vector load
-// starting at the window's first parent holds every float4 the window needs, and one permute puts each
-// parent's float4 under its child; in the second, two loads and a two-source permute do it. Neither needs
-// a gather or a load per bone. One vector load brings the parent indices of a whole block, and one test per
-// block picks the path for its four windows, so the branch is well predicted. A block with a wider spread
-// (a run of childless bones between two parents), or whose loads would run past the array, falls back to
-// one broadcast load per bone, merged by lane. With W = 1 (four lanes) the parent's float4 is one plain
-// load and the block machinery is skipped.
-//
-// Measured on the 17-level tree (README, "level_sum"): 82% of AVX-512 blocks take the one-vector path,
-// 18% the two-vector path and almost none the fallback. The per-window permute is what beats the serial
-// loop; the earlier version of this kernel, with one broadcast load per bone, ran at 1.1x.
-static inline varying float level_parents_per_bone(const uniform float data[], const uniform int parents[],
-                                                   uniform int b, uniform int end)
-{
-    varying float parent = 0.0f;
-#pragma unroll
-    for (uniform int g = 0; g < programCount / 4; g++) {
-        // A bone past the level's end reads bone b's parent instead; its lanes are never stored.
-        const uniform int p = parents[b + g < end ? b + g : b];
-        varying float pv = 0.0f;
-        if (programIndex < 4)
-            pv = data[4 * p + programIndex];
-        const varying float replicated = shuffle(pv, programIndex & 3);
-        if ((programIndex >> 2) == g)
-            parent = replicated;
-    }
-    return parent;
-}
-
-export void EXPORT(level_sum_levels)(uniform float data[], uniform const int parents[], uniform const uint32 levels[],
-                                     uniform int level_count)
-{
-    const uniform int G4 = programCount / 4;
-    const uniform int bones = levels[level_count];
-    for (uniform int level = 1; level < level_count; level++) {
-        const uniform int end = levels[level + 1];
-        uniform int b = levels[level];
-        if (G4 == 1) {
-            // One bone per vector: its parent's float4 is one plain load, with nothing to permute.
-            for (; b < end; b++)
-                data[4 * b + programIndex] += data[4 * parents[b] + programIndex];
-        }
-        for (; b + programCount <= end; b += programCount) {
-            const varying int pv = parents[b + programIndex];
-            // Lane w * G4 holds the spread of window w's parents; the other lanes are not tested.
-            const varying int last = shuffle(pv, min(programIndex + G4 - 1, programCount - 1));
-            const varying int spread = (programIndex % G4) == 0 ? last - pv : 0;
-            // The loads below stay inside data whatever the parents are: the bound uses the block's
-            // highest parent, not level order's guarantee that the last window's first parent is it.
-            const uniform int highest = reduce_max(pv);
-            // Each lane's parent relative to the first parent of its window, in floats.
-            const varying int rel4 = 4 * (pv - shuffle(pv, programIndex & ~(G4 - 1)));
-            if (!any(spread >= G4) && highest + G4 <= bones) {
-                // Every window's parents lie in one vector.
-#pragma unroll
-                for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * G4;
-                    const uniform int p0 = parents[wb];
-                    const varying int idx = shuffle(rel4, w * G4 + (programIndex >> 2)) + (programIndex & 3);
-                    data[4 * wb + programIndex] += shuffle(data[4 * p0 + programIndex], idx);
-                }
-            } else if (!any(spread >= 2 * G4) && highest + 2 * G4 <= bones) {
-                // Some window needs two vectors.
-#pragma unroll
-                for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * G4;
-                    const uniform int p0 = parents[wb];
-                    const varying int idx = shuffle(rel4, w * G4 + (programIndex >> 2)) + (programIndex & 3);
-                    const varying float lo = data[4 * p0 + programIndex];
-                    const varying float hi = data[4 * p0 + programCount + programIndex];
-                    data[4 * wb + programIndex] += shuffle(lo, hi, idx);
-                }
-            } else {
-                for (uniform int w = 0; w < 4; w++) {
-                    const uniform int wb = b + w * G4;
-                    data[4 * wb + programIndex] += level_parents_per_bone(data, parents, wb, end);
-                }
-            }
-        }
-        // The level's last few bones, a window at a time; only the last window is masked.
-        for (; b < end; b += G4) {
-            const varying float parent = level_parents_per_bone(data, parents, b, end);
-            if (b + G4 <= end) {
-                data[4 * b + programIndex] += parent;
-            } else if (programIndex < 4 * (end - b)) {
-                data[4 * b + programIndex] += parent;
-            }
-        }
-    }
 }

@@ -46,22 +46,6 @@ unsafe extern "C" {
     ) -> bool;
 }
 unsafe extern "C" {
-    pub fn level_sum_children_avx512(
-        data: *mut f32,
-        child_start: *const u32,
-        child_end: *const u32,
-        parents: i32,
-    );
-}
-unsafe extern "C" {
-    pub fn level_sum_levels_avx512(
-        data: *mut f32,
-        parents: *const i32,
-        levels: *const u32,
-        level_count: i32,
-    );
-}
-unsafe extern "C" {
     pub fn ltm_children_soa_avx512(
         local: *const f32,
         model: *mut f32,
@@ -105,6 +89,22 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn ltm_palette_trs_avx512(
+        t: *const f32,
+        q: *const f32,
+        s: *const f32,
+        model: *mut f32,
+        parents: *const i32,
+        begin: i32,
+        end: i32,
+        root: *const f32,
+        entry_start: *const i32,
+        entries: *const i32,
+        inverse_binds: *mut *const f32,
+        palettes: *mut *mut f32,
+    ) -> bool;
+}
+unsafe extern "C" {
     pub fn ltm_roots_soa_avx512(
         local: *const f32,
         model: *mut f32,
@@ -132,6 +132,22 @@ unsafe extern "C" {
         local: *mut f32,
         stride: i32,
         n: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn level_sum_children_avx512(
+        data: *mut f32,
+        child_start: *const u32,
+        child_end: *const u32,
+        parents: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn level_sum_levels_avx512(
+        data: *mut f32,
+        parents: *const i32,
+        levels: *const u32,
+        level_count: i32,
     );
 }
 unsafe extern "C" {

@@ -60,12 +60,12 @@ pub use self::rigid::RigidMesh;
 use crate::backend::Threads;
 use crate::error::Error;
 use crate::layout::output::Renormalize;
-use crate::layout::palette::PaletteMatrix;
+use crate::layout::palette::{PaletteMatrix, PalettePlan, MAX_PLAN_SKINS};
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::morph::MorphTargets;
 use crate::numeric;
-use crate::palette::PaletteJob;
+use crate::palette::{self, PaletteJob};
 use crate::skeleton::{OwnerId, Skeleton};
 use crate::skinning::job::{check_palette, check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
@@ -128,6 +128,9 @@ pub struct Character {
     /// The skins as given (your order), and each skin's joints as level indices for the palette job.
     skins: Vec<CharacterSkin>,
     skin_levels: Vec<Vec<usize>>,
+    /// The skins' entries joint by joint, for the pass that computes model matrices and palettes
+    /// together; `None` (more skins than it takes) runs the two stages one after the other.
+    palette_plan: Option<PalettePlan>,
     /// Shared, so that a glTF mesh instanced on several nodes is prepared (and held) once.
     meshes: Vec<Arc<SkinnedMesh>>,
     mesh_skins: Vec<usize>,
@@ -265,6 +268,7 @@ impl Character {
             rest_rotations: skeleton.to_level_order(&rest_rotations)?,
             rest_scales: skeleton.to_level_order(&rest_scales)?,
             skeleton,
+            palette_plan: PalettePlan::new(n, &skin_levels),
             skins,
             skin_levels,
             meshes,
@@ -739,12 +743,57 @@ impl Character {
     /// then [`palettes`](Character::palettes), and no vertex work: the pose a GPU-skinned character
     /// needs ([`Frame::palettes`], [`palette_rows_3x4`](crate::palette_rows_3x4) for upload).
     ///
+    /// On an ISA the two stages run as one pass over the joints, each joint's palette entries computed
+    /// right after its model matrix, with the same bits as the two stages called one after the other
+    /// (which is what runs on the reference, for more than eight skins, and where a value is not
+    /// finite, so that the error is the same too).
+    ///
     /// # Errors
     /// Those of the two stages.
     pub fn evaluate_pose(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
+        if self.pose_fused(frame)? {
+            return Ok(());
+        }
         self.local_to_model_checked(frame)?;
         self.palettes_checked(frame)
+    }
+
+    /// Stages 2 and 3 in one kernel pass (see `palette::pose`), on a frame already checked; `Ok(false)`
+    /// where the two stages must run instead (the reference, a value that is not finite, a plan that
+    /// does not exist).
+    fn pose_fused(&self, frame: &mut Frame) -> Result<bool, Error> {
+        let Some(plan) = &self.palette_plan else {
+            return Ok(false);
+        };
+        let mut inverse_binds: [&[Mat4]; MAX_PLAN_SKINS] = [&[]; MAX_PLAN_SKINS];
+        for (slot, skin) in inverse_binds.iter_mut().zip(&self.skins) {
+            *slot = &skin.inverse_binds;
+        }
+        let Frame {
+            translations,
+            rotations,
+            scales,
+            models,
+            root,
+            backend,
+            palettes,
+            ..
+        } = frame;
+        palette::pose::models_and_palettes(
+            &self.skeleton,
+            Trs {
+                translations,
+                rotations,
+                scales,
+            },
+            root,
+            models,
+            *backend,
+            plan,
+            inverse_binds.get(..self.skins.len()).unwrap_or_default(),
+            palettes,
+        )
     }
 
     /// Stages 2 to 5 from the frame's local pose: [`local_to_model`](Character::local_to_model),

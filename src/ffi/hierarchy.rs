@@ -1,9 +1,10 @@
 //! Local-to-model kernels of the product: one joint at a time with the gang across the matrix
-//! (`ltm_joint`, `ltm_joint_trs`), and crowds in AoSoA blocks (`crowd_ltm_trs`).
+//! (`ltm_joint`, `ltm_joint_trs`, and `ltm_palette_trs` with the skinning palettes), and crowds in AoSoA blocks (`crowd_ltm_trs`).
 
 use super::Runnable;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS, TRS_ELEMENTS};
-use crate::layout::hierarchy::LevelOrder;
+use crate::layout::hierarchy::{LevelOrder, MAX_JOINTS};
+use crate::layout::palette::{PaletteMatrix, PalettePlan, MAX_PLAN_SKINS};
 use crate::layout::trs::Trs;
 use glam::Mat4;
 use std::ops::Range;
@@ -87,6 +88,79 @@ pub(crate) fn ltm_joint_trs(
             begin,
             end,
             root.as_ptr(),
+        )
+    }
+}
+
+/// [`ltm_joint_trs`] over every joint, with each skin's palette computed in the same pass:
+/// `palettes[s][i] = models[j] * inverse_binds[s][i]` (row-major, as `skin_palette` writes it) for each
+/// entry `(s, i)` of joint `j` in `plan`. The plan must be for this skeleton's joint count, and
+/// `inverse_binds` and `palettes` must have one slice per planned skin, each of the planned length
+/// (asserted). Returns whether every model and palette element written is finite (`false` may be a
+/// false alarm for elements near `f32::MAX`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ltm_palette_trs(
+    isa: Runnable,
+    order: &LevelOrder,
+    trs: Trs<'_>,
+    root: &Mat4,
+    models: &mut [Mat4],
+    plan: &PalettePlan,
+    inverse_binds: &[&[Mat4]],
+    palettes: &mut [Vec<PaletteMatrix>],
+) -> bool {
+    let n = order.len();
+    let (begin, end) = checked_range(&(0..n), n);
+    let Trs {
+        translations,
+        rotations,
+        scales,
+    } = trs;
+    assert!(
+        translations.len() == n && rotations.len() == n && scales.len() == n && models.len() == n,
+        "one translation, rotation, scale and model matrix per joint"
+    );
+    let lens = plan.skin_lens();
+    assert!(
+        plan.joints() == n
+            && lens.len() <= MAX_PLAN_SKINS
+            && inverse_binds.len() == lens.len()
+            && palettes.len() == lens.len()
+            && lens
+                .iter()
+                .zip(inverse_binds.iter().zip(palettes.iter()))
+                .all(|(&len, (ib, p))| len <= MAX_JOINTS && ib.len() == len && p.len() == len),
+        "a palette plan for this skeleton, with one inverse bind matrix and palette entry per planned slot"
+    );
+    let mut binds = [std::ptr::null::<f32>(); MAX_PLAN_SKINS];
+    for (slot, ib) in binds.iter_mut().zip(inverse_binds) {
+        *slot = ib.as_ptr().cast();
+    }
+    let mut outs = [std::ptr::null_mut::<f32>(); MAX_PLAN_SKINS];
+    for (slot, p) in outs.iter_mut().zip(palettes.iter_mut()) {
+        *slot = p.as_mut_ptr().cast();
+    }
+    let root = root.to_cols_array();
+    // SAFETY: as in ltm_joint_trs for the models, over 0..n. The palette plan's invariants (PalettePlan:
+    // entry_start has n + 1 non-decreasing entries from 0 to entries.len(), every entry's skin s is below
+    // lens.len() and its slot i below lens[s]) and the lengths asserted above put every entry's 16-float
+    // read of inverse_binds[s] at 16 i and 16-float write of palettes[s] at 16 i inside those slices;
+    // binds and outs hold a valid pointer for every planned skin (the null ones past lens.len() are never
+    // read). A skin is at most MAX_JOINTS entries (asserted), so byte offsets (64 i) stay in 32 bits.
+    unsafe {
+        (isa.kernels().ltm_palette_trs)(
+            translations.as_ptr().cast(),
+            rotations.as_ptr().cast(),
+            scales.as_ptr().cast(),
+            models.as_mut_ptr().cast(),
+            order.parents().as_ptr(),
+            begin,
+            end,
+            root.as_ptr(),
+            plan.entry_start().as_ptr(),
+            plan.entries().as_ptr().cast(),
+            binds.as_mut_ptr(),
+            outs.as_mut_ptr(),
         )
     }
 }

@@ -110,6 +110,22 @@ type LtmJointTrsFn = unsafe extern "C" fn(
     i32,
     *const f32,
 ) -> bool;
+/// `ltm_joint_trs` plus the palette plan: entry starts, (skin, slot) pairs, and one inverse bind and one
+/// palette pointer per skin.
+type LtmPaletteTrsFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    *const f32,
+    *mut f32,
+    *const i32,
+    i32,
+    i32,
+    *const f32,
+    *const i32,
+    *const i32,
+    *mut *const f32,
+    *mut *mut f32,
+) -> bool;
 type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *const f32);
 type LtmChildrenSoaFn =
     unsafe extern "C" fn(*const f32, *mut f32, i32, *const u32, *const u32, i32, i32);
@@ -209,6 +225,7 @@ pub(crate) struct Kernels {
     morph_rows: MorphRowsFn,
     ltm_joint: LtmJointFn,
     ltm_joint_trs: LtmJointTrsFn,
+    ltm_palette_trs: LtmPaletteTrsFn,
     ltm_roots_soa: LtmRootsSoaFn,
     ltm_children_soa: LtmChildrenSoaFn,
     ltm_level_soa: LtmLevelSoaFn,
@@ -241,6 +258,7 @@ macro_rules! kernel_table {
                 morph_rows: isa::[<morph_rows_ $suffix>],
                 ltm_joint: isa::[<ltm_joint_ $suffix>],
                 ltm_joint_trs: isa::[<ltm_joint_trs_ $suffix>],
+                ltm_palette_trs: isa::[<ltm_palette_trs_ $suffix>],
                 ltm_roots_soa: isa::[<ltm_roots_soa_ $suffix>],
                 ltm_children_soa: isa::[<ltm_children_soa_ $suffix>],
                 ltm_level_soa: isa::[<ltm_level_soa_ $suffix>],

@@ -60,3 +60,75 @@ impl From<PaletteMatrix> for Mat4 {
         p.to_mat4()
     }
 }
+
+/// Most skins [`PalettePlan`] takes; a character with more skins runs its palettes as a separate stage.
+pub(crate) const MAX_PLAN_SKINS: usize = 8;
+
+/// Where each joint's skinning palette entries go, for the kernel that computes the model matrices and
+/// the palettes in one pass (`ltm_palette_trs`): for level joint `j`, entries `entry_start[j] ..
+/// entry_start[j + 1]`, each `(skin, slot)`. Built once per character, checked, so that the kernel's
+/// every index is in range: `entry_start` starts at 0, never decreases and ends at `entries.len()`,
+/// every skin is below `skin_lens.len()` (at most [`MAX_PLAN_SKINS`]) and every slot below its skin's
+/// length, and everything fits the kernels' `i32`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PalettePlan {
+    entry_start: Vec<i32>,
+    entries: Vec<[i32; 2]>,
+    skin_lens: Vec<usize>,
+}
+
+impl PalettePlan {
+    /// The plan of skins whose entries name level joints (`skins[s][slot]` below `joints`), or `None`
+    /// where a joint is out of range, there are more than [`MAX_PLAN_SKINS`] skins or a count passes
+    /// `i32`.
+    pub(crate) fn new(joints: usize, skins: &[Vec<usize>]) -> Option<PalettePlan> {
+        if skins.len() > MAX_PLAN_SKINS {
+            return None;
+        }
+        let mut counts = vec![0usize; joints];
+        for &j in skins.iter().flatten() {
+            *counts.get_mut(j)? += 1;
+        }
+        let mut entry_start = Vec::with_capacity(joints + 1);
+        let mut total = 0usize;
+        entry_start.push(0);
+        for c in &counts {
+            total = total.checked_add(*c)?;
+            entry_start.push(i32::try_from(total).ok()?);
+        }
+        let mut next: Vec<usize> = entry_start.iter().map(|&s| s as usize).collect();
+        let mut entries = vec![[0i32; 2]; total];
+        for (s, skin) in skins.iter().enumerate() {
+            for (slot, &j) in skin.iter().enumerate() {
+                let at = next.get_mut(j)?;
+                *entries.get_mut(*at)? = [i32::try_from(s).ok()?, i32::try_from(slot).ok()?];
+                *at += 1;
+            }
+        }
+        Some(PalettePlan {
+            entry_start,
+            entries,
+            skin_lens: skins.iter().map(Vec::len).collect(),
+        })
+    }
+
+    /// The joints planned for.
+    pub(crate) fn joints(&self) -> usize {
+        self.entry_start.len().saturating_sub(1)
+    }
+
+    /// Each skin's entry count.
+    pub(crate) fn skin_lens(&self) -> &[usize] {
+        &self.skin_lens
+    }
+
+    /// `entry_start`, one more than the joints.
+    pub(crate) fn entry_start(&self) -> &[i32] {
+        &self.entry_start
+    }
+
+    /// The `(skin, slot)` entries, joint by joint.
+    pub(crate) fn entries(&self) -> &[[i32; 2]] {
+        &self.entries
+    }
+}

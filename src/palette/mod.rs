@@ -18,6 +18,7 @@
 //! ([`Error::ResultNotFinite`] where finite matrices overflow `f32` together).
 
 pub(crate) mod crowd;
+pub(crate) mod pose;
 
 use crate::backend::{Backend, Resolved};
 use crate::error::Error;
