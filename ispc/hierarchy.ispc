@@ -135,6 +135,56 @@ static inline void palette_entry(const varying float a[4], uniform const float *
     }
 }
 
+// The same product with the lanes on the row-major output instead: lane (row r, col c) of output chunk
+// oc computes (M[r][0] IB[0][c] + t) + (M[r][1] IB[1][c] + M[r][2] IB[2][c]), t = M[r][3] in column 3,
+// exactly palette_entry's expression for that element, so the same bits, without its transpose. The
+// model's elements broadcast over each output row (ma, mt: model_rows, once per joint) come from the
+// column-major chunks m in registers, one permute each; the inverse bind's rows 0..2 replicated over the
+// rows are broadcast loads from a row-major copy (ib_rows, 12 floats). On AVX2 an entry is 3 loads, 8
+// arithmetic operations and 2 stores; palette_entry's was about 55 instructions with its transposes.
+static inline void model_rows(const varying float m[CHUNKS], varying float ma[CHUNKS][3], varying float mt[CHUNKS])
+{
+#pragma unroll
+    for (uniform int oc = 0; oc < CHUNKS; oc++) {
+        // Element (row r, col k) of the column-major model is element 4k + r: for every row r of this
+        // output chunk it lies in chunk 4k / programCount (rows are at most 3 past a multiple of 4).
+        const varying int r = (oc * programCount + programIndex) >> 2;
+#pragma unroll
+        for (uniform int k = 0; k < 3; k++)
+            ma[oc][k] = shuffle(m[(4 * k) / programCount], (4 * k) % programCount + r);
+        const varying float t = shuffle(m[12 / programCount], 12 % programCount + r);
+        mt[oc] = (programIndex & 3) == 3 ? t : 0.0f;
+    }
+}
+
+static inline void palette_rows(const varying float ma[CHUNKS][3], const varying float mt[CHUNKS],
+                                uniform const float * uniform ib_rows, uniform float * uniform dst,
+                                varying float acc[CHUNKS])
+{
+    varying float b[3];
+#pragma unroll
+    for (uniform int k = 0; k < 3; k++) {
+#if TARGET_WIDTH == 4
+        b[k] = ib_rows[4 * k + programIndex];
+#else
+        varying float row = 0.0f;
+        if (programIndex < 4)
+            row = ib_rows[4 * k + programIndex];
+        b[k] = shuffle(row, programIndex & 3);
+#endif
+    }
+#pragma unroll
+    for (uniform int oc = 0; oc < CHUNKS; oc++) {
+        varying float v = (ma[oc][0] * b[0] + mt[oc]) + (ma[oc][1] * b[1] + ma[oc][2] * b[2]);
+        // Row 3 exactly (0, 0, 0, 1).
+        const varying int e = oc * programCount + programIndex;
+        if ((e >> 2) == 3)
+            v = (e & 3) == 3 ? 1.0f : 0.0f;
+        dst[oc * programCount + programIndex] = v;
+        acc[oc] += v;
+    }
+}
+
 // Joints [begin, end) in order; local and model hold 16 floats per joint; parents[j] < j or -1. Returns
 // whether every model matrix written is finite (or a false alarm, see sum_finite).
 export uniform bool EXPORT(ltm_joint)(uniform const float local[], uniform float model[],
@@ -377,14 +427,15 @@ static inline varying TrsColumns gang_trs(uniform const float q[], uniform const
 //
 // With a palette plan (entry_start not NULL, ltm_palette_trs) each joint's skinning palette entries are
 // computed in the joint loop too, from the model matrix still in registers: entry_start[j] ..
-// entry_start[j + 1] index `entries`, two ints per entry (skin s, slot i), and the entry is
-// palettes[s][16 i ..] = model[j] * inverse_binds[s][16 i ..], row-major as skin_palette writes it, with
-// the same operations (so the same bits). The joint loop is a chain of dependent products (each joint
-// waits for its parent's store), and the entries, which nothing waits for, fill the cycles it leaves idle.
+// entry_start[j + 1] index the entries, each with two ints in `entries` (skin s, slot i) and its inverse
+// bind's rows 0..2 at ib_rows[12 e ..] (row-major), and entry e is palettes[s][16 i ..] = model[j] *
+// inverse bind, row-major, with skin_palette's operations on every element (so the same bits; see
+// palette_rows). The joint loop is a chain of dependent products (each joint waits for its parent's
+// store), and the entries, which nothing waits for, fill the cycles it leaves idle.
 static inline uniform bool ltm_trs(uniform const float t[], uniform const float q[], uniform const float s[],
                                    uniform float model[], uniform const int parents[], uniform int begin,
                                    uniform int end, uniform const float root[16], uniform const int entry_start[],
-                                   uniform const int entries[], uniform const float * uniform inverse_binds[],
+                                   uniform const int entries[], uniform const float ib_rows[],
                                    uniform float * uniform palettes[])
 {
     // The sums of every model element stored, one per chunk (see sum_finite).
@@ -470,11 +521,13 @@ static inline uniform bool ltm_trs(uniform const float t[], uniform const float 
             }
             if (entry_start != NULL) {
                 const uniform int e_end = entry_start[j + 1];
-                for (uniform int e = entry_start[j]; e < e_end; e++) {
-                    varying float mc[4];
-                    load_parent(out, mc);
-                    palette_entry(mc, inverse_binds[entries[2 * e]] + 16 * entries[2 * e + 1],
-                                  palettes[entries[2 * e]] + 16 * entries[2 * e + 1], pacc);
+                uniform int e = entry_start[j];
+                if (e < e_end) {
+                    varying float ma[CHUNKS][3], mt[CHUNKS];
+                    model_rows(m, ma, mt);
+                    for (; e < e_end; e++)
+                        palette_rows(ma, mt, ib_rows + 12 * e, palettes[entries[2 * e]] + 16 * entries[2 * e + 1],
+                                     pacc);
                 }
             }
         }
@@ -496,11 +549,10 @@ export uniform bool EXPORT(ltm_palette_trs)(uniform const float t[], uniform con
                                             uniform const float s[], uniform float model[],
                                             uniform const int parents[], uniform int begin, uniform int end,
                                             uniform const float root[16], uniform const int entry_start[],
-                                            uniform const int entries[],
-                                            uniform const float * uniform inverse_binds[],
+                                            uniform const int entries[], uniform const float ib_rows[],
                                             uniform float * uniform palettes[])
 {
-    return ltm_trs(t, q, s, model, parents, begin, end, root, entry_start, entries, inverse_binds, palettes);
+    return ltm_trs(t, q, s, model, parents, begin, end, root, entry_start, entries, ib_rows, palettes);
 }
 
 #undef store_locals

@@ -60,7 +60,7 @@ pub use self::rigid::RigidMesh;
 use crate::backend::Threads;
 use crate::error::Error;
 use crate::layout::output::Renormalize;
-use crate::layout::palette::{PaletteMatrix, PalettePlan, MAX_PLAN_SKINS};
+use crate::layout::palette::{PaletteMatrix, PalettePlan};
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::morph::MorphTargets;
@@ -268,7 +268,14 @@ impl Character {
             rest_rotations: skeleton.to_level_order(&rest_rotations)?,
             rest_scales: skeleton.to_level_order(&rest_scales)?,
             skeleton,
-            palette_plan: PalettePlan::new(n, &skin_levels),
+            palette_plan: PalettePlan::new(
+                n,
+                &skin_levels,
+                &skins
+                    .iter()
+                    .map(|s| s.inverse_binds.as_slice())
+                    .collect::<Vec<_>>(),
+            ),
             skins,
             skin_levels,
             meshes,
@@ -766,10 +773,6 @@ impl Character {
         let Some(plan) = &self.palette_plan else {
             return Ok(false);
         };
-        let mut inverse_binds: [&[Mat4]; MAX_PLAN_SKINS] = [&[]; MAX_PLAN_SKINS];
-        for (slot, skin) in inverse_binds.iter_mut().zip(&self.skins) {
-            *slot = &skin.inverse_binds;
-        }
         let Frame {
             translations,
             rotations,
@@ -791,7 +794,6 @@ impl Character {
             models,
             *backend,
             plan,
-            inverse_binds.get(..self.skins.len()).unwrap_or_default(),
             palettes,
         )
     }

@@ -93,10 +93,10 @@ pub(crate) fn ltm_joint_trs(
 }
 
 /// [`ltm_joint_trs`] over every joint, with each skin's palette computed in the same pass:
-/// `palettes[s][i] = models[j] * inverse_binds[s][i]` (row-major, as `skin_palette` writes it) for each
-/// entry `(s, i)` of joint `j` in `plan`. The plan must be for this skeleton's joint count, and
-/// `inverse_binds` and `palettes` must have one slice per planned skin, each of the planned length
-/// (asserted). Returns whether every model and palette element written is finite (`false` may be a
+/// `palettes[s][i] = models[j] * inverse bind` (row-major, as `skin_palette` writes it) for each entry
+/// `(s, i)` of joint `j` in `plan`, with the plan's inverse bind of that entry. The plan must be for
+/// this skeleton's joint count, and `palettes` must have one palette per planned skin, each of the
+/// planned length (asserted). Returns whether every model and palette element written is finite (`false` may be a
 /// false alarm for elements near `f32::MAX`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ltm_palette_trs(
@@ -106,7 +106,6 @@ pub(crate) fn ltm_palette_trs(
     root: &Mat4,
     models: &mut [Mat4],
     plan: &PalettePlan,
-    inverse_binds: &[&[Mat4]],
     palettes: &mut [Vec<PaletteMatrix>],
 ) -> bool {
     let n = order.len();
@@ -124,29 +123,25 @@ pub(crate) fn ltm_palette_trs(
     assert!(
         plan.joints() == n
             && lens.len() <= MAX_PLAN_SKINS
-            && inverse_binds.len() == lens.len()
             && palettes.len() == lens.len()
             && lens
                 .iter()
-                .zip(inverse_binds.iter().zip(palettes.iter()))
-                .all(|(&len, (ib, p))| len <= MAX_JOINTS && ib.len() == len && p.len() == len),
-        "a palette plan for this skeleton, with one inverse bind matrix and palette entry per planned slot"
+                .zip(palettes.iter())
+                .all(|(&len, p)| len <= MAX_JOINTS && p.len() == len),
+        "a palette plan for this skeleton, with one palette entry per planned slot"
     );
-    let mut binds = [std::ptr::null::<f32>(); MAX_PLAN_SKINS];
-    for (slot, ib) in binds.iter_mut().zip(inverse_binds) {
-        *slot = ib.as_ptr().cast();
-    }
     let mut outs = [std::ptr::null_mut::<f32>(); MAX_PLAN_SKINS];
     for (slot, p) in outs.iter_mut().zip(palettes.iter_mut()) {
         *slot = p.as_mut_ptr().cast();
     }
     let root = root.to_cols_array();
     // SAFETY: as in ltm_joint_trs for the models, over 0..n. The palette plan's invariants (PalettePlan:
-    // entry_start has n + 1 non-decreasing entries from 0 to entries.len(), every entry's skin s is below
-    // lens.len() and its slot i below lens[s]) and the lengths asserted above put every entry's 16-float
-    // read of inverse_binds[s] at 16 i and 16-float write of palettes[s] at 16 i inside those slices;
-    // binds and outs hold a valid pointer for every planned skin (the null ones past lens.len() are never
-    // read). A skin is at most MAX_JOINTS entries (asserted), so byte offsets (64 i) stay in 32 bits.
+    // entry_start has n + 1 non-decreasing entries from 0 to entries.len() == ib_rows.len(), every
+    // entry's skin s is below lens.len() and its slot i below lens[s]) and the lengths asserted above put
+    // every entry e's read of the 12 floats of ib_rows[e] and its 16-float write of palettes[s] at 16 i
+    // inside those slices; outs holds a valid pointer for every planned skin (the null ones past
+    // lens.len() are never read). A skin is at most MAX_JOINTS entries and a plan's entries fit i32
+    // (asserted, and by construction), so byte offsets (64 i, 48 e) stay in 32 bits.
     unsafe {
         (isa.kernels().ltm_palette_trs)(
             translations.as_ptr().cast(),
@@ -159,7 +154,7 @@ pub(crate) fn ltm_palette_trs(
             root.as_ptr(),
             plan.entry_start().as_ptr(),
             plan.entries().as_ptr().cast(),
-            binds.as_mut_ptr(),
+            plan.ib_rows().as_ptr().cast(),
             outs.as_mut_ptr(),
         )
     }

@@ -110,8 +110,8 @@ type LtmJointTrsFn = unsafe extern "C" fn(
     i32,
     *const f32,
 ) -> bool;
-/// `ltm_joint_trs` plus the palette plan: entry starts, (skin, slot) pairs, and one inverse bind and one
-/// palette pointer per skin.
+/// `ltm_joint_trs` plus the palette plan: entry starts, (skin, slot) pairs, each entry's inverse bind
+/// rows, and one palette pointer per skin.
 type LtmPaletteTrsFn = unsafe extern "C" fn(
     *const f32,
     *const f32,
@@ -123,7 +123,7 @@ type LtmPaletteTrsFn = unsafe extern "C" fn(
     *const f32,
     *const i32,
     *const i32,
-    *mut *const f32,
+    *const f32,
     *mut *mut f32,
 ) -> bool;
 type LtmRootsSoaFn = unsafe extern "C" fn(*const f32, *mut f32, i32, i32, i32, *const f32);

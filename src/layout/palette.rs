@@ -66,23 +66,34 @@ pub(crate) const MAX_PLAN_SKINS: usize = 8;
 
 /// Where each joint's skinning palette entries go, for the kernel that computes the model matrices and
 /// the palettes in one pass (`ltm_palette_trs`): for level joint `j`, entries `entry_start[j] ..
-/// entry_start[j + 1]`, each `(skin, slot)`. Built once per character, checked, so that the kernel's
-/// every index is in range: `entry_start` starts at 0, never decreases and ends at `entries.len()`,
-/// every skin is below `skin_lens.len()` (at most [`MAX_PLAN_SKINS`]) and every slot below its skin's
-/// length, and everything fits the kernels' `i32`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// entry_start[j + 1]`, each `(skin, slot)` with its inverse bind matrix's rows 0..2 (row-major, the
+/// form the kernel multiplies by). Built once per character, checked, so that the kernel's every index
+/// is in range: `entry_start` starts at 0, never decreases and ends at `entries.len()` (and
+/// `ib_rows.len()`), every skin is below `skin_lens.len()` (at most [`MAX_PLAN_SKINS`]) and every slot
+/// below its skin's length, and everything fits the kernels' `i32`.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PalettePlan {
     entry_start: Vec<i32>,
     entries: Vec<[i32; 2]>,
+    ib_rows: Vec<[[f32; 4]; 3]>,
     skin_lens: Vec<usize>,
 }
 
 impl PalettePlan {
-    /// The plan of skins whose entries name level joints (`skins[s][slot]` below `joints`), or `None`
-    /// where a joint is out of range, there are more than [`MAX_PLAN_SKINS`] skins or a count passes
-    /// `i32`.
-    pub(crate) fn new(joints: usize, skins: &[Vec<usize>]) -> Option<PalettePlan> {
-        if skins.len() > MAX_PLAN_SKINS {
+    /// The plan of skins whose entries name level joints (`skins[s][slot]` below `joints`), with one
+    /// inverse bind matrix per entry (`inverse_binds[s][slot]`), or `None` where a joint is out of
+    /// range, the counts differ, there are more than [`MAX_PLAN_SKINS`] skins or a count passes `i32`.
+    pub(crate) fn new(
+        joints: usize,
+        skins: &[Vec<usize>],
+        inverse_binds: &[&[Mat4]],
+    ) -> Option<PalettePlan> {
+        let counts_match = inverse_binds.len() == skins.len()
+            && skins
+                .iter()
+                .zip(inverse_binds)
+                .all(|(s, ib)| s.len() == ib.len());
+        if skins.len() > MAX_PLAN_SKINS || !counts_match {
             return None;
         }
         let mut counts = vec![0usize; joints];
@@ -98,16 +109,19 @@ impl PalettePlan {
         }
         let mut next: Vec<usize> = entry_start.iter().map(|&s| s as usize).collect();
         let mut entries = vec![[0i32; 2]; total];
-        for (s, skin) in skins.iter().enumerate() {
-            for (slot, &j) in skin.iter().enumerate() {
+        let mut ib_rows = vec![[[0.0f32; 4]; 3]; total];
+        for (s, (skin, binds)) in skins.iter().zip(inverse_binds).enumerate() {
+            for (slot, (&j, ib)) in skin.iter().zip(binds.iter()).enumerate() {
                 let at = next.get_mut(j)?;
                 *entries.get_mut(*at)? = [i32::try_from(s).ok()?, i32::try_from(slot).ok()?];
+                *ib_rows.get_mut(*at)? = PaletteMatrix::from_mat4(*ib).to_rows_3x4();
                 *at += 1;
             }
         }
         Some(PalettePlan {
             entry_start,
             entries,
+            ib_rows,
             skin_lens: skins.iter().map(Vec::len).collect(),
         })
     }
@@ -130,5 +144,10 @@ impl PalettePlan {
     /// The `(skin, slot)` entries, joint by joint.
     pub(crate) fn entries(&self) -> &[[i32; 2]] {
         &self.entries
+    }
+
+    /// Each entry's inverse bind matrix, rows 0..2, in the order of [`entries`](PalettePlan::entries).
+    pub(crate) fn ib_rows(&self) -> &[[[f32; 4]; 3]] {
+        &self.ib_rows
     }
 }

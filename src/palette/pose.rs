@@ -12,7 +12,7 @@ use glam::Mat4;
 
 /// The local-to-model job of `trs` under `root` into `models` and, in the same pass, the palettes of
 /// `plan` (`palettes[s][i] = models[j] * inverse_binds[s][i]` for each entry `(s, i)` of level joint
-/// `j`), with the same bits as [`LocalToModelJob`](crate::LocalToModelJob) then
+/// `j`, the inverse binds the plan holds), with the same bits as [`LocalToModelJob`](crate::LocalToModelJob) then
 /// [`PaletteJob`](super::PaletteJob) per skin on the same ISA.
 ///
 /// Returns `Ok(true)` when that is done and every value is proven finite, `Ok(false)` where the
@@ -30,7 +30,6 @@ pub(crate) fn models_and_palettes(
     models: &mut [Mat4],
     backend: Backend,
     plan: &PalettePlan,
-    inverse_binds: &[&[Mat4]],
     palettes: &mut [Vec<PaletteMatrix>],
 ) -> Result<bool, Error> {
     let Resolved::Ispc(isa) = backend.resolve()? else {
@@ -46,7 +45,6 @@ pub(crate) fn models_and_palettes(
         root,
         models,
         plan,
-        inverse_binds,
         palettes,
     ))
 }
