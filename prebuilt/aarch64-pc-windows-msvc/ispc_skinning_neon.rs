@@ -100,7 +100,7 @@ unsafe extern "C" {
         root: *const f32,
         entry_start: *const i32,
         entries: *const i32,
-        inverse_binds: *mut *const f32,
+        ib_rows: *const f32,
         palettes: *mut *mut f32,
     ) -> bool;
 }
