@@ -272,8 +272,8 @@ static inline varying TrsColumns trs_matrix(varying float x, varying float y, va
 // gang); 120 joints, Zen 4: 3.63 to 3.52 ns per joint.
 //
 // Floats per quad row (A, B or C) of the scratch: 4 per joint of a block, with a gang's padding before
-// it and after it (see ltm_trs).
-#define QROW (4 * (TRS_BLOCK + 2 * programCount))
+// it (see ltm_trs).
+#define QROW (4 * (TRS_BLOCK + programCount))
 
 // The quads come out of in-lane 4x4 transposes, which keep lanes 0..3 and 4..7 apart. So that the four
 // outputs of a transpose are the quads of joints (0, 1), (2, 3), (4, 5) and (6, 7), stored in joint order
@@ -451,12 +451,13 @@ static inline uniform bool ltm_trs(uniform const float t[], uniform const float 
         pacc[c] = 0.0f;
     // The block's local matrices: on AVX2 quad A, B or C of block joint b at quads[4 (b + programCount) +
     // QROW * (0, 1 or 2)], elsewhere column c of block joint b at cols[c][4 (b + programCount) ..]. A last
-    // gang may start up to programCount joints before the block or end as far past it, hence the padding
-    // on both sides.
+    // gang may start up to programCount joints before the block, hence the padding in front; no gang ends
+    // past the block, and the identity gang of a range ending before joint programCount ends below slot
+    // 3 programCount.
 #if W == 8
     uniform float quads[3 * QROW];
 #else
-    uniform float cols[4][4 * (TRS_BLOCK + 2 * programCount)];
+    uniform float cols[4][4 * (TRS_BLOCK + programCount)];
 #endif
     for (uniform int jb = begin; jb < end; jb += TRS_BLOCK) {
         const uniform int je = min(jb + TRS_BLOCK, end);

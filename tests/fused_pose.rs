@@ -190,7 +190,7 @@ fn the_fused_pose_names_what_is_not_finite_as_the_stages_do() {
         |f| f.level_pose_mut().2[0] = Vec3::splat(3e38),
         "a scale whose products overflow",
     );
-    // The root's bottom row, which the kernels do not read, is checked all the same.
+    // The root's bottom row, which the products ignore, is checked all the same.
     let mut root = Mat4::IDENTITY;
     root.w_axis.w = f32::INFINITY;
     let mut frame = c.frame_buffers().root(root);

@@ -753,25 +753,26 @@ impl Character {
     /// On an ISA the two stages run as one pass over the joints, each joint's palette entries computed
     /// right after its model matrix, with the same bits as the two stages called one after the other
     /// (which is what runs on the reference, for more than eight skins, and where a value is not
-    /// finite, so that the error is the same too).
+    /// finite, so that the error is the same too). After an error the model matrices and palettes hold
+    /// whatever was computed before it: use them only after `Ok`.
     ///
     /// # Errors
     /// Those of the two stages.
     pub fn evaluate_pose(&self, frame: &mut Frame) -> Result<(), Error> {
         self.check_frame(frame)?;
-        if self.pose_fused(frame)? {
+        if self.pose_fused(frame) {
             return Ok(());
         }
         self.local_to_model_checked(frame)?;
         self.palettes_checked(frame)
     }
 
-    /// Stages 2 and 3 in one kernel pass (see `palette::pose`), on a frame already checked; `Ok(false)`
+    /// Stages 2 and 3 in one kernel pass (see `palette::pose`), on a frame already checked; `false`
     /// where the two stages must run instead (the reference, a value that is not finite, a plan that
     /// does not exist).
-    fn pose_fused(&self, frame: &mut Frame) -> Result<bool, Error> {
+    fn pose_fused(&self, frame: &mut Frame) -> bool {
         let Some(plan) = &self.palette_plan else {
-            return Ok(false);
+            return false;
         };
         let Frame {
             translations,

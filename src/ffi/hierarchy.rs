@@ -1,5 +1,6 @@
 //! Local-to-model kernels of the product: one joint at a time with the gang across the matrix
-//! (`ltm_joint`, `ltm_joint_trs`, and `ltm_palette_trs` with the skinning palettes), and crowds in AoSoA blocks (`crowd_ltm_trs`).
+//! (`ltm_joint`, `ltm_joint_trs`, and `ltm_palette_trs` with the skinning palettes), and crowds in
+//! AoSoA blocks (`crowd_ltm_trs`).
 
 use super::Runnable;
 use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS, TRS_ELEMENTS};
@@ -77,7 +78,10 @@ pub(crate) fn ltm_joint_trs(
     );
     let root = root.to_cols_array();
     // SAFETY: as in ltm_joint; per joint j the kernel reads 3 floats of translations[j], 4 of
-    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items.
+    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items
+    // (asserted). The TRS reads cover whole gangs: a block's last gang is the one ending at the block's
+    // end, up to a gang width before `begin`, and only where that end is at least a gang width, so every
+    // joint read lies in 0..n. The pointers are the slices' starts, never offset to `begin`.
     unsafe {
         (isa.kernels().ltm_joint_trs)(
             translations.as_ptr().cast(),
@@ -92,13 +96,15 @@ pub(crate) fn ltm_joint_trs(
     }
 }
 
+// The kernel's int32 offset of an entry's inverse bind rows, 12 e, for every entry a plan can hold.
+const _: () = assert!(12 * MAX_PLAN_SKINS * MAX_JOINTS <= i32::MAX as usize);
+
 /// [`ltm_joint_trs`] over every joint, with each skin's palette computed in the same pass:
 /// `palettes[s][i] = models[j] * inverse bind` (row-major, as `skin_palette` writes it) for each entry
 /// `(s, i)` of joint `j` in `plan`, with the plan's inverse bind of that entry. The plan must be for
 /// this skeleton's joint count, and `palettes` must have one palette per planned skin, each of the
 /// planned length (asserted). Returns whether every model and palette element written is finite (`false` may be a
 /// false alarm for elements near `f32::MAX`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn ltm_palette_trs(
     isa: Runnable,
     order: &LevelOrder,
@@ -140,8 +146,9 @@ pub(crate) fn ltm_palette_trs(
     // entry's skin s is below lens.len() and its slot i below lens[s]) and the lengths asserted above put
     // every entry e's read of the 12 floats of ib_rows[e] and its 16-float write of palettes[s] at 16 i
     // inside those slices; outs holds a valid pointer for every planned skin (the null ones past
-    // lens.len() are never read). A skin is at most MAX_JOINTS entries and a plan's entries fit i32
-    // (asserted, and by construction), so byte offsets (64 i, 48 e) stay in 32 bits.
+    // lens.len() are never read). A skin is at most MAX_JOINTS entries (asserted), so the kernel's int32
+    // float offsets stay in range: 16 i below 16 MAX_JOINTS, and 12 e below 12 MAX_PLAN_SKINS MAX_JOINTS
+    // (checked at compile time below the imports).
     unsafe {
         (isa.kernels().ltm_palette_trs)(
             translations.as_ptr().cast(),

@@ -1,6 +1,7 @@
 //! The palette entry layout the skinning kernels read: a row-major 4x4 whose rows 0..2 are the affine
 //! 3x4 rows, 64 bytes and 64-byte aligned, so that one entry is exactly one cache line.
 
+use crate::layout::hierarchy::MAX_JOINTS;
 use glam::Mat4;
 
 /// One palette entry: a row-major 4x4 whose rows 0..2 are the affine 3x4 rows, 64-byte aligned.
@@ -82,7 +83,8 @@ pub(crate) struct PalettePlan {
 impl PalettePlan {
     /// The plan of skins whose entries name level joints (`skins[s][slot]` below `joints`), with one
     /// inverse bind matrix per entry (`inverse_binds[s][slot]`), or `None` where a joint is out of
-    /// range, the counts differ, there are more than [`MAX_PLAN_SKINS`] skins or a count passes `i32`.
+    /// range, the counts differ, there are more than [`MAX_PLAN_SKINS`] skins, a skin has more than
+    /// `MAX_JOINTS` entries or a count passes `i32`.
     pub(crate) fn new(
         joints: usize,
         skins: &[Vec<usize>],
@@ -93,7 +95,9 @@ impl PalettePlan {
                 .iter()
                 .zip(inverse_binds)
                 .all(|(s, ib)| s.len() == ib.len());
-        if skins.len() > MAX_PLAN_SKINS || !counts_match {
+        // A longer skin is refused by the palette job (Error::TooManyJoints), which then runs instead.
+        let lengths_fit = skins.iter().all(|s| s.len() <= MAX_JOINTS);
+        if skins.len() > MAX_PLAN_SKINS || !counts_match || !lengths_fit {
             return None;
         }
         let mut counts = vec![0usize; joints];
