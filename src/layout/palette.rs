@@ -104,7 +104,7 @@ impl PalettePlan {
         for &j in skins.iter().flatten() {
             *counts.get_mut(j)? += 1;
         }
-        let mut entry_start = Vec::with_capacity(joints + 1);
+        let mut entry_start = Vec::with_capacity(joints.saturating_add(1));
         let mut total = 0usize;
         entry_start.push(0);
         for c in &counts {
