@@ -43,6 +43,8 @@ struct RunScratch {
     /// Timeline-major, for the kernel.
     keys: CrowdLocatedKeys,
     searches: u64,
+    /// One block of a pose, for [`CrowdSamplingJob::run_blocks`].
+    block: Vec<f32>,
 }
 
 /// What every instance of a crowd remembers between samples: per instance and timeline of its clip,
@@ -211,36 +213,17 @@ impl<'a> CrowdSamplingJob<'a> {
             }
         };
         let work = |(task, ((cursors, out), scratch)): Unit<'_>| {
+            let range = 0..cursors.len();
             let start = task * per_task;
-            let mut first = 0;
-            while first < cursors.len() {
-                let clip = clip_of(start + first);
-                let mut end = first + 1;
-                while end < cursors.len() && std::ptr::eq(clip_of(start + end), clip) {
-                    end += 1;
-                }
-                let run_times = times.get(start + first..start + end).unwrap_or(&[]);
-                let run_cursors = cursors.get_mut(first..end).unwrap_or(&mut []);
-                locate_run(scratch, clip, run_cursors, run_times, wrap);
-                match (resolved, &clip.crowd_kernel) {
-                    (Resolved::Ispc(isa), Some(kernel)) => {
-                        let finite = ffi::sample_crowd_tracks(
-                            isa,
-                            &clip.values,
-                            kernel,
-                            &scratch.keys,
-                            first,
-                            out,
-                        );
-                        if !finite {
-                            first_not_finite(clip, out, joints, first..end, start)?;
-                        }
-                    }
-                    _ => reference_run(clip, scratch, out, joints, first, start)?,
-                }
-                first = end;
-            }
-            Ok(())
+            sample_range(
+                &clip_of,
+                (times, wrap),
+                cursors,
+                scratch,
+                (resolved, out, joints),
+                range,
+                (start, 0),
+            )
         };
         let units = context
             .instances
@@ -259,11 +242,147 @@ impl<'a> CrowdSamplingJob<'a> {
     }
 }
 
+impl CrowdSamplingJob<'_> {
+    /// The kernel form of [`run`](CrowdSamplingJob::run) for a pass that runs the later stages block
+    /// by block: block by block (whole blocks of [`CROWD_LANES`] instances, `per_task_blocks` to a task,
+    /// one state per task, as [`block_tasks`](crate::layout::crowd::block_tasks) splits them), samples the block into one block of scratch and calls
+    /// `after(&mut states[task], block index within the task, the block)` on the same thread, while
+    /// the block is in cache. The output pose is not written (it gives the shape only). The scratch
+    /// starts as `under` (one block: what joints without a track hold, and what the lanes past the
+    /// last instance hold) and is set to it again before each block unless every clip writes every
+    /// joint. Returns whether every value sampled was finite and every `after` returned true; false
+    /// too where the backend is not an ISA or a clip has no kernel form, before any work. The caller
+    /// has validated the job and falls back to the stages on false.
+    pub(crate) fn run_blocks<T: Send>(
+        self,
+        under: &[f32],
+        per_task_blocks: usize,
+        states: Vec<T>,
+        after: impl Fn(&mut T, usize, &[f32]) -> bool + Sync,
+    ) -> bool {
+        let Ok(resolved @ Resolved::Ispc(_)) = self.backend.resolve() else {
+            return false;
+        };
+        let (instances, joints) = (self.output.instances(), self.output.joints());
+        let block_floats = joints * TRS_ELEMENTS * CROWD_LANES;
+        if under.len() != block_floats || self.clips.iter().any(|c| c.crowd_kernel.is_none()) {
+            return false;
+        }
+        let refill = !self.clips.iter().all(|c| c.covers_every_joint());
+        let per_task = per_task_blocks.max(1) * CROWD_LANES;
+        let tasks = states.len();
+        if instances.div_ceil(per_task) != tasks {
+            return false;
+        }
+        let context = self.context;
+        if context.instances.len() != instances {
+            context.instances.resize_with(instances, Cursors::default);
+        }
+        if context.tasks.len() < tasks {
+            context.tasks.resize_with(tasks, RunScratch::default);
+        }
+        let (clips, times, wrap) = (self.clips, self.times, self.wrap);
+        let clip_of = |i: usize| -> &Clip {
+            if clips.len() == 1 {
+                clips[0]
+            } else {
+                clips[i]
+            }
+        };
+        let work = |(task, ((cursors, scratch), mut state)): (
+            usize,
+            ((&mut [Cursors], &mut RunScratch), T),
+        )| {
+            let fresh = scratch.block.len() != block_floats;
+            if fresh {
+                scratch.block.clear();
+                scratch.block.extend_from_slice(under);
+            }
+            let mut finite = true;
+            for k in 0..cursors.len().div_ceil(CROWD_LANES) {
+                if refill && (k > 0 || !fresh) {
+                    scratch.block.copy_from_slice(under);
+                }
+                let first = k * CROWD_LANES;
+                let range = first..(first + CROWD_LANES).min(cursors.len());
+                let mut block = std::mem::take(&mut scratch.block);
+                let out = (resolved, block.as_mut_slice(), joints);
+                let at = (task * per_task, first);
+                finite &=
+                    sample_range(&clip_of, (times, wrap), cursors, scratch, out, range, at).is_ok();
+                finite = finite && after(&mut state, k, &block);
+                scratch.block = block;
+                if !finite {
+                    break;
+                }
+            }
+            finite
+        };
+        let units = context
+            .instances
+            .chunks_mut(per_task.max(1))
+            .zip(context.tasks.iter_mut())
+            .zip(states)
+            .enumerate();
+        match self.threads {
+            Threads::One => units.map(work).fold(true, |a, b| a & b),
+            Threads::All => {
+                let units: Vec<_> = units.collect();
+                units
+                    .into_par_iter()
+                    .map(work)
+                    .reduce(|| true, |a, b| a & b)
+            }
+        }
+    }
+}
+
 /// One task: its index, its instances' cursors, its whole blocks of the pose, its scratch.
 type Unit<'a> = (
     usize,
     ((&'a mut [Cursors], &'a mut [f32]), &'a mut RunScratch),
 );
+
+/// Samples the instances `range` of a task (indices within the task; `at` = (the task's first
+/// instance, the first instance of `out`'s first block, a multiple of [`CROWD_LANES`] within the
+/// task)), run by run, into `out` = (backend, blocks of a pose, joints).
+fn sample_range<'c>(
+    clip_of: &dyn Fn(usize) -> &'c Clip,
+    (times, wrap): (&[f32], Wrap),
+    cursors: &mut [Cursors],
+    scratch: &mut RunScratch,
+    (resolved, out, joints): (Resolved, &mut [f32], usize),
+    range: std::ops::Range<usize>,
+    (start, base): (usize, usize),
+) -> Result<(), Error> {
+    let mut first = range.start;
+    while first < range.end {
+        let clip = clip_of(start + first);
+        let mut end = first + 1;
+        while end < range.end && std::ptr::eq(clip_of(start + end), clip) {
+            end += 1;
+        }
+        let run_times = times.get(start + first..start + end).unwrap_or(&[]);
+        let run_cursors = cursors.get_mut(first..end).unwrap_or(&mut []);
+        locate_run(scratch, clip, run_cursors, run_times, wrap);
+        // The run within `out`, and the instance of out's first lane.
+        let (from, to, origin) = (
+            first.saturating_sub(base),
+            end.saturating_sub(base),
+            start + base,
+        );
+        match (resolved, &clip.crowd_kernel) {
+            (Resolved::Ispc(isa), Some(kernel)) => {
+                if !ffi::sample_crowd_tracks(isa, &clip.values, kernel, &scratch.keys, from, out) {
+                    first_not_finite(clip, out, joints, from..to, origin)?;
+                }
+            }
+            _ => reference_run(clip, scratch, out, joints, from, origin)?,
+        }
+        first = end;
+    }
+    Ok(())
+}
 
 /// Locates the times of one run of instances (all playing `clip`) on every timeline of the clip,
 /// moving each instance's cursors, into the scratch's two forms.

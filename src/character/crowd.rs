@@ -76,6 +76,15 @@ pub struct CrowdFrame {
     pub renormalize: Renormalize,
 }
 
+/// A [`CrowdFrame`]'s buffers, borrowed apart.
+pub(crate) struct CrowdParts<'a> {
+    pub(crate) pose: &'a mut CrowdPose,
+    pub(crate) play: &'a mut CrowdPlayScratch,
+    pub(crate) models: &'a mut CrowdModels,
+    pub(crate) roots: &'a [Mat4],
+    pub(crate) palettes: &'a mut [CrowdPalettes],
+}
+
 impl CrowdFrame {
     /// Sets who runs the jobs (an [`Isa`](crate::Isa) converts).
     pub fn backend(mut self, backend: impl Into<Backend>) -> CrowdFrame {
@@ -103,6 +112,17 @@ impl CrowdFrame {
     /// The pose and the buffers of [`Character::crowd_play`], borrowed together.
     pub(crate) fn pose_and_play_scratch(&mut self) -> (&mut CrowdPose, &mut CrowdPlayScratch) {
         (&mut self.pose, &mut self.play)
+    }
+
+    /// Every buffer at once, for the fused pass (src/character/crowd_pass.rs).
+    pub(crate) fn parts_mut(&mut self) -> CrowdParts<'_> {
+        CrowdParts {
+            pose: &mut self.pose,
+            play: &mut self.play,
+            models: &mut self.models,
+            roots: &self.roots,
+            palettes: &mut self.palettes,
+        }
     }
 
     /// Every instance's local pose (it starts at the character's rest pose).

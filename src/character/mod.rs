@@ -46,6 +46,7 @@
 
 mod check;
 pub(crate) mod crowd;
+pub(crate) mod crowd_pass;
 pub(crate) mod crowd_play;
 mod frame;
 pub(crate) mod morph;

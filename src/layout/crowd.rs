@@ -20,3 +20,12 @@ pub const MAX_CROWD_INSTANCES: usize = 1 << 20;
 /// the memory a crowd can ask for (3 GiB of model matrices at most, about 2.5 GiB of skinned positions,
 /// normals and tangents).
 pub const MAX_CROWD_ELEMENTS: usize = 1 << 26;
+
+/// How a crowd job splits `instances` into at most `threads` tasks: (whole blocks per task, tasks), one
+/// contiguous run of blocks per task (a block is about a microsecond of work, too little to be a task
+/// of its own).
+pub(crate) fn block_tasks(instances: usize, threads: usize) -> (usize, usize) {
+    let blocks = instances.div_ceil(CROWD_LANES);
+    let per_task = blocks.div_ceil(threads.max(1)).max(1);
+    (per_task, blocks.div_ceil(per_task))
+}

@@ -14,7 +14,7 @@ use crate::backend::{Backend, Resolved, Threads};
 use crate::crowd_buffers::{check_crowd_size, CrowdModels};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
-use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS};
 use crate::layout::palette::PaletteMatrix;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::numeric;
@@ -341,4 +341,110 @@ pub(crate) fn models_and_palettes(
         skin.job(&models_job).run()?;
     }
     Ok(())
+}
+
+/// Local to model and every skin's palettes for one block at a time, for a pass that produces each
+/// block's local pose just before (the fused crowd pass of
+/// [`Character::crowd_play_palettes`](crate::Character::crowd_play_palettes)): the same kernels, so the
+/// same bits, as [`models_and_palettes`], with the block's models in a scratch block instead of the
+/// crowd's models, split into tasks of `per_task` blocks.
+pub(crate) struct BlockStages<'a> {
+    isa: crate::ffi::Runnable,
+    skeleton: &'a Skeleton,
+    roots: &'a [Mat4],
+    per_task: usize,
+    /// Per skin: joints (level order), inverse binds, streaming stores.
+    specs: Vec<(&'a [usize], &'a [Mat4], bool)>,
+}
+
+/// One task's part of [`BlockStages`]: its index, its blocks' palettes (one run per skin) and a
+/// block of models.
+pub(crate) struct BlockTask<'a> {
+    task: usize,
+    palettes: Vec<&'a mut [PaletteMatrix]>,
+    models: Vec<f32>,
+}
+
+impl<'a> BlockStages<'a> {
+    /// The stages and one [`BlockTask`] per task, or `None` where a rule of `models_job` or of a skin's
+    /// [`CrowdPaletteJob`] is broken or the backend is not an ISA. `models_job` is only validated: the
+    /// stages take the skeleton and roots it was given.
+    pub(crate) fn new(
+        models_job: &CrowdLocalToModelJob<'_>,
+        skeleton: &'a Skeleton,
+        roots: &'a [Mat4],
+        mut skins: Vec<SkinPalettes<'a>>,
+        per_task: usize,
+        tasks: usize,
+    ) -> Option<(BlockStages<'a>, Vec<BlockTask<'a>>)> {
+        models_job.validate().ok()?;
+        for skin in skins.iter_mut() {
+            skin.job(models_job).validate().ok()?;
+        }
+        let Ok(Resolved::Ispc(isa)) = models_job.backend.resolve() else {
+            return None;
+        };
+        let specs = skins
+            .iter()
+            .map(|s| {
+                let streaming = stream(s.inverse_binds.len(), s.palettes.instances);
+                (s.joints, s.inverse_binds, streaming)
+            })
+            .collect();
+        let mut runs: Vec<_> = skins
+            .into_iter()
+            .map(|s| {
+                let per_block = s.inverse_binds.len() * CROWD_LANES;
+                s.palettes.data.chunks_mut((per_block * per_task).max(1))
+            })
+            .collect();
+        let block_models = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
+        let states = (0..tasks)
+            .map(|task| BlockTask {
+                task,
+                palettes: runs
+                    .iter_mut()
+                    .map(|r| r.next().unwrap_or_default())
+                    .collect(),
+                models: vec![0.0; block_models],
+            })
+            .collect();
+        let stages = BlockStages {
+            isa,
+            skeleton,
+            roots,
+            per_task,
+            specs,
+        };
+        Some((stages, states))
+    }
+
+    /// Block `k` of `state`'s task from its local pose `locals` (one block): its models into the
+    /// task's scratch, then each skin's palettes. Returns whether everything written is finite.
+    pub(crate) fn run(&self, state: &mut BlockTask<'_>, k: usize, locals: &[f32]) -> bool {
+        let b = state.task * self.per_task + k;
+        let roots = self
+            .roots
+            .get(b * CROWD_LANES..)
+            .map_or(&[][..], |r| &r[..r.len().min(CROWD_LANES)]);
+        let order = self.skeleton.kernel_order();
+        let mut finite =
+            crate::ffi::hierarchy::crowd_ltm_trs(self.isa, order, locals, roots, &mut state.models);
+        for (&(joints, inverse_binds, stream), run) in self.specs.iter().zip(&mut state.palettes) {
+            let per_block = inverse_binds.len() * CROWD_LANES;
+            let start = (k * per_block).min(run.len());
+            let end = (start + per_block).min(run.len());
+            if let Some(palettes) = run.get_mut(start..end) {
+                finite &= ffi::crowd_palette(
+                    self.isa,
+                    &state.models,
+                    inverse_binds,
+                    joints,
+                    palettes,
+                    stream,
+                );
+            }
+        }
+        finite
+    }
 }

@@ -17,9 +17,11 @@
 //!   (sample each and blend), ns per joint.
 //!
 //! - `crowd_pose_rig67`: 10,000 instances of the rig, each with its own clip (four clips, 2,500
-//!   instances each) and its own time, palettes only: [`Character::crowd_play`] (the crowd sampling
-//!   kernels, lanes across instances) and [`Character::evaluate_crowd_pose`], ns per joint of one
-//!   instance (`size` = instances), on one thread and, where the pool has more, on all of them.
+//!   instances each) and its own time, palettes only: [`Character::crowd_play_palettes`] (on an ISA,
+//!   the crowd sampling kernel, lanes across instances, then local to model and the palettes, block
+//!   by block of 16 instances; on the reference, `crowd_play` then `evaluate_crowd_pose`), ns per
+//!   joint of one instance (`size` = instances), on one thread and, where the pool has more, on all
+//!   of them.
 //!
 //! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
 //! playback's cursors are exercised as a game uses them.
@@ -387,11 +389,12 @@ fn crowd_rows(
                         *time = *t + offset;
                     }
                     character
-                        .crowd_play(crowd, &[CrowdClipLayer::new(per_instance, times)], &[])
+                        .crowd_play_palettes(
+                            crowd,
+                            &[CrowdClipLayer::new(per_instance, times)],
+                            &[],
+                        )
                         .expect("the crowd plays");
-                    character
-                        .evaluate_crowd_pose(crowd)
-                        .expect("the crowd's pose evaluates");
                 }) as Box<dyn FnMut() + '_>
             })
             .collect();
