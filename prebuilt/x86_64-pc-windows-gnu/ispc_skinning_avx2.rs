@@ -46,17 +46,6 @@ unsafe extern "C" {
     ) -> bool;
 }
 unsafe extern "C" {
-    pub fn ltm_children_soa_avx2(
-        local: *const f32,
-        model: *mut f32,
-        stride: i32,
-        child_start: *const u32,
-        child_end: *const u32,
-        pbegin: i32,
-        pend: i32,
-    );
-}
-unsafe extern "C" {
     pub fn ltm_joint_avx2(
         local: *const f32,
         model: *mut f32,
@@ -79,16 +68,6 @@ unsafe extern "C" {
     ) -> bool;
 }
 unsafe extern "C" {
-    pub fn ltm_level_soa_avx2(
-        local: *const f32,
-        model: *mut f32,
-        stride: i32,
-        parents: *const i32,
-        begin: i32,
-        end: i32,
-    );
-}
-unsafe extern "C" {
     pub fn ltm_palette_trs_avx2(
         t: *const f32,
         q: *const f32,
@@ -105,16 +84,6 @@ unsafe extern "C" {
     ) -> bool;
 }
 unsafe extern "C" {
-    pub fn ltm_roots_soa_avx2(
-        local: *const f32,
-        model: *mut f32,
-        stride: i32,
-        begin: i32,
-        end: i32,
-        root: *const f32,
-    );
-}
-unsafe extern "C" {
     pub fn skin_palette_avx2(
         models: *const f32,
         inverse_binds: *const f32,
@@ -123,6 +92,37 @@ unsafe extern "C" {
         count: i32,
         palette: *mut f32,
     ) -> bool;
+}
+unsafe extern "C" {
+    pub fn ltm_children_soa_avx2(
+        local: *const f32,
+        model: *mut f32,
+        stride: i32,
+        child_start: *const u32,
+        child_end: *const u32,
+        pbegin: i32,
+        pend: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn ltm_level_soa_avx2(
+        local: *const f32,
+        model: *mut f32,
+        stride: i32,
+        parents: *const i32,
+        begin: i32,
+        end: i32,
+    );
+}
+unsafe extern "C" {
+    pub fn ltm_roots_soa_avx2(
+        local: *const f32,
+        model: *mut f32,
+        stride: i32,
+        begin: i32,
+        end: i32,
+        root: *const f32,
+    );
 }
 unsafe extern "C" {
     pub fn trs_to_soa_avx2(

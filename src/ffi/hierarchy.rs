@@ -56,6 +56,25 @@ pub(crate) fn ltm_joint(
     }
 }
 
+/// The kernels' pointers to a pose's translations, rotations and scales, after asserting that each,
+/// and the `models` count, is one per joint (`n`).
+fn trs_pointers(trs: Trs<'_>, n: usize, models: usize) -> [*const f32; 3] {
+    let Trs {
+        translations,
+        rotations,
+        scales,
+    } = trs;
+    assert!(
+        translations.len() == n && rotations.len() == n && scales.len() == n && models == n,
+        "one translation, rotation, scale and model matrix per joint"
+    );
+    [
+        translations.as_ptr().cast(),
+        rotations.as_ptr().cast(),
+        scales.as_ptr().cast(),
+    ]
+}
+
 /// [`ltm_joint`] with translation, rotation and scale per joint, with the same return value.
 pub(crate) fn ltm_joint_trs(
     isa: Runnable,
@@ -67,26 +86,18 @@ pub(crate) fn ltm_joint_trs(
 ) -> bool {
     let n = order.len();
     let (begin, end) = checked_range(&joints, n);
-    let Trs {
-        translations,
-        rotations,
-        scales,
-    } = trs;
-    assert!(
-        translations.len() == n && rotations.len() == n && scales.len() == n && models.len() == n,
-        "one translation, rotation, scale and model matrix per joint"
-    );
+    let [translations, rotations, scales] = trs_pointers(trs, n, models.len());
     let root = root.to_cols_array();
     // SAFETY: as in ltm_joint; per joint j the kernel reads 3 floats of translations[j], 4 of
-    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items
+    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items (trs_pointers)
     // (asserted). The TRS reads cover whole gangs: a block's last gang is the one ending at the block's
     // end, up to a gang width before `begin`, and only where that end is at least a gang width, so every
     // joint read lies in 0..n. The pointers are the slices' starts, never offset to `begin`.
     unsafe {
         (isa.kernels().ltm_joint_trs)(
-            translations.as_ptr().cast(),
-            rotations.as_ptr().cast(),
-            scales.as_ptr().cast(),
+            translations,
+            rotations,
+            scales,
             models.as_mut_ptr().cast(),
             order.parents().as_ptr(),
             begin,
@@ -116,15 +127,7 @@ pub(crate) fn ltm_palette_trs(
 ) -> bool {
     let n = order.len();
     let (begin, end) = checked_range(&(0..n), n);
-    let Trs {
-        translations,
-        rotations,
-        scales,
-    } = trs;
-    assert!(
-        translations.len() == n && rotations.len() == n && scales.len() == n && models.len() == n,
-        "one translation, rotation, scale and model matrix per joint"
-    );
+    let [translations, rotations, scales] = trs_pointers(trs, n, models.len());
     let lens = plan.skin_lens();
     assert!(
         plan.joints() == n
@@ -151,9 +154,9 @@ pub(crate) fn ltm_palette_trs(
     // (checked at compile time below the imports).
     unsafe {
         (isa.kernels().ltm_palette_trs)(
-            translations.as_ptr().cast(),
-            rotations.as_ptr().cast(),
-            scales.as_ptr().cast(),
+            translations,
+            rotations,
+            scales,
             models.as_mut_ptr().cast(),
             order.parents().as_ptr(),
             begin,
