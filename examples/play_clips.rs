@@ -1,5 +1,6 @@
 //! Clips from your own data, blended in a frame, with root motion, and the pose a GPU skinner uploads:
-//! what an engine with its own animation format asks of the CPU per character per frame.
+//! what an engine with its own animation format asks of the CPU per character per frame; then the
+//! palettes of a GPU-skinned crowd, every instance playing its own clip at its own time.
 //!
 //! ```sh
 //! cargo run --release -p ispc-skinning --example play_clips
@@ -7,7 +8,8 @@
 
 use ispc_skinning::glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
-    palette_rows_3x4, Character, CharacterSkin, Clip, ClipLayer, Interpolation, Skeleton, Wrap,
+    palette_rows_3x4, Character, CharacterSkin, Clip, ClipLayer, CrowdClipLayer, Interpolation,
+    Skeleton, Wrap,
 };
 
 fn main() -> Result<(), ispc_skinning::Error> {
@@ -103,6 +105,27 @@ fn main() -> Result<(), ispc_skinning::Error> {
     );
     println!(
         "palette row 0 of the head, ready to upload: {:?}",
+        upload[2][0]
+    );
+
+    // A crowd skinned on the GPU: 1,000 instances, each walking or looking around at its own time,
+    // the palettes only (sampling, local to model and palettes in one pass, 16 instances at a time).
+    let instances = 1_000;
+    let clips: Vec<&Clip> = (0..instances)
+        .map(|i| if i < instances / 2 { &walk } else { &wave })
+        .collect();
+    let mut crowd = character.crowd_buffers(instances)?;
+    let mut times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.01).collect();
+    for _ in 0..10 {
+        times.iter_mut().for_each(|t| *t += dt);
+        character.crowd_play_palettes(&mut crowd, &[CrowdClipLayer::new(&clips, &times)], &[])?;
+    }
+    let palettes = crowd.palettes(0).expect("the character has one skin");
+    let last = palettes.instance(instances - 1).expect("instance in range");
+    palette_rows_3x4(last, &mut upload)?;
+    println!(
+        "{} palette entries for the GPU; the last instance's head, row 0: {:?}",
+        palettes.as_slice().len(),
         upload[2][0]
     );
     Ok(())

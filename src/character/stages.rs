@@ -181,7 +181,7 @@ impl Character {
     }
 
     /// Stage 5 of a frame: every rigid mesh, morphed by the frame's weights (where it has targets and
-    /// a weight is not zero) and transformed by its joint's model matrix; see [`RigidMesh`] for how
+    /// a weight is not zero) and transformed by its joint's model matrix; see [`RigidMesh`](super::RigidMesh) for how
     /// normals and tangents transform.
     ///
     /// # Errors
