@@ -248,3 +248,167 @@ fn the_pass_reports_the_errors_of_the_two_calls() {
         );
     }
 }
+
+/// Both frames given the same calls, then their palettes compared bit for bit.
+fn same_palettes(character: &Character, staged: &CrowdFrame, pass: &CrowdFrame, what: &str) {
+    let (a, b) = (palettes(character, staged), palettes(character, pass));
+    for (s, (a, b)) in a.iter().zip(&b).enumerate() {
+        for (e, (x, y)) in a.iter().zip(b).enumerate() {
+            let same = x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(
+                same,
+                "{what}, skin {s}, entry {e}: stages {x:?}, pass {y:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn tasks_of_several_blocks_on_a_pool_and_changes_between_calls_keep_the_bits() {
+    let (skeleton, character) = character();
+    let walk = clip(&skeleton, Vec3::X, 1.0, false);
+    let wave = clip(&skeleton, Vec3::Z, 2.5, true);
+    for backend in common::backends() {
+        // Pools of 2 and 3 threads: tasks of several blocks each, the last block partial.
+        for (threads, instances) in [(2, 67), (3, 100), (2, 16)] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let make = || {
+                    let mut f = character
+                        .crowd_buffers(instances)
+                        .unwrap()
+                        .backend(backend)
+                        .threads(Threads::All);
+                    let mut r = Rng::new(3);
+                    for root in f.roots_mut() {
+                        *root = random_transform(&mut r, 0.5..2.0, -5.0..5.0);
+                    }
+                    f
+                };
+                let (mut staged, mut pass) = (make(), make());
+                let mixed: Vec<&Clip> = (0..instances)
+                    .map(|i| if (i / 5) % 3 == 0 { &wave } else { &walk })
+                    .collect();
+                let walks = [&walk];
+                // Coverage and threads change from call to call on the same frames.
+                for (step, (clips, threads)) in [
+                    (&walks[..], Threads::All),
+                    (&mixed[..], Threads::All),
+                    (&walks[..], Threads::One),
+                    (&mixed[..], Threads::One),
+                    (&walks[..], Threads::All),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    staged.threads = threads;
+                    pass.threads = threads;
+                    let times: Vec<f32> = (0..instances)
+                        .map(|i| i as f32 * 0.013 + step as f32 * 0.21)
+                        .collect();
+                    let layer = [CrowdClipLayer::new(clips, &times)];
+                    character.crowd_play(&mut staged, &layer, &[]).unwrap();
+                    character.evaluate_crowd_pose(&mut staged).unwrap();
+                    character
+                        .crowd_play_palettes(&mut pass, &layer, &[])
+                        .unwrap();
+                    let what = format!(
+                        "{}, pool {threads:?} of {}, {instances} instances, step {step}",
+                        backend.name(),
+                        rayon::current_num_threads()
+                    );
+                    same_palettes(&character, &staged, &pass, &what);
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn a_value_that_overflows_inside_the_pass_is_reported_by_the_two_calls() {
+    let (skeleton, character) = character();
+    let walk = clip(&skeleton, Vec3::X, 1.0, false);
+    let clips = [&walk];
+    let instances = 50;
+    let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.02).collect();
+    let layer = [CrowdClipLayer::new(&clips, &times)];
+    for backend in common::backends() {
+        let name = backend.name();
+        let make = || {
+            character
+                .crowd_buffers(instances)
+                .unwrap()
+                .backend(backend)
+                .threads(Threads::One)
+        };
+        let (mut staged, mut pass) = (make(), make());
+        // A finite root whose products overflow, on an instance of the third block: the pass has
+        // written two blocks' palettes when the models are found not finite.
+        let huge = Mat4::from_scale(Vec3::splat(1e38));
+        staged.roots_mut()[40] = huge;
+        pass.roots_mut()[40] = huge;
+        character.crowd_play(&mut staged, &layer, &[]).unwrap();
+        let expected = character.evaluate_crowd_pose(&mut staged).unwrap_err();
+        assert!(
+            matches!(expected, Error::ResultNotFinite { .. }),
+            "{name}: {expected:?}"
+        );
+        let got = character
+            .crowd_play_palettes(&mut pass, &layer, &[])
+            .unwrap_err();
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{name}");
+        // The next frame, with the root back, is the two calls' again.
+        staged.roots_mut()[40] = Mat4::IDENTITY;
+        pass.roots_mut()[40] = Mat4::IDENTITY;
+        character.crowd_play(&mut staged, &layer, &[]).unwrap();
+        character.evaluate_crowd_pose(&mut staged).unwrap();
+        character
+            .crowd_play_palettes(&mut pass, &layer, &[])
+            .unwrap();
+        same_palettes(&character, &staged, &pass, name);
+    }
+}
+
+#[test]
+fn weights_of_one_take_the_pass_and_empty_or_short_inputs_match_the_two_calls() {
+    let (skeleton, character) = character();
+    let walk = clip(&skeleton, Vec3::X, 1.0, false);
+    let clips = [&walk];
+    for backend in common::backends() {
+        let name = backend.name();
+        // Weights given, all exactly 1: the pass runs (on an ISA, the pose is left as it was).
+        let instances = 20;
+        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.03).collect();
+        let ones = vec![1.0; instances];
+        let layer = [CrowdClipLayer::new(&clips, &times).weights(&ones)];
+        let mut staged = character.crowd_buffers(instances).unwrap().backend(backend);
+        let mut pass = character.crowd_buffers(instances).unwrap().backend(backend);
+        let rest = pass.pose().clone();
+        character.crowd_play(&mut staged, &layer, &[]).unwrap();
+        character.evaluate_crowd_pose(&mut staged).unwrap();
+        character
+            .crowd_play_palettes(&mut pass, &layer, &[])
+            .unwrap();
+        same_palettes(&character, &staged, &pass, name);
+        if let Backend::Isa(_) = backend {
+            assert!(*pass.pose() == rest, "{name}: the pass did not run");
+        }
+        // Weights of the wrong length, and too few times: crowd_play's errors.
+        for (weights, count) in [(&ones[..3], instances), (&ones[..], 3)] {
+            let layer = [CrowdClipLayer::new(&clips, &times[..count]).weights(weights)];
+            let expected = character.crowd_play(&mut staged, &layer, &[]).unwrap_err();
+            let got = character
+                .crowd_play_palettes(&mut pass, &layer, &[])
+                .unwrap_err();
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{name}");
+        }
+        // No instances at all.
+        let mut empty = character.crowd_buffers(0).unwrap().backend(backend);
+        character
+            .crowd_play_palettes(&mut empty, &[CrowdClipLayer::new(&clips, &[])], &[])
+            .unwrap();
+    }
+}

@@ -244,15 +244,22 @@ impl<'a> CrowdSamplingJob<'a> {
 
 impl CrowdSamplingJob<'_> {
     /// The kernel form of [`run`](CrowdSamplingJob::run) for a pass that runs the later stages block
-    /// by block: block by block (whole blocks of [`CROWD_LANES`] instances, `per_task_blocks` to a task,
-    /// one state per task, as [`block_tasks`](crate::layout::crowd::block_tasks) splits them), samples the block into one block of scratch and calls
-    /// `after(&mut states[task], block index within the task, the block)` on the same thread, while
-    /// the block is in cache. The output pose is not written (it gives the shape only). The scratch
-    /// starts as `under` (one block: what joints without a track hold, and what the lanes past the
-    /// last instance hold) and is set to it again before each block unless every clip writes every
-    /// joint. Returns whether every value sampled was finite and every `after` returned true; false
-    /// too where the backend is not an ISA or a clip has no kernel form, before any work. The caller
-    /// has validated the job and falls back to the stages on false.
+    /// by block: block by block (whole blocks of [`CROWD_LANES`] instances, `per_task_blocks` to a
+    /// task, one state per task, as [`block_tasks`](crate::layout::crowd::block_tasks) splits them),
+    /// samples the block into one block of scratch and calls `after(&mut states[task], block index
+    /// within the task, the block)` on the same thread, while the block is in cache. The output pose
+    /// is not written (it gives the shape only).
+    ///
+    /// The scratch holds `under` (one block of the pose's layout) wherever the clips write nothing:
+    /// it is set to `under` before each block unless every clip writes every joint, and before a
+    /// block with fewer than [`CROWD_LANES`] instances, so that the lanes past the last instance,
+    /// which the later kernels compute too, hold `under` and not a previous block's values.
+    ///
+    /// Returns whether every value sampled was finite and every `after` returned true. Returns false
+    /// before any work where the job breaks a rule of [`validate`](CrowdSamplingJob::validate) that
+    /// the pass relies on (one time per instance, one clip or one per instance), the backend is not an
+    /// ISA, a clip has no kernel form, `under` is not one block or `states` is not one per task. The
+    /// caller falls back to the stages on false.
     pub(crate) fn run_blocks<T: Send>(
         self,
         under: &[f32],
@@ -265,7 +272,11 @@ impl CrowdSamplingJob<'_> {
         };
         let (instances, joints) = (self.output.instances(), self.output.joints());
         let block_floats = joints * TRS_ELEMENTS * CROWD_LANES;
-        if under.len() != block_floats || self.clips.iter().any(|c| c.crowd_kernel.is_none()) {
+        if under.len() != block_floats
+            || self.times.len() != instances
+            || (self.clips.len() != 1 && self.clips.len() != instances)
+            || self.clips.iter().any(|c| c.crowd_kernel.is_none())
+        {
             return false;
         }
         let refill = !self.clips.iter().all(|c| c.covers_every_joint());
@@ -300,11 +311,11 @@ impl CrowdSamplingJob<'_> {
             }
             let mut finite = true;
             for k in 0..cursors.len().div_ceil(CROWD_LANES) {
-                if refill && (k > 0 || !fresh) {
-                    scratch.block.copy_from_slice(under);
-                }
                 let first = k * CROWD_LANES;
                 let range = first..(first + CROWD_LANES).min(cursors.len());
+                if (refill || range.len() < CROWD_LANES) && (k > 0 || !fresh) {
+                    scratch.block.copy_from_slice(under);
+                }
                 let mut block = std::mem::take(&mut scratch.block);
                 let out = (resolved, block.as_mut_slice(), joints);
                 let at = (task * per_task, first);

@@ -16,7 +16,6 @@ use crate::animation::CrowdSamplingJob;
 use crate::backend::Threads;
 use crate::crowd_buffers::level_block;
 use crate::error::Error;
-use crate::layout::crowd::block_tasks;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::palette::crowd::{BlockStages, SkinPalettes};
 
@@ -26,8 +25,9 @@ impl Character {
     /// plays them, with the frame's roots, as [`evaluate_crowd_pose`](Character::evaluate_crowd_pose)
     /// computes them, and the same bits.
     ///
-    /// Where one layer plays at weight 1 everywhere (no per-instance or per-joint weights, no additive
-    /// layer: a crowd in which every instance plays its own clip) on an ISA, the three stages run block
+    /// Where one layer plays at weight 1 everywhere (per-instance weights, if given, all exactly 1; no
+    /// per-joint weights, no additive layer: a crowd in which every instance plays its own clip) on an
+    /// ISA, the three stages run block
     /// by block (16 instances), each block's pose and models in scratch that stays in cache, and **the
     /// frame's pose and models are not written**: they keep what they held. Otherwise, and wherever a
     /// value is not finite (so that the stages name it), this is `crowd_play` then
@@ -35,7 +35,9 @@ impl Character {
     ///
     /// # Errors
     /// Those of [`crowd_play`](Character::crowd_play) and
-    /// [`evaluate_crowd_pose`](Character::evaluate_crowd_pose).
+    /// [`evaluate_crowd_pose`](Character::evaluate_crowd_pose). After an error the palettes are
+    /// unspecified: a pass that met a value that is not finite may have written some of them before
+    /// the two calls ran and reported it.
     pub fn crowd_play_palettes(
         &self,
         frame: &mut CrowdFrame,
@@ -86,7 +88,6 @@ impl Character {
             Threads::One => 1,
             Threads::All => rayon::current_num_threads(),
         };
-        let (per_task, tasks) = block_tasks(instances, pool);
         let skins: Vec<SkinPalettes<'_>> = self
             .skins
             .iter()
@@ -104,7 +105,7 @@ impl Character {
                 .roots(roots)
                 .backend(backend)
                 .threads(threads);
-            BlockStages::new(&models_job, &self.skeleton, roots, skins, per_task, tasks)
+            BlockStages::new(&models_job, &self.skeleton, roots, skins, pool)
         };
         let Some((stages, states)) = stages else {
             return false;
@@ -117,8 +118,11 @@ impl Character {
         if sampling.validate().is_err() {
             return false;
         }
-        sampling.run_blocks(&play.rest_block, per_task, states, |state, k, block| {
-            stages.run(state, k, block)
-        })
+        sampling.run_blocks(
+            &play.rest_block,
+            stages.per_task(),
+            states,
+            |state, k, block| stages.run(state, k, block),
+        )
     }
 }

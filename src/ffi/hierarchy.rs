@@ -89,8 +89,8 @@ pub(crate) fn ltm_joint_trs(
     let [translations, rotations, scales] = trs_pointers(trs, n, models.len());
     let root = root.to_cols_array();
     // SAFETY: as in ltm_joint; per joint j the kernel reads 3 floats of translations[j], 4 of
-    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items (trs_pointers)
-    // (asserted). The TRS reads cover whole gangs: a block's last gang is the one ending at the block's
+    // rotations[j] and 3 of scales[j] (masked loads touch only those lanes), all slices holding n items
+    // (asserted in trs_pointers). The TRS reads cover whole gangs: a block's last gang is the one ending at the block's
     // end, up to a gang width before `begin`, and only where that end is at least a gang width, so every
     // joint read lies in 0..n. The pointers are the slices' starts, never offset to `begin`.
     unsafe {

@@ -22,8 +22,8 @@ pub const MAX_CROWD_INSTANCES: usize = 1 << 20;
 pub const MAX_CROWD_ELEMENTS: usize = 1 << 26;
 
 /// How a crowd job splits `instances` into at most `threads` tasks: (whole blocks per task, tasks), one
-/// contiguous run of blocks per task (a block is about a microsecond of work, too little to be a task
-/// of its own).
+/// contiguous run of blocks per task rather than a task per block (a block is about a microsecond of
+/// work).
 pub(crate) fn block_tasks(instances: usize, threads: usize) -> (usize, usize) {
     let blocks = instances.div_ceil(CROWD_LANES);
     let per_task = blocks.div_ceil(threads.max(1)).max(1);

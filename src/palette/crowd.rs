@@ -14,7 +14,7 @@ use crate::backend::{Backend, Resolved, Threads};
 use crate::crowd_buffers::{check_crowd_size, CrowdModels};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
-use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS};
+use crate::layout::crowd::{block_tasks, CROWD_LANES, MAX_CROWD_JOINTS, MODEL_ELEMENTS};
 use crate::layout::palette::PaletteMatrix;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::numeric;
@@ -347,11 +347,12 @@ pub(crate) fn models_and_palettes(
 /// block's local pose just before (the fused crowd pass of
 /// [`Character::crowd_play_palettes`](crate::Character::crowd_play_palettes)): the same kernels, so the
 /// same bits, as [`models_and_palettes`], with the block's models in a scratch block instead of the
-/// crowd's models, split into tasks of `per_task` blocks.
+/// crowd's models, split into tasks as [`block_tasks`] splits the instances.
 pub(crate) struct BlockStages<'a> {
     isa: crate::ffi::Runnable,
     skeleton: &'a Skeleton,
     roots: &'a [Mat4],
+    instances: usize,
     per_task: usize,
     /// Per skin: joints (level order), inverse binds, streaming stores.
     specs: Vec<(&'a [usize], &'a [Mat4], bool)>,
@@ -366,17 +367,24 @@ pub(crate) struct BlockTask<'a> {
 }
 
 impl<'a> BlockStages<'a> {
-    /// The stages and one [`BlockTask`] per task, or `None` where a rule of `models_job` or of a skin's
-    /// [`CrowdPaletteJob`] is broken or the backend is not an ISA. `models_job` is only validated: the
-    /// stages take the skeleton and roots it was given.
+    /// The stages and one [`BlockTask`] per task of at most `threads`, or `None` where a rule of
+    /// `models_job` or of a skin's [`CrowdPaletteJob`] is broken, the backend is not an ISA, or
+    /// `skeleton` and `roots` are not the ones `models_job` was given (the job is only validated: its
+    /// models are not written).
     pub(crate) fn new(
         models_job: &CrowdLocalToModelJob<'_>,
         skeleton: &'a Skeleton,
         roots: &'a [Mat4],
         mut skins: Vec<SkinPalettes<'a>>,
-        per_task: usize,
-        tasks: usize,
+        threads: usize,
     ) -> Option<(BlockStages<'a>, Vec<BlockTask<'a>>)> {
+        let job_roots = models_job.roots.unwrap_or(&[]);
+        if !std::ptr::eq(models_job.skeleton, skeleton)
+            || job_roots.as_ptr() != roots.as_ptr()
+            || job_roots.len() != roots.len()
+        {
+            return None;
+        }
         models_job.validate().ok()?;
         for skin in skins.iter_mut() {
             skin.job(models_job).validate().ok()?;
@@ -384,6 +392,8 @@ impl<'a> BlockStages<'a> {
         let Ok(Resolved::Ispc(isa)) = models_job.backend.resolve() else {
             return None;
         };
+        let instances = models_job.locals.instances();
+        let (per_task, tasks) = block_tasks(instances, threads);
         let specs = skins
             .iter()
             .map(|s| {
@@ -413,16 +423,30 @@ impl<'a> BlockStages<'a> {
             isa,
             skeleton,
             roots,
+            instances,
             per_task,
             specs,
         };
         Some((stages, states))
     }
 
+    /// Blocks per task, for the pass that calls [`run`](BlockStages::run).
+    pub(crate) fn per_task(&self) -> usize {
+        self.per_task
+    }
+
     /// Block `k` of `state`'s task from its local pose `locals` (one block): its models into the
-    /// task's scratch, then each skin's palettes. Returns whether everything written is finite.
+    /// task's scratch, then each skin's palettes. Returns whether everything written is finite, and
+    /// false where the block is past the crowd or its palettes are not where the split puts them.
     pub(crate) fn run(&self, state: &mut BlockTask<'_>, k: usize, locals: &[f32]) -> bool {
         let b = state.task * self.per_task + k;
+        let lanes = self
+            .instances
+            .saturating_sub(b * CROWD_LANES)
+            .min(CROWD_LANES);
+        if lanes == 0 {
+            return false;
+        }
         let roots = self
             .roots
             .get(b * CROWD_LANES..)
@@ -434,6 +458,9 @@ impl<'a> BlockStages<'a> {
             let per_block = inverse_binds.len() * CROWD_LANES;
             let start = (k * per_block).min(run.len());
             let end = (start + per_block).min(run.len());
+            if end - start != lanes * inverse_binds.len() {
+                return false;
+            }
             if let Some(palettes) = run.get_mut(start..end) {
                 finite &= ffi::crowd_palette(
                     self.isa,
