@@ -138,3 +138,13 @@ pub enum Threads {
     /// task.
     All,
 }
+
+impl Threads {
+    /// The most tasks a job splits its work into: 1, or the threads of the current rayon pool.
+    pub(crate) fn tasks(self) -> usize {
+        match self {
+            Threads::One => 1,
+            Threads::All => rayon::current_num_threads().max(1),
+        }
+    }
+}

@@ -23,7 +23,7 @@ use crate::backend::{Backend, Resolved, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::ffi::sample as ffi;
-use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS, TRS_FIRST_ELEMENT};
+use crate::layout::crowd::{block_tasks, CROWD_LANES, TRS_ELEMENTS, TRS_FIRST_ELEMENT};
 use crate::layout::tracks::CrowdLocatedKeys;
 use crate::skeleton::OwnerId;
 use rayon::prelude::*;
@@ -193,30 +193,18 @@ impl<'a> CrowdSamplingJob<'a> {
             context.instances.resize_with(instances, Cursors::default);
         }
         // Instances per task: whole blocks, one task per thread of the pool.
-        let tasks = match self.threads {
-            Threads::One => 1,
-            Threads::All => rayon::current_num_threads().max(1),
-        };
-        let blocks = instances.div_ceil(CROWD_LANES).max(1);
-        let per_task = blocks.div_ceil(tasks) * CROWD_LANES;
-        let task_count = instances.div_ceil(per_task);
+        let (per_task_blocks, task_count) = block_tasks(instances, self.threads.tasks());
+        let per_task = per_task_blocks * CROWD_LANES;
         if context.tasks.len() < task_count {
             context.tasks.resize_with(task_count, RunScratch::default);
         }
-        let floats_per_task = per_task / CROWD_LANES * joints * TRS_ELEMENTS * CROWD_LANES;
+        let floats_per_task = per_task_blocks * joints * TRS_ELEMENTS * CROWD_LANES;
         let (clips, times, wrap) = (self.clips, self.times, self.wrap);
-        let clip_of = |i: usize| -> &Clip {
-            if clips.len() == 1 {
-                clips[0]
-            } else {
-                clips[i]
-            }
-        };
         let work = |(task, ((cursors, out), scratch)): Unit<'_>| {
             let range = 0..cursors.len();
             let start = task * per_task;
             sample_range(
-                &clip_of,
+                clips,
                 (times, wrap),
                 cursors,
                 scratch,
@@ -245,7 +233,7 @@ impl<'a> CrowdSamplingJob<'a> {
 impl CrowdSamplingJob<'_> {
     /// The kernel form of [`run`](CrowdSamplingJob::run) for a pass that runs the later stages block
     /// by block: block by block (whole blocks of [`CROWD_LANES`] instances, `per_task_blocks` to a
-    /// task, one state per task, as [`block_tasks`](crate::layout::crowd::block_tasks) splits them),
+    /// task, one state per task, as [`block_tasks`] splits them),
     /// samples the block into one block of scratch and calls `after(&mut states[task], block index
     /// within the task, the block)` on the same thread, while the block is in cache. The output pose
     /// is not written (it gives the shape only).
@@ -293,13 +281,6 @@ impl CrowdSamplingJob<'_> {
             context.tasks.resize_with(tasks, RunScratch::default);
         }
         let (clips, times, wrap) = (self.clips, self.times, self.wrap);
-        let clip_of = |i: usize| -> &Clip {
-            if clips.len() == 1 {
-                clips[0]
-            } else {
-                clips[i]
-            }
-        };
         let work = |(task, ((cursors, scratch), mut state)): (
             usize,
             ((&mut [Cursors], &mut RunScratch), T),
@@ -320,7 +301,7 @@ impl CrowdSamplingJob<'_> {
                 let out = (resolved, block.as_mut_slice(), joints);
                 let at = (task * per_task, first);
                 finite &=
-                    sample_range(&clip_of, (times, wrap), cursors, scratch, out, range, at).is_ok();
+                    sample_range(clips, (times, wrap), cursors, scratch, out, range, at).is_ok();
                 finite = finite && after(&mut state, k, &block);
                 scratch.block = block;
                 if !finite {
@@ -354,11 +335,20 @@ type Unit<'a> = (
     ((&'a mut [Cursors], &'a mut [f32]), &'a mut RunScratch),
 );
 
+/// Instance `i`'s clip: the only one, or its own.
+fn clip_of<'c>(clips: &[&'c Clip], i: usize) -> &'c Clip {
+    if clips.len() == 1 {
+        clips[0]
+    } else {
+        clips[i]
+    }
+}
+
 /// Samples the instances `range` of a task (indices within the task; `at` = (the task's first
 /// instance, the first instance of `out`'s first block, a multiple of [`CROWD_LANES`] within the
 /// task)), run by run, into `out` = (backend, blocks of a pose, joints).
-fn sample_range<'c>(
-    clip_of: &dyn Fn(usize) -> &'c Clip,
+fn sample_range(
+    clips: &[&Clip],
     (times, wrap): (&[f32], Wrap),
     cursors: &mut [Cursors],
     scratch: &mut RunScratch,
@@ -368,9 +358,9 @@ fn sample_range<'c>(
 ) -> Result<(), Error> {
     let mut first = range.start;
     while first < range.end {
-        let clip = clip_of(start + first);
+        let clip = clip_of(clips, start + first);
         let mut end = first + 1;
-        while end < range.end && std::ptr::eq(clip_of(start + end), clip) {
+        while end < range.end && std::ptr::eq(clip_of(clips, start + end), clip) {
             end += 1;
         }
         let run_times = times.get(start + first..start + end).unwrap_or(&[]);

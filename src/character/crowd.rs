@@ -109,12 +109,7 @@ impl CrowdFrame {
         self.instances
     }
 
-    /// The pose and the buffers of [`Character::crowd_play`], borrowed together.
-    pub(crate) fn pose_and_play_scratch(&mut self) -> (&mut CrowdPose, &mut CrowdPlayScratch) {
-        (&mut self.pose, &mut self.play)
-    }
-
-    /// Every buffer at once, for the fused pass (src/character/crowd_pass.rs).
+    /// Every buffer at once, borrowed apart (the crowd's play and its fused pass).
     pub(crate) fn parts_mut(&mut self) -> CrowdParts<'_> {
         CrowdParts {
             pose: &mut self.pose,

@@ -13,7 +13,6 @@ use super::crowd_play::CrowdClipLayer;
 use super::frame::CrowdLayerScratch;
 use super::Character;
 use crate::animation::CrowdSamplingJob;
-use crate::backend::Threads;
 use crate::crowd_buffers::level_block;
 use crate::error::Error;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
@@ -84,10 +83,6 @@ impl Character {
         if play.layers.is_empty() {
             play.layers.push(CrowdLayerScratch::default());
         }
-        let pool = match threads {
-            Threads::One => 1,
-            Threads::All => rayon::current_num_threads(),
-        };
         let skins: Vec<SkinPalettes<'_>> = self
             .skins
             .iter()
@@ -105,7 +100,7 @@ impl Character {
                 .roots(roots)
                 .backend(backend)
                 .threads(threads);
-            BlockStages::new(&models_job, &self.skeleton, roots, skins, pool)
+            BlockStages::new(&models_job, &self.skeleton, roots, skins, threads.tasks())
         };
         let Some((stages, states)) = stages else {
             return false;

@@ -2,7 +2,7 @@
 //! instances) and blended ([`CrowdBlendingJob`]) into a [`CrowdFrame`]'s pose by
 //! [`Character::crowd_play`].
 
-use super::crowd::CrowdFrame;
+use super::crowd::{CrowdFrame, CrowdParts};
 use super::frame::CrowdLayerScratch;
 use super::Character;
 use crate::animation::{Clip, CrowdSamplingJob, Wrap};
@@ -102,7 +102,11 @@ impl Character {
             }
         }
         let (backend, threads) = (frame.backend, frame.threads);
-        let (pose, scratch) = frame.pose_and_play_scratch();
+        let CrowdParts {
+            pose,
+            play: scratch,
+            ..
+        } = frame.parts_mut();
         if scratch.rest_block.is_empty() {
             scratch.rest_block = level_block(self.level_rest());
         }

@@ -14,10 +14,10 @@
 //! pool; each block is computed exactly as on one thread, so the results are bit-identical.
 
 use crate::backend::{Backend, Resolved, Threads};
-pub(crate) use crate::crowd_buffers::{blocks, CrowdModels, CrowdPose};
+pub(crate) use crate::crowd_buffers::{CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
-use crate::layout::crowd::{CROWD_LANES, MAX_CROWD_JOINTS};
+use crate::layout::crowd::{block_tasks, CROWD_LANES, MAX_CROWD_JOINTS};
 use crate::layout::crowd::{MODEL_ELEMENTS, TRS_ELEMENTS};
 use crate::layout::trs::Trs;
 use crate::numeric;
@@ -155,15 +155,10 @@ impl<'a> CrowdLocalToModelJob<'a> {
         Ok(self.compute_blocks(isa, vec![(); tasks], |_, _, _| true))
     }
 
-    /// How the blocks are split between tasks: (blocks per task, tasks). One contiguous run of blocks
-    /// per thread: a block is about a microsecond of work, too little to be a task of its own.
+    /// How the blocks are split between tasks: (blocks per task, tasks), as [`block_tasks`] splits
+    /// them.
     pub(crate) fn tasks(&self) -> (usize, usize) {
-        let block_count = blocks(self.locals.instances());
-        let per_task = match self.threads {
-            Threads::One => block_count.max(1),
-            Threads::All => block_count.div_ceil(rayon::current_num_threads()).max(1),
-        };
-        (per_task, block_count.div_ceil(per_task))
+        block_tasks(self.locals.instances(), self.threads.tasks())
     }
 
     /// The kernels over every block, task `t` (of [`Self::tasks`]) running its blocks in order; after

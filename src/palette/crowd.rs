@@ -297,40 +297,13 @@ pub(crate) fn models_and_palettes(
     }
     if let Resolved::Ispc(isa) = models_job.backend.resolve()? {
         let (per_task, tasks) = models_job.tasks();
-        let specs: Vec<(&[usize], &[Mat4], bool)> = skins
-            .iter()
-            .map(|s| {
-                let streaming = stream(s.inverse_binds.len(), s.palettes.instances);
-                (s.joints, s.inverse_binds, streaming)
-            })
-            .collect();
-        // Task t's palettes of every skin: the runs of its blocks.
-        let mut runs: Vec<_> = skins
+        let specs = skin_specs(skins);
+        let parts = skins
             .iter_mut()
-            .map(|s| {
-                let per_block = s.inverse_binds.len() * CROWD_LANES;
-                s.palettes.data.chunks_mut((per_block * per_task).max(1))
-            })
-            .collect();
-        let states: Vec<Vec<&mut [PaletteMatrix]>> = (0..tasks)
-            .map(|_| {
-                runs.iter_mut()
-                    .map(|r| r.next().unwrap_or_default())
-                    .collect()
-            })
-            .collect();
+            .map(|s| (&mut *s.palettes, s.inverse_binds.len()));
+        let states = task_runs(parts, per_task, tasks);
         let finite = models_job.compute_blocks(isa, states, |state, block, models| {
-            let mut finite = true;
-            for (&(joints, inverse_binds, stream), run) in specs.iter().zip(state.iter_mut()) {
-                let per_block = inverse_binds.len() * CROWD_LANES;
-                let start = (block * per_block).min(run.len());
-                let end = (start + per_block).min(run.len());
-                if let Some(palettes) = run.get_mut(start..end) {
-                    finite &=
-                        ffi::crowd_palette(isa, models, inverse_binds, joints, palettes, stream);
-                }
-            }
-            finite
+            block_palettes(isa, &specs, state, block, models)
         });
         if finite {
             return Ok(());
@@ -341,6 +314,67 @@ pub(crate) fn models_and_palettes(
         skin.job(&models_job).run()?;
     }
     Ok(())
+}
+
+/// Per skin: its joints (level order), inverse binds, and whether its palettes are written streaming.
+type SkinSpec<'a> = (&'a [usize], &'a [Mat4], bool);
+
+fn skin_specs<'a>(skins: &[SkinPalettes<'a>]) -> Vec<SkinSpec<'a>> {
+    skins
+        .iter()
+        .map(|s| {
+            let streaming = stream(s.inverse_binds.len(), s.palettes.instances);
+            (s.joints, s.inverse_binds, streaming)
+        })
+        .collect()
+}
+
+/// Each of `tasks` tasks' palettes of every skin (given as its palettes and entry count): the runs of
+/// its `per_task` blocks.
+fn task_runs<'p>(
+    skins: impl Iterator<Item = (&'p mut CrowdPalettes, usize)>,
+    per_task: usize,
+    tasks: usize,
+) -> Vec<Vec<&'p mut [PaletteMatrix]>> {
+    let mut runs: Vec<_> = skins
+        .map(|(palettes, entries)| {
+            let per_block = entries * CROWD_LANES;
+            palettes.data.chunks_mut((per_block * per_task).max(1))
+        })
+        .collect();
+    (0..tasks)
+        .map(|_| {
+            runs.iter_mut()
+                .map(|r| r.next().unwrap_or_default())
+                .collect()
+        })
+        .collect()
+}
+
+/// Where block `k`'s palettes lie in a task's run of `len` entries, for a skin of `entries` entries.
+fn block_range(len: usize, k: usize, entries: usize) -> std::ops::Range<usize> {
+    let per_block = entries * CROWD_LANES;
+    let start = (k * per_block).min(len);
+    start..(start + per_block).min(len)
+}
+
+/// Every skin's palettes of block `k` of a task (`runs`, one per skin) from the block's `models`.
+/// Returns whether everything written is finite.
+fn block_palettes(
+    isa: crate::ffi::Runnable,
+    specs: &[SkinSpec<'_>],
+    runs: &mut [&mut [PaletteMatrix]],
+    k: usize,
+    models: &[f32],
+) -> bool {
+    let mut finite = true;
+    for (&(joints, inverse_binds, stream), run) in specs.iter().zip(runs.iter_mut()) {
+        let range = block_range(run.len(), k, inverse_binds.len());
+        if let Some(palettes) = run.get_mut(range) {
+            finite &= ffi::crowd_palette(isa, models, inverse_binds, joints, palettes, stream);
+        }
+    }
+    finite
 }
 
 /// Local to model and every skin's palettes for one block at a time, for a pass that produces each
@@ -354,8 +388,7 @@ pub(crate) struct BlockStages<'a> {
     roots: &'a [Mat4],
     instances: usize,
     per_task: usize,
-    /// Per skin: joints (level order), inverse binds, streaming stores.
-    specs: Vec<(&'a [usize], &'a [Mat4], bool)>,
+    specs: Vec<SkinSpec<'a>>,
 }
 
 /// One task's part of [`BlockStages`]: its index, its blocks' palettes (one run per skin) and a
@@ -394,28 +427,17 @@ impl<'a> BlockStages<'a> {
         };
         let instances = models_job.locals.instances();
         let (per_task, tasks) = block_tasks(instances, threads);
-        let specs = skins
-            .iter()
-            .map(|s| {
-                let streaming = stream(s.inverse_binds.len(), s.palettes.instances);
-                (s.joints, s.inverse_binds, streaming)
-            })
-            .collect();
-        let mut runs: Vec<_> = skins
+        let specs = skin_specs(&skins);
+        let parts = skins
             .into_iter()
-            .map(|s| {
-                let per_block = s.inverse_binds.len() * CROWD_LANES;
-                s.palettes.data.chunks_mut((per_block * per_task).max(1))
-            })
-            .collect();
+            .map(|s| (s.palettes, s.inverse_binds.len()));
         let block_models = skeleton.len() * MODEL_ELEMENTS * CROWD_LANES;
-        let states = (0..tasks)
-            .map(|task| BlockTask {
+        let states = task_runs(parts, per_task, tasks)
+            .into_iter()
+            .enumerate()
+            .map(|(task, palettes)| BlockTask {
                 task,
-                palettes: runs
-                    .iter_mut()
-                    .map(|r| r.next().unwrap_or_default())
-                    .collect(),
+                palettes,
                 models: vec![0.0; block_models],
             })
             .collect();
@@ -451,27 +473,19 @@ impl<'a> BlockStages<'a> {
             .roots
             .get(b * CROWD_LANES..)
             .map_or(&[][..], |r| &r[..r.len().min(CROWD_LANES)]);
-        let order = self.skeleton.kernel_order();
-        let mut finite =
-            crate::ffi::hierarchy::crowd_ltm_trs(self.isa, order, locals, roots, &mut state.models);
-        for (&(joints, inverse_binds, stream), run) in self.specs.iter().zip(&mut state.palettes) {
-            let per_block = inverse_binds.len() * CROWD_LANES;
-            let start = (k * per_block).min(run.len());
-            let end = (start + per_block).min(run.len());
-            if end - start != lanes * inverse_binds.len() {
-                return false;
-            }
-            if let Some(palettes) = run.get_mut(start..end) {
-                finite &= ffi::crowd_palette(
-                    self.isa,
-                    &state.models,
-                    inverse_binds,
-                    joints,
-                    palettes,
-                    stream,
-                );
-            }
+        let placed = self
+            .specs
+            .iter()
+            .zip(&state.palettes)
+            .all(|(&(_, ib, _), run)| {
+                block_range(run.len(), k, ib.len()).len() == lanes * ib.len()
+            });
+        if !placed {
+            return false;
         }
-        finite
+        let order = self.skeleton.kernel_order();
+        let models = &mut state.models;
+        crate::ffi::hierarchy::crowd_ltm_trs(self.isa, order, locals, roots, models)
+            & block_palettes(self.isa, &self.specs, &mut state.palettes, k, models)
     }
 }
