@@ -77,6 +77,7 @@ struct SkinCall {
     uniform float * uniform pos;
     uniform float * uniform nrm;
     uniform float * uniform tng;
+    uniform float * uniform bounds;
     uniform int components, first, count, readable, renormalize;
     uniform int pos_stride, nrm_stride, tng_stride;
 };
@@ -89,7 +90,7 @@ struct SkinCall {
 // are renormalized (in c.renormalize's mode).
 static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
                              uniform bool WT, uniform bool PACKED, uniform bool RN, const uniform SkinCall &c,
-                             uniform int v0, uniform int rem, uniform float * uniform dw)
+                             uniform int v0, uniform int rem, uniform float * uniform dw, varying GangBox &box)
 {
     uniform const uint32 * uniform jp = c.joints + K * v0;
     if (compact && !rigid)
@@ -110,6 +111,7 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
     const varying float x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
     const varying float y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
     const varying float z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
+    box_take(box, rem, x, y, z);
     varying float nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
     if (WN) {
         const varying float ix = a[3 * VBLOCK + programIndex], iy = a[4 * VBLOCK + programIndex],
@@ -194,6 +196,8 @@ static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool com
 {
     // A compact group's weights, decoded a gang at a time.
     uniform float decoded[8 * W];
+    varying GangBox box;
+    box_empty(box);
     // Whole gangs, then the last partial one: with the gang's size a constant, the loop keeps no count of
     // real lanes and holds none of the per-lane store code.
     const uniform int whole = c.count - c.count % W;
@@ -210,10 +214,11 @@ static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool com
             if (c.first < 0)
                 prefetch_run((uniform const int8 * uniform)(c.vertices + ahead), 4 * W);
         }
-        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, v0, W, decoded);
+        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, v0, W, decoded, box);
     }
     if (whole < c.count)
-        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, whole, c.count - whole, decoded);
+        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, whole, c.count - whole, decoded, box);
+    box_store(box, c.bounds);
 }
 
 // skin_loop with packed contiguous outputs, the common case, made a constant: tested on every gang, the
@@ -308,11 +313,14 @@ struct SkinGroupArgs {
     float * tng;
     int32 tng_stride;
     int32 write_tangents;
+    float * bounds;         // 6 floats written: the box of the positions written, min x y z then max x y
+                            // z (+inf then -inf for no vertex)
 };
 
 // Skins one influence group, or a run of one: vertex v's position goes to pos[o * pos_stride] (3
 // floats), its normal to nrm[o * nrm_stride] (3) when write_normals, and its tangent (xyz, then w copied)
-// to tng[o * tng_stride] (4) when write_tangents, with o = first + v, or vertices[v] when first < 0.
+// to tng[o * tng_stride] (4) when write_tangents, with o = first + v, or vertices[v] when first < 0; the
+// box of the positions written goes to bounds.
 export void EXPORT(skin_group)(uniform const SkinGroupArgs * uniform a)
 {
     uniform SkinCall c;
@@ -324,6 +332,7 @@ export void EXPORT(skin_group)(uniform const SkinGroupArgs * uniform a)
     c.pos = a->pos;
     c.nrm = a->nrm;
     c.tng = a->tng;
+    c.bounds = a->bounds;
     c.components = a->components;
     c.first = a->first;
     c.count = a->count;

@@ -37,6 +37,7 @@ struct FusedMorphArgs {
     float * pos;            // 3 floats per output vertex
     float * nrm;            // 3 floats per output vertex (components >= 6)
     float * tng;            // 4 floats per output vertex (components == 10)
+    float * bounds;         // 6 floats written: the box of the positions written (see skin_group)
 };
 
 // One morphed attribute of a gang: lane l gets components x, y and z of vertex v0 + l, base plus the
@@ -61,7 +62,8 @@ static inline void fm_morph3(const uniform FusedMorphArgs * uniform a, uniform c
 // Skins (morphed) the gang v0 .. v0 + W - 1 of a call, of which the first rem are real: skin_gang's
 // blended path with the attribute loads replaced by fm_morph3 and renormalization left out.
 static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, uniform bool WT,
-                           const uniform FusedMorphArgs * uniform a, uniform int v0, uniform int rem)
+                           const uniform FusedMorphArgs * uniform a, uniform int v0, uniform int rem,
+                           varying GangBox &box)
 {
     uniform const uint32 * uniform jp = a->joints + K * v0;
     uniform const float * uniform wp = a->weights + K * v0;
@@ -79,6 +81,7 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
     const varying float x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
     const varying float y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
     const varying float z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
+    box_take(box, rem, x, y, z);
     varying float nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
     if (WN) {
         varying float ix, iy, iz;
@@ -136,15 +139,18 @@ static inline void fm_gang(uniform int K, uniform bool rigid, uniform bool WN, u
 // The call's gangs with the written attributes made constants, as skin_for_outputs does.
 static inline void fm_call(uniform int K, uniform bool rigid, const uniform FusedMorphArgs * uniform a)
 {
+    varying GangBox box;
+    box_empty(box);
     for (uniform int v0 = 0; v0 < a->count; v0 += W) {
         const uniform int rem = min(a->count - v0, (uniform int)W);
         if (a->components == 10)
-            fm_gang(K, rigid, true, true, a, v0, rem);
+            fm_gang(K, rigid, true, true, a, v0, rem, box);
         else if (a->components == 6)
-            fm_gang(K, rigid, true, false, a, v0, rem);
+            fm_gang(K, rigid, true, false, a, v0, rem, box);
         else
-            fm_gang(K, rigid, false, false, a, v0, rem);
+            fm_gang(K, rigid, false, false, a, v0, rem, box);
     }
+    box_store(box, a->bounds);
 }
 
 // One function per influence count, unmasked and noinline as skin.ispc's skin_k##K (see there).
@@ -165,7 +171,7 @@ static noinline unmasked void fm_rigid(const uniform FusedMorphArgs * uniform a)
 
 // Morphs and skins one influence group (or a run of one starting at a block): vertex v's position goes to
 // pos[3o], its normal to nrm[3o] and its tangent (xyz, then w copied) to tng[4o] where the mesh has them,
-// with o = first + v, or vertices[v] when first < 0.
+// with o = first + v, or vertices[v] when first < 0; the box of the positions written goes to bounds.
 export void EXPORT(skin_morph_fused)(uniform const FusedMorphArgs * uniform a)
 {
     if (a->rigid != 0) {

@@ -26,6 +26,7 @@ pub struct SkinGroupArgs {
     pub tng: *mut f32,
     pub tng_stride: i32,
     pub write_tangents: i32,
+    pub bounds: *mut f32,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -46,4 +47,5 @@ pub struct FusedMorphArgs {
     pub pos: *mut f32,
     pub nrm: *mut f32,
     pub tng: *mut f32,
+    pub bounds: *mut f32,
 }

@@ -40,11 +40,12 @@
 //! ```
 
 use super::check::check_output;
-use super::frame::{bounds, CrowdPlayScratch, SkinnedVertices};
+use super::frame::{CrowdPlayScratch, SkinnedVertices};
 use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose};
 use crate::error::Error;
+use crate::layout::bounds::Bounds;
 use crate::layout::output::Renormalize;
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::palette::crowd::{models_and_palettes, CrowdPaletteJob, CrowdPalettes, SkinPalettes};
@@ -65,6 +66,8 @@ pub struct CrowdFrame {
     palettes: Vec<CrowdPalettes>,
     /// One output per mesh, every instance's vertices in turn.
     meshes: Vec<SkinnedVertices>,
+    /// Per mesh, each instance's box of skinned positions as the skin stage's kernels returned it.
+    mesh_bounds: Vec<MeshBoxes>,
     /// Buffers of [`Character::crowd_play`].
     play: CrowdPlayScratch,
     /// Who runs the jobs; [`Backend::Auto`] by default.
@@ -74,6 +77,16 @@ pub struct CrowdFrame {
     /// Renormalization of skinned normals and tangents; [`Renormalize::default()`], as for a
     /// [`Frame`](crate::Frame).
     pub renormalize: Renormalize,
+}
+
+/// One mesh's boxes in a [`CrowdFrame`], one per instance.
+#[derive(Clone, Debug)]
+struct MeshBoxes {
+    /// Whether the skin stage has written the mesh since the frame was made or since a stage that
+    /// failed; if not, [`CrowdFrame::bounds`] reads the positions.
+    known: bool,
+    /// Each instance's box, `None` for a mesh without vertices.
+    boxes: Vec<Option<(Vec3, Vec3)>>,
 }
 
 /// A [`CrowdFrame`]'s buffers, borrowed apart.
@@ -174,10 +187,19 @@ impl CrowdFrame {
         self.meshes.get(mesh)
     }
 
-    /// The bounding box of one instance's skinned positions over every mesh, as (min, max).
+    /// The bounding box of one instance's skinned positions over every mesh, as (min, max); `None`
+    /// for an instance that does not exist or meshes without vertices. The boxes come from the skin
+    /// stage, whose kernels keep them while they write the positions
+    /// ([`CrowdSkinningJob::run_with_bounds`]); a mesh the stage has not written is read here.
     pub fn bounds(&self, instance: usize) -> Option<(Vec3, Vec3)> {
+        if instance >= self.instances {
+            return None;
+        }
         (0..self.meshes.len())
-            .filter_map(|m| bounds(self.positions(m, instance)?))
+            .filter_map(|m| match self.mesh_bounds.get(m) {
+                Some(MeshBoxes { known: true, boxes }) => *boxes.get(instance)?,
+                _ => Bounds::of(self.positions(m, instance)?).get(),
+            })
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
     }
 }
@@ -227,6 +249,13 @@ impl Character {
             models: CrowdModels::new(&self.skeleton, instances)?,
             palettes,
             meshes,
+            mesh_bounds: vec![
+                MeshBoxes {
+                    known: false,
+                    boxes: vec![None; instances],
+                };
+                self.meshes.len()
+            ],
             play: CrowdPlayScratch::default(),
             backend: Backend::Auto,
             threads: Threads::All,
@@ -336,17 +365,23 @@ impl Character {
     /// [`Error::IsaUnavailable`].
     pub fn crowd_skin(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.check_crowd(frame)?;
-        for ((mesh, &skin), out) in self
+        // A mesh's boxes are known again once the stage has written it (see CrowdFrame::mesh_bounds).
+        for m in &mut frame.mesh_bounds {
+            m.known = false;
+        }
+        for (((mesh, &skin), out), m) in self
             .meshes
             .iter()
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
+            .zip(&mut frame.mesh_bounds)
         {
             CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output())
                 .renormalize(frame.renormalize)
                 .backend(frame.backend)
                 .threads(frame.threads)
-                .run()?;
+                .run_with_bounds(&mut m.boxes)?;
+            m.known = true;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use crate::animation::{CrowdSamplingContext, SamplingContext};
 use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
+use crate::layout::bounds::Bounds;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
@@ -28,9 +29,11 @@ pub struct SkinnedVertices {
 
 impl SkinnedVertices {
     /// The axis-aligned bounding box of the skinned positions, as (min, max), or `None` for a mesh
-    /// without vertices. A NaN coordinate is ignored, as `f32::min` and `f32::max` ignore it.
+    /// without vertices (or whose positions are NaN on some axis everywhere). A NaN coordinate is
+    /// ignored, as `f32::min` and `f32::max` ignore it. This reads every position; [`Frame::bounds`]
+    /// has the skin stage's box instead.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        bounds(&self.positions)
+        Bounds::of(&self.positions).get()
     }
 }
 
@@ -53,16 +56,6 @@ impl SkinnedVertices {
             tangents: self.tangents.as_deref_mut(),
         }
     }
-}
-
-/// The axis-aligned bounding box of points, or `None` for none.
-pub(crate) fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
-    let first = *points.first()?;
-    Some(
-        points
-            .iter()
-            .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
-    )
 }
 
 /// Per-frame working space of the rigid meshes' morph and transforms, sized once.
@@ -104,6 +97,10 @@ pub struct Frame {
     pub(crate) models: Vec<Mat4>,
     pub(crate) palettes: Vec<Vec<PaletteMatrix>>,
     pub(crate) meshes: Vec<SkinnedVertices>,
+    /// The box of each skinned mesh's positions as the skin stage's kernels returned it while writing
+    /// them; `None` where the stage has not written the mesh since the frame was made or since a skin
+    /// stage that failed (then [`Frame::bounds`] reads the positions).
+    pub(crate) mesh_bounds: Vec<Option<Bounds>>,
     /// The rigid meshes' world-space vertices, one per rigid mesh of the character.
     pub(crate) rigid: Vec<SkinnedVertices>,
     /// Per skinned mesh with morph targets, the frame's own copy of its prepared mesh, into whose blocks
@@ -304,12 +301,22 @@ impl Frame {
 
     /// The bounding box of every position of every mesh, skinned and rigid, as (min, max); `None`
     /// without vertices.
+    ///
+    /// The skinned meshes' boxes come from the skin stage, whose kernels keep them while they write
+    /// the positions ([`SkinningJob::run_with_bounds`](crate::SkinningJob::run_with_bounds)), so this
+    /// costs no pass over those vertices; a mesh the stage has not written (a frame not yet skinned)
+    /// and the rigid meshes are read here.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        self.meshes
+        let skinned = self
+            .meshes
             .iter()
-            .chain(&self.rigid)
-            .filter_map(SkinnedVertices::bounds)
-            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+            .zip(&self.mesh_bounds)
+            .map(|(mesh, known)| known.unwrap_or_else(|| Bounds::of(&mesh.positions)));
+        let rigid = self.rigid.iter().map(|mesh| Bounds::of(&mesh.positions));
+        skinned
+            .chain(rigid)
+            .fold(Bounds::EMPTY, Bounds::merge)
+            .get()
     }
 
     /// The local pose in level order (translations, rotations, scales): the fast path for code that

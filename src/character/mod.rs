@@ -511,6 +511,7 @@ impl Character {
                 .iter()
                 .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count()))
                 .collect(),
+            mesh_bounds: vec![None; self.meshes.len()],
             rigid: self.rigid.iter().map(|m| m.zeroed_output()).collect(),
             morphed: self
                 .meshes

@@ -19,6 +19,7 @@
 use crate::backend::{Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::morph::{self as ffi, MORPH_BATCH};
+use crate::layout::bounds::Bounds;
 use crate::layout::mesh::{padded, MAX_INFLUENCES, SKIN_BLOCK};
 use crate::layout::output::Renormalize;
 use crate::layout::palette::PaletteMatrix;
@@ -142,7 +143,7 @@ impl SkinnedMorph {
     }
 
     /// Morphs and skins `mesh` in one pass (`skin_morph_fused` in ispc/skin_morph.ispc) when that pass
-    /// covers the call, and says whether it ran. It covers an ISA backend, no renormalization, one
+    /// covers the call, and returns the box of the positions written where it ran (`None`: it did not). It covers an ISA backend, no renormalization, one
     /// thread, no compact influence group, at most [`MORPH_BATCH`] targets with a weight that is not
     /// zero per attribute, and a call that passes every rule of the skinning job (one weight per target,
     /// the mesh these deltas were packed for, a palette that covers its joints, one output per vertex
@@ -160,9 +161,9 @@ impl SkinnedMorph {
         renormalize: Renormalize,
         threads: Threads,
         out: &mut SkinnedVertices,
-    ) -> bool {
+    ) -> Option<Bounds> {
         let Resolved::Ispc(isa) = backend else {
-            return false;
+            return None;
         };
         let n = mesh.vertex_count();
         let covered = renormalize == Renormalize::None
@@ -178,13 +179,11 @@ impl SkinnedMorph {
             // kernel would write to a normal stream the frame does not have (runtime_numeric fuzz).
             && (mesh.has_normals() || !mesh.has_tangents());
         if !covered {
-            return false;
+            return None;
         }
-        let Some((active, counts)) = self.active_targets(weights) else {
-            return false;
-        };
+        let (active, counts) = self.active_targets(weights)?;
         let [p, nm, t] = &active;
-        ffi::skin_morph_fused(
+        let bounds = ffi::skin_morph_fused(
             isa,
             &mesh.kernel,
             palette,
@@ -193,7 +192,7 @@ impl SkinnedMorph {
             out.normals.as_deref_mut().map(bytemuck::cast_slice_mut),
             out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
         );
-        true
+        Some(bounds)
     }
 
     /// The targets of each attribute (positions, normals, tangents) whose weight is not zero, in target

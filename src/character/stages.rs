@@ -122,13 +122,16 @@ impl Character {
     /// morphed mesh takes the pre-pass, which the lab measures against the fused pass.
     pub(crate) fn skin_stage(&self, frame: &mut Frame, fuse: bool) -> Result<(), Error> {
         self.check_frame(frame)?;
-        for ((((mesh, &skin), out), (morph, weights)), copy) in self
+        // Each mesh's box is known again once the stage has written the mesh (see Frame::mesh_bounds).
+        frame.mesh_bounds.fill(None);
+        for (((((mesh, &skin), out), (morph, weights)), copy), known) in self
             .meshes
             .iter()
             .zip(&self.mesh_skins)
             .zip(&mut frame.meshes)
             .zip(self.mesh_morphs.iter().zip(&frame.mesh_weights))
             .zip(&mut frame.morphed)
+            .zip(&mut frame.mesh_bounds)
         {
             // A mesh with morph weights is morphed and skinned in one pass where that pass covers the
             // call, else morphed into the frame's copy, in place, and that copy skinned; a mesh without
@@ -148,8 +151,8 @@ impl Character {
                                 value: f32::NAN,
                             }));
                     };
-                    if fuse
-                        && m.skin_fused(
+                    let fused = if fuse {
+                        m.skin_fused(
                             backend,
                             mesh,
                             palette,
@@ -158,11 +161,15 @@ impl Character {
                             frame.threads,
                             out,
                         )
-                    {
+                    } else {
+                        None
+                    };
+                    if let Some(bounds) = fused {
                         // The fused pass has no bound to prove: its outputs are checked.
                         let used = palette.get(..mesh.joint_count()).unwrap_or(palette);
                         check_palette(used)?;
                         check_skinned(&out.output(), mesh.vertex_count())?;
+                        *known = Some(bounds);
                         continue;
                     }
                     m.morph_into(backend, mesh, weights, c)?;
@@ -171,11 +178,13 @@ impl Character {
                 }
                 _ => mesh,
             };
-            SkinningJob::new(skinned, &frame.palettes[skin], out.output())
-                .renormalize(frame.renormalize)
-                .threads(frame.threads)
-                .backend(frame.backend)
-                .run()?;
+            *known = Some(
+                SkinningJob::new(skinned, &frame.palettes[skin], out.output())
+                    .renormalize(frame.renormalize)
+                    .threads(frame.threads)
+                    .backend(frame.backend)
+                    .run_boxed()?,
+            );
         }
         Ok(())
     }

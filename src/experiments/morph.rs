@@ -158,15 +158,18 @@ impl<'a> FusedMorphJob<'a> {
         let lists = [&p[..counts[0]], &nm[..counts[1]], &t[..counts[2]]];
         let out = &mut *self.output;
         match resolved {
-            Resolved::Ispc(isa) => ffi::skin_morph_fused(
-                isa,
-                mesh,
-                self.palette,
-                lists,
-                bytemuck::cast_slice_mut(&mut out.positions[..]),
-                out.normals.as_deref_mut().map(bytemuck::cast_slice_mut),
-                out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
-            ),
+            Resolved::Ispc(isa) => {
+                // The box of the positions is the product's (Frame::bounds); the experiment drops it.
+                ffi::skin_morph_fused(
+                    isa,
+                    mesh,
+                    self.palette,
+                    lists,
+                    bytemuck::cast_slice_mut(&mut out.positions[..]),
+                    out.normals.as_deref_mut().map(bytemuck::cast_slice_mut),
+                    out.tangents.as_deref_mut().map(bytemuck::cast_slice_mut),
+                );
+            }
             Resolved::Reference => reference::skin_morph_fused(mesh, self.palette, lists, out),
         }
         Ok(())

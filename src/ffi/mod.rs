@@ -63,13 +63,14 @@ const _: () = assert!(
 );
 
 // SkinGroupArgs is shared with ISPC through the generated header: eight i32, five input pointers,
-// then three (pointer, stride) outputs with two flags, as ispc/skin.ispc declares it.
+// then three (pointer, stride) outputs with two flags and the box's pointer, as ispc/skin.ispc
+// declares it.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 120);
+const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 128);
 // FusedMorphArgs (ispc/skin_morph.ispc): eight i32, five input pointers, 24 delta pointers, 24
-// weights, then three output pointers.
+// weights, then three output pointers and the box's pointer.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<FusedMorphArgs>() == 384);
+const _: () = assert!(std::mem::size_of::<FusedMorphArgs>() == 392);
 
 /// Largest item count per kernel call. The largest byte offset a kernel computes is 16 bytes times this
 /// (a Vec4 output), 256 MiB, far below i32::MAX.

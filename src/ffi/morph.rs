@@ -2,6 +2,7 @@
 //! prepared mesh's rows) and the pass fused into skinning (`skin_morph_fused`).
 
 use super::{FusedMorphArgs, MorphFloatsFn, MorphRowsFn, Runnable, MAX_ITEMS_PER_CALL};
+use crate::layout::bounds::Bounds;
 use crate::layout::mesh::{padded, InfluenceTable, KernelMesh, MAX_VERTICES, SKIN_BLOCK};
 use crate::layout::palette::PaletteMatrix;
 
@@ -161,7 +162,8 @@ pub(crate) type ActiveTargets<'d> = [(&'d [f32], f32)];
 /// `skin_morph_fused` kernel): attribute s (positions, normals, tangents) of each vertex is its bind
 /// value plus the weighted deltas of `active[s]`, transformed by the vertex's blended palette matrix
 /// without renormalization. Vertex o's outputs go to `positions[3o..]`, `normals[3o..]` and
-/// `tangents[4o..]` (w copied from the bind tangent), in original vertex order.
+/// `tangents[4o..]` (w copied from the bind tangent), in original vertex order. Returns the box of the
+/// positions written.
 ///
 /// # Panics
 /// When a precondition does not hold (the calling job's checks): the palette covers the mesh's joints,
@@ -176,7 +178,7 @@ pub(crate) fn skin_morph_fused(
     positions: &mut [f32],
     normals: Option<&mut [f32]>,
     tangents: Option<&mut [f32]>,
-) {
+) -> Bounds {
     let n = mesh.vertex_count();
     let c = mesh.components();
     assert!(
@@ -226,6 +228,7 @@ pub(crate) fn skin_morph_fused(
         x.as_mut_ptr()
     });
     let mut start = 0;
+    let mut bounds = Bounds::EMPTY;
     for g in mesh.groups() {
         let count = g.vertices.len();
         let group_rows = start..start + padded(count) / SKIN_BLOCK * 3 * SKIN_BLOCK;
@@ -263,7 +266,10 @@ pub(crate) fn skin_morph_fused(
             pos: positions.as_mut_ptr(),
             nrm,
             tng,
+            bounds: std::ptr::null_mut(),
         };
+        let mut group_bounds = Bounds::EMPTY;
+        args.bounds = group_bounds.0.as_mut_ptr();
         for (s, targets) in active.iter().enumerate() {
             args.active[s] = targets.len() as i32;
             for (t, &(d, w)) in targets.iter().enumerate() {
@@ -286,7 +292,9 @@ pub(crate) fn skin_morph_fused(
         // so no input overlaps them; groups write distinct vertices. Every index fits in i32 because
         // n <= MAX_VERTICES (asserted), and the kernel assumes only 4-byte alignment (the palette is
         // 64-byte aligned anyway). It never reads `weights` of a rigid group, nor `vertices` of a
-        // contiguous one.
-        unsafe { (isa.kernels().skin_morph_fused)(&args) }
+        // contiguous one. It writes the 6 floats of `group_bounds`, a local array that outlives the call.
+        unsafe { (isa.kernels().skin_morph_fused)(&args) };
+        bounds = bounds.merge(group_bounds);
     }
+    bounds
 }

@@ -5,9 +5,11 @@
 //! The job decides how the work runs (one thread or rayon's pool, chunk size, streaming stores,
 //! renormalization); this file only carries those decisions out over raw pointers. Its inputs are the
 //! kernels' own layouts: a [`KernelMesh`], whose invariants were checked when it was built, a palette,
-//! and an [`Output`], whose bounds are checked here.
+//! and an [`Output`], whose bounds are checked here. Every call returns the box of the positions it
+//! wrote, which the kernel keeps as it goes.
 
 use super::{Runnable, SkinGroupArgs};
+use crate::layout::bounds::Bounds;
 use crate::layout::mesh::{padded, InfluenceGroup, InfluenceTable, KernelMesh, SKIN_BLOCK};
 use crate::layout::output::{overlap, OutputView};
 use crate::layout::palette::PaletteMatrix;
@@ -161,14 +163,15 @@ impl<'o> Output<'o> {
     }
 }
 
-/// Skins every influence group of `mesh` into `out`, as `plan` says.
+/// Skins every influence group of `mesh` into `out`, as `plan` says, and returns the box of the
+/// positions written.
 pub(crate) fn skin_mesh(
     isa: Runnable,
     mesh: &KernelMesh,
     palette: &[PaletteMatrix],
     out: &Output<'_>,
     plan: Plan,
-) {
+) -> Bounds {
     let n = mesh.vertex_count();
     assert!(
         palette.len() >= mesh.joint_count(),
@@ -188,6 +191,7 @@ pub(crate) fn skin_mesh(
         !plan.stream || (out.can_stream() && sequential),
         "streaming needs a streamable layout"
     );
+    let mut bounds = Bounds::EMPTY;
     for g in mesh.groups() {
         let count = g.vertices.len();
         if count == 0 {
@@ -233,13 +237,14 @@ pub(crate) fn skin_mesh(
                 direct(range)
             }
         };
-        for_each_range(count, plan.parallel_chunk, run);
+        bounds = bounds.merge(for_each_range(count, plan.parallel_chunk, run));
     }
+    bounds
 }
 
 /// Streaming: each block of STAGE vertices of `range` (inside group `g`, which is contiguous from
 /// original index `first`) is skinned (and renormalized) into a scratch buffer laid out like the
-/// output, then streamed out.
+/// output, then streamed out. Returns the box of the positions written.
 fn stage_and_stream(
     isa: Runnable,
     g: &InfluenceGroup,
@@ -248,8 +253,9 @@ fn stage_and_stream(
     rows: Option<RowsMode>,
     first: usize,
     range: Range<usize>,
-) {
+) -> Bounds {
     let t = out.targets;
+    let mut bounds = Bounds::EMPTY;
     let floats_per_vertex = out.whole.map_or(10, |(_, stride)| stride);
     let mut scratch = vec![0.0f32; STAGE * floats_per_vertex];
     let s = scratch.as_mut_ptr();
@@ -274,7 +280,7 @@ fn stage_and_stream(
         // inside scratch (separate: segments of 3, 3 and 4 floats times STAGE; interleaved: offset +
         // size <= stride, STAGE strides), which only this call uses. The inputs are read at
         // block..block + len, inside the group.
-        unsafe {
+        let skinned = unsafe {
             skin_block(
                 isa,
                 g,
@@ -285,7 +291,8 @@ fn stage_and_stream(
                 &targets,
                 rows,
             )
-        }
+        };
+        bounds = bounds.merge(skinned);
         // SAFETY: the group is contiguous (asserted in skin_mesh), so its vertices are first..first +
         // count, all below n; the block's outputs are vertices dst..dst + len. Separate: 3 (3, 4) floats
         // per vertex from dst on, inside the 3n (3n, 4n) float streams. Interleaved: `len` whole strides
@@ -307,16 +314,18 @@ fn stage_and_stream(
         }
     }
     stream_fence();
+    bounds
 }
 
 /// Calls `f` over disjoint ranges covering `0..count`: once on this thread, or in chunks of whole
-/// [`SKIN_BLOCK`]s on rayon's pool. The ranges are made here, not by the caller, so that their disjointness (which the SAFETY
-/// comments above rely on) never depends on code outside this module.
-fn for_each_range<F: Fn(Range<usize>) + Sync + Send>(
+/// [`SKIN_BLOCK`]s on rayon's pool, and merges the boxes it returns. The ranges are made here, not by
+/// the caller, so that their disjointness (which the SAFETY comments above rely on) never depends on
+/// code outside this module.
+fn for_each_range<F: Fn(Range<usize>) -> Bounds + Sync + Send>(
     count: usize,
     parallel_chunk: Option<usize>,
     f: F,
-) {
+) -> Bounds {
     match parallel_chunk {
         None => f(0..count),
         Some(chunk) => {
@@ -327,7 +336,10 @@ fn for_each_range<F: Fn(Range<usize>) + Sync + Send>(
                 .step_by(chunk)
                 .map(|s| s..(s + chunk).min(count))
                 .collect();
-            ranges.into_par_iter().for_each(f);
+            ranges
+                .into_par_iter()
+                .map(f)
+                .reduce(|| Bounds::EMPTY, Bounds::merge)
         }
     }
 }
@@ -355,7 +367,7 @@ enum Indices {
 
 /// Skins vertices `start..start + len` of group `g` with its kernel (the rigid one when the group is
 /// rigid), writing vertex `start + v`'s outputs at the index `indices` gives for v, and renormalizing
-/// normals and tangents as `rows` says.
+/// normals and tangents as `rows` says; returns the box of the positions written.
 ///
 /// # Safety
 /// `isa` must be runnable (its `Runnable` proves it); `start + len` is at most the group's vertex count
@@ -376,7 +388,7 @@ unsafe fn skin_block(
     indices: Indices,
     out: &Targets,
     rows: Option<RowsMode>,
-) {
+) -> Bounds {
     // The kernel reads whole gangs from the start of a block: the padding behind the group's last
     // vertex makes every such read land inside the group's arrays.
     assert_eq!(start % SKIN_BLOCK, 0, "a kernel call starts a block");
@@ -427,6 +439,7 @@ unsafe fn skin_block(
             joints.as_ptr().add(k * start),
         )
     };
+    let mut bounds = Bounds::EMPTY;
     let args = SkinGroupArgs {
         influences: k as i32,
         rigid: i32::from(rigid),
@@ -449,6 +462,7 @@ unsafe fn skin_block(
         tng: out.tng,
         tng_stride: out.ts as i32,
         write_tangents: i32::from(out.wt),
+        bounds: bounds.0.as_mut_ptr(),
     };
     // SAFETY: the caller's contract. The kernel reads `args` once; through it, the group's inputs from
     // `start` on, in whole gangs that the padding keeps inside the vectors (see above), listed indices
@@ -460,8 +474,9 @@ unsafe fn skin_block(
     // o + W - 1 is written as that one range, which holds exactly those vertices' outputs. It prefetches (never loads) inputs of vertices
     // below `readable`, counted from `start`, which the group's vectors also hold. A group is never
     // asked for attributes it lacks (asserted in skin_mesh), and the rigid and compact forms never read
-    // `weights`.
-    unsafe { (isa.kernels().skin_group)(&args) }
+    // `weights`. It writes the 6 floats of `bounds`, a local array that outlives the call.
+    unsafe { (isa.kernels().skin_group)(&args) };
+    bounds
 }
 
 /// Groups whose inputs (blocks, joints and weights) reach this many bytes are skinned with software

@@ -2,6 +2,7 @@
 //! crate, importing nothing from it. Each type here is the exact memory form a kernel reads or writes.
 
 pub(crate) mod blend;
+pub(crate) mod bounds;
 pub(crate) mod crowd;
 pub(crate) mod format;
 pub(crate) mod hierarchy;

@@ -18,6 +18,7 @@ use crate::layout::output::Renormalize;
 use crate::palette::crowd::CrowdPalettes;
 use crate::skinning::job::{check_output, SkinOutput, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
+use glam::Vec3;
 
 /// Skins a prepared mesh for every instance of a crowd.
 #[derive(Debug)]
@@ -93,35 +94,79 @@ impl<'a> CrowdSkinningJob<'a> {
     }
 
     /// Validates, then skins every instance.
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] for palettes with fewer entries than the mesh's joint count or an
+    /// output without `instances * v` elements; an interleaved buffer breaking
+    /// [`SkinningJob::run_with_bounds`]'s layout rules for `instances * v` vertices
+    /// ([`Error::OutputLayout`]); [`Error::AttributeMissing`]; [`Error::IsaUnavailable`]; and that
+    /// job's numeric rules per instance.
     pub fn run(&mut self) -> Result<(), Error> {
+        self.run_into(None)
+    }
+
+    /// Validates, skins every instance, and writes each instance's box of skinned positions to
+    /// `bounds[instance]` as (min, max) (`None` for a mesh without vertices), as
+    /// [`SkinningJob::run_with_bounds`] gives it: kept by the kernels as they write the positions, read
+    /// from the output on the serial reference.
+    ///
+    /// # Errors
+    /// Those of [`run`](Self::run), and [`Error::CountMismatch`] unless `bounds` has one entry per
+    /// instance (then nothing is written).
+    pub fn run_with_bounds(&mut self, bounds: &mut [Option<(Vec3, Vec3)>]) -> Result<(), Error> {
+        let instances = self.palettes.instances();
+        if bounds.len() != instances {
+            return Err(Error::CountMismatch {
+                what: "crowd bounds (one per instance)",
+                expected: instances,
+                got: bounds.len(),
+            });
+        }
+        self.run_into(Some(bounds))
+    }
+
+    /// Skins every instance, writing its box to `bounds[instance]` where given (one per instance,
+    /// checked by the caller).
+    fn run_into(&mut self, bounds: Option<&mut [Option<(Vec3, Vec3)>]>) -> Result<(), Error> {
         self.validate()?;
         let v = self.mesh.vertex_count();
         let instances = self.palettes.instances();
         if v == 0 || instances == 0 {
+            if let Some(b) = bounds {
+                b.fill(None);
+            }
             return Ok(());
         }
         let entries = self.palettes.entries();
         let palettes = self.palettes.as_slice();
         let (mesh, renormalize, backend) = (self.mesh, self.renormalize, self.backend);
-        let job = |i: usize, output: SkinOutput<'_>| {
+        let job = |i: usize, output: SkinOutput<'_>, slot: Option<&mut Option<(Vec3, Vec3)>>| {
             let palette = &palettes[i * entries..(i + 1) * entries];
-            SkinningJob::new(mesh, palette, output)
+            let b = SkinningJob::new(mesh, palette, output)
                 .renormalize(renormalize)
                 .backend(backend)
-                .run()
+                .run_with_bounds()?;
+            if let Some(slot) = slot {
+                *slot = b;
+            }
+            Ok(())
         };
-        let runs = instance_runs(&mut self.output, v, instances);
+        let mut slots = bounds.map(|b| b.iter_mut());
+        let runs = instance_runs(&mut self.output, v, instances)
+            .map(move |out| (out, slots.as_mut().and_then(Iterator::next)));
         match self.threads {
-            Threads::One => runs.enumerate().try_for_each(|(i, out)| job(i, out)),
+            Threads::One => runs
+                .enumerate()
+                .try_for_each(|(i, (out, slot))| job(i, out, slot)),
             // One task per instance; every instance was validated above, so an error here is the
             // first one any task met.
             Threads::All => {
                 let first_error = std::sync::Mutex::new(None);
                 rayon::in_place_scope(|scope| {
-                    for (i, out) in runs.enumerate() {
+                    for (i, (out, slot)) in runs.enumerate() {
                         let (job, first_error) = (&job, &first_error);
                         scope.spawn(move |_| {
-                            if let Err(e) = job(i, out) {
+                            if let Err(e) = job(i, out, slot) {
                                 if let Ok(mut slot) = first_error.lock() {
                                     slot.get_or_insert(e);
                                 }

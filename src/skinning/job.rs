@@ -10,13 +10,13 @@
 //! n' = B3 n and t' = B3 t.xyz with t'.w = t.w (B3 is B's 3x3 part). Normals and tangents are optionally
 //! renormalized ([`Renormalize`]). As in every linear blend skinning, B3 is not a rotation when the
 //! joints disagree, so n' is exact only for rigid (1-influence) vertices; renormalizing fixes its length.
-//! The ISPC path renormalizes in a second pass with one vector per lane (over each streaming block, or
-//! over the whole output), so a square root serves a gang of vertices and the result does not depend on
-//! the output layout or the thread count.
+//! The ISPC path renormalizes in registers as it stores each gang, one vector per lane, so a square root
+//! serves a gang of vertices and the result does not depend on the output layout or the thread count.
 
 use crate::backend::{Backend, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
+use crate::layout::bounds::Bounds;
 use crate::layout::mesh::SKIN_CHUNK;
 use crate::layout::output::{overlap, OutputView, Renormalize};
 use crate::layout::palette::PaletteMatrix;
@@ -178,12 +178,43 @@ impl<'a> SkinningJob<'a> {
 
     /// Validates, then skins every vertex.
     ///
+    /// # Errors
+    /// Those of [`run_with_bounds`](Self::run_with_bounds).
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.run_job(false).map(|_| ())
+    }
+
+    /// Validates, skins every vertex, and returns the axis-aligned box of the skinned positions as
+    /// (min, max), or `None` for a mesh without vertices. The kernels keep the box as they write the
+    /// positions (six minimum and maximum instructions per gang of vertices), so it costs no second
+    /// pass over the output; the serial reference computes it from its output. It is the box of
+    /// exactly the floats written, on every ISA and thread count.
+    ///
     /// The numeric rules: the palette entries the mesh uses are finite ([`Error::NotFinite`], naming
     /// the entry), and the skinned vertices are finite ([`Error::ResultNotFinite`]). The second is
     /// proven before the run from the palette's and the mesh's largest elements, and only where that
     /// bound cannot prove it (very large values, or [`Renormalize::Fast`], whose estimate has no
     /// bound for tiny vectors) are the outputs checked after it.
-    pub fn run(&mut self) -> Result<(), Error> {
+    ///
+    /// # Errors
+    /// [`Error::CountMismatch`] for a palette shorter than the mesh's joint count or an output without
+    /// one element per vertex; [`Error::AttributeMissing`] for normals or tangents the mesh lacks;
+    /// [`Error::OutputLayout`] for an interleaved buffer that is not 4-byte aligned, whose stride is not
+    /// a multiple of 4 holding every attribute without overlaps, or that is too short;
+    /// [`Error::IsaUnavailable`] for an explicit ISA this CPU cannot run; and the two numeric rules
+    /// above.
+    pub fn run_with_bounds(&mut self) -> Result<Option<(Vec3, Vec3)>, Error> {
+        self.run_boxed().map(Bounds::get)
+    }
+
+    /// [`run_with_bounds`](Self::run_with_bounds) with the box in the kernels' form.
+    pub(crate) fn run_boxed(&mut self) -> Result<Bounds, Error> {
+        self.run_job(true)
+    }
+
+    /// Validates and skins; the box of the positions where `boxed` (the kernels keep it anyway; the
+    /// reference reads its output for it only when asked), else [`Bounds::EMPTY`].
+    fn run_job(&mut self, boxed: bool) -> Result<Bounds, Error> {
         self.plan()?;
         let resolved = self.backend.resolve()?;
         let used = self
@@ -192,17 +223,23 @@ impl<'a> SkinningJob<'a> {
             .unwrap_or(self.palette);
         let proven = match numeric::palette_magnitude(used) {
             Some(m) => self.mesh.bounded_by(m) && self.renormalize != Renormalize::Fast,
-            None => return check_palette(used),
+            // No magnitude means a float that is not finite, which check_palette names; should it
+            // find none, the run goes on unproven and its outputs are checked.
+            None => {
+                check_palette(used)?;
+                false
+            }
         };
-        self.skin(resolved)?;
-        if proven {
-            return Ok(());
+        let bounds = self.skin(resolved, boxed)?;
+        if !proven {
+            check_skinned(&self.output, self.mesh.vertex_count())?;
         }
-        check_skinned(&self.output, self.mesh.vertex_count())
+        Ok(bounds)
     }
 
-    /// Skins every vertex on `resolved`; the rules are checked.
-    fn skin(&mut self, resolved: Resolved) -> Result<(), Error> {
+    /// Skins every vertex on `resolved` and returns the box of the positions (on the reference only
+    /// where `boxed`, else empty); the rules are checked.
+    fn skin(&mut self, resolved: Resolved, boxed: bool) -> Result<Bounds, Error> {
         let view = match &mut self.output {
             SkinOutput::Separate {
                 positions,
@@ -241,7 +278,11 @@ impl<'a> SkinningJob<'a> {
         let mesh = &self.mesh.kernel;
         let Resolved::Ispc(isa) = resolved else {
             reference::skin(mesh, self.palette, self.renormalize, view);
-            return Ok(());
+            return Ok(if boxed {
+                skinned_bounds(&self.output, mesh.vertex_count())
+            } else {
+                Bounds::EMPTY
+            });
         };
         // The scheduling decisions, made here and carried out by the FFI: chunks of SKIN_CHUNK
         // vertices on rayon's pool for `Threads::All`; streaming only where both the output layout and
@@ -259,10 +300,38 @@ impl<'a> SkinningJob<'a> {
             stream,
             rows,
         };
-        if mesh.vertex_count() > 0 {
-            ffi::skin_mesh(isa, mesh, self.palette, &out, plan);
+        if mesh.vertex_count() == 0 {
+            return Ok(Bounds::EMPTY);
         }
-        Ok(())
+        Ok(ffi::skin_mesh(isa, mesh, self.palette, &out, plan))
+    }
+}
+
+/// The box of the first `n` positions of a validated output, read back serially: the reference's box
+/// (see [`SkinningJob::run_with_bounds`]).
+pub(crate) fn skinned_bounds(output: &SkinOutput<'_>, n: usize) -> Bounds {
+    match output {
+        SkinOutput::Separate { positions, .. } => {
+            Bounds::of(positions.get(..n).unwrap_or(positions))
+        }
+        SkinOutput::Interleaved {
+            bytes,
+            stride,
+            positions,
+            ..
+        } => {
+            // Validated: 4-byte aligned, the position inside the stride, the buffer long enough.
+            let floats: &[f32] =
+                bytemuck::try_cast_slice(&bytes[..bytes.len() / 4 * 4]).unwrap_or(&[]);
+            let at = positions / 4;
+            floats
+                .chunks((stride / 4).max(1))
+                .take(n)
+                .filter_map(|vertex| vertex.get(at..at + 3))
+                .fold(Bounds::EMPTY, |b, p| {
+                    b.merge(Bounds::of(&[Vec3::new(p[0], p[1], p[2])]))
+                })
+        }
     }
 }
 

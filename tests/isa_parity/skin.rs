@@ -127,6 +127,27 @@ fn within(got: f32, want: f32, tol: f32, at: &dyn Fn() -> String) -> Result<(), 
     }
 }
 
+/// The box `SkinningJob::run_with_bounds` returned against the box of the positions the job wrote, read
+/// back: equal (a minimum or maximum rounds nothing, so the kernels' box must be exactly the positions'
+/// on every ISA, thread count and output form), and `None` exactly when there is no vertex.
+pub fn same_box(
+    got: Option<(Vec3, Vec3)>,
+    positions: &[Vec3],
+    at: &dyn Fn() -> String,
+) -> Result<(), String> {
+    let want = positions.iter().fold(None, |b: Option<(Vec3, Vec3)>, &p| {
+        Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))
+    });
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: the pass's box is {got:?}, the positions written span {want:?}",
+            at()
+        ))
+    }
+}
+
 pub fn check_skin(isa: Isa) -> Result<String, String> {
     check_skin_with(isa, false)
 }
@@ -200,7 +221,7 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
                         // default is Renormalize::Precise (check_skin_renormalize covers it).
                         let mut job = SkinningJob::new(&prepared, &pal, out);
                         (job.backend, job.renormalize) = (backend, Renormalize::None);
-                        job.run().map_err(|e| e.to_string())?;
+                        let b = job.run_with_bounds().map_err(|e| e.to_string())?;
                         for i in 0..n {
                             let f = &buf[13 * i..13 * i + 13];
                             if f[0] != -7.25e30 || f[7] != -7.25e30 || f[12] != -7.25e30 {
@@ -212,6 +233,7 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
                             nn[i] = Vec3::new(f[4], f[5], f[6]);
                             t[i] = Vec4::new(f[8], f[9], f[10], f[11]);
                         }
+                        same_box(b, &p, &|| format!("skin {backend:?} n={n} interleaved"))?;
                     } else {
                         let out = SkinOutput::Separate {
                             positions: &mut p,
@@ -222,7 +244,8 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
                         // default is Renormalize::Precise (check_skin_renormalize covers it).
                         let mut job = SkinningJob::new(&prepared, &pal, out);
                         (job.backend, job.renormalize) = (backend, Renormalize::None);
-                        job.run().map_err(|e| e.to_string())?;
+                        let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+                        same_box(b, &p, &|| format!("skin {backend:?} n={n} separate"))?;
                     }
                     Ok((p, nn, t))
                 };
@@ -299,7 +322,10 @@ pub fn check_skin_outputs(isa: Isa) -> Result<String, String> {
                 };
                 let mut job = SkinningJob::new(&prepared, &pal, out);
                 (job.backend, job.renormalize) = (isa.into(), mode);
-                job.run().map_err(|e| e.to_string())?;
+                let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+                same_box(b, &p, &|| {
+                    format!("skin outputs {isa} k={k} n={n} normals={normals} tangents={tangents}")
+                })?;
                 Ok((p, nn, t))
             };
             let (fp, fn_, ft) = run(true, true)?;
@@ -362,7 +388,8 @@ pub fn check_skin_renormalize(isa: Isa) -> Result<String, String> {
                 },
             );
             (job.backend, job.renormalize) = (backend, mode);
-            job.run().map_err(|e| e.to_string())?;
+            let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+            same_box(b, &p, &|| format!("renormalize {mode:?} {backend:?} n={n}"))?;
             Ok((p, nn, t))
         };
         let (_, raw_n, raw_t) = run(Backend::Reference, Renormalize::None)?;
@@ -432,7 +459,13 @@ pub fn check_skin_threads(isa: Isa) -> Result<String, String> {
         };
         let mut job = SkinningJob::new(&prepared, &pal, out);
         (job.backend, job.threads, job.renormalize) = (isa.into(), threads, Renormalize::Fast);
-        job.run().map_err(|e| e.to_string())?;
+        let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+        let floats: &[f32] = bytemuck::cast_slice(&buf);
+        let p: Vec<Vec3> = floats
+            .chunks(10)
+            .map(|f| Vec3::new(f[0], f[1], f[2]))
+            .collect();
+        same_box(b, &p, &|| format!("skin threads {isa} {threads:?}"))?;
         Ok(buf)
     };
     let (one, all) = (run(Threads::One)?, run(Threads::All)?);
@@ -635,7 +668,18 @@ pub fn check_skin_streaming(isa: Isa) -> Result<String, String> {
                     let mut job = SkinningJob::new(&prepared, &pal, out);
                     (job.backend, job.threads, job.streaming, job.renormalize) =
                         (isa.into(), threads, streaming, Renormalize::Fast);
-                    job.run().map_err(|e| e.to_string())?;
+                    let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+                    if stride > 0 {
+                        p = buf
+                            .chunks(stride)
+                            .map(|f| Vec3::from_slice(&f[offsets[0]..offsets[0] + 3]))
+                            .collect();
+                    }
+                    same_box(b, &p, &|| {
+                        format!(
+                            "streaming {isa} {what} n={n} stride={stride} {threads:?} {streaming}"
+                        )
+                    })?;
                     let mut bits: Vec<u32> = buf.iter().map(|x| x.to_bits()).collect();
                     if stride == 0 {
                         for i in 0..n {
@@ -717,7 +761,7 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                         };
                         let mut job = SkinningJob::new(&prepared, &pal, out);
                         (job.backend, job.threads, job.streaming) = (backend, threads, streaming);
-                        job.run().map_err(|e| e.to_string())?;
+                        let b = job.run_with_bounds().map_err(|e| e.to_string())?;
                         for i in 0..n {
                             let f = &buf[5 * i..5 * i + 5];
                             if f[0] != -7.25e30 || f[4] != -7.25e30 {
@@ -727,6 +771,9 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                             }
                             p[i] = Vec3::new(f[1], f[2], f[3]);
                         }
+                        same_box(b, &p, &|| {
+                            format!("skin_p_only {backend:?} n={n} interleaved")
+                        })?;
                     } else {
                         let out = SkinOutput::Separate {
                             positions: &mut p,
@@ -735,7 +782,10 @@ pub fn check_skin_p_only(isa: Isa) -> Result<String, String> {
                         };
                         let mut job = SkinningJob::new(&prepared, &pal, out);
                         (job.backend, job.threads, job.streaming) = (backend, threads, streaming);
-                        job.run().map_err(|e| e.to_string())?;
+                        let b = job.run_with_bounds().map_err(|e| e.to_string())?;
+                        same_box(b, &p, &|| {
+                            format!("skin_p_only {backend:?} n={n} {threads:?}")
+                        })?;
                     }
                     Ok(p)
                 };
