@@ -1,7 +1,10 @@
 //! Rows `gltf_frame` and `gltf_frame_by_count`: one whole frame of a real glTF character, sampling the
 //! clip, local to model over every node, the palettes and skinning every primitive, on the reference and
 //! every ISA; the first with the file's vertex order, the second with each primitive's vertices sorted
-//! by influence count at load ([`VertexOrder::ByInfluenceCount`]), as ozz's mesh importer sorts them. The report
+//! by influence count at load ([`VertexOrder::ByInfluenceCount`]), as ozz's mesh importer sorts them.
+//! Row `gltf_frame_bounds` is the first frame followed by `Frame::bounds` (the box from the skinning
+//! pass, plus the rigid meshes read), measured in the same round-robin as `gltf_frame` so that the two
+//! give the bounds' cost. The report
 //! uses CesiumMan from `../shared/assets` (3,273 vertices, 19 joints) when it is there, or the file given
 //! with `bench --gltf PATH`; without either, the row is skipped with a message.
 
@@ -56,9 +59,9 @@ pub fn rows(
         return Ok(());
     };
     bar.set_message(format!("gltf_frame on {}", file.display()));
-    for (kernel, vertex_order) in [
-        ("gltf_frame", VertexOrder::File),
-        ("gltf_frame_by_count", VertexOrder::ByInfluenceCount),
+    for (kernel, vertex_order, bounds_kernel) in [
+        ("gltf_frame", VertexOrder::File, Some("gltf_frame_bounds")),
+        ("gltf_frame_by_count", VertexOrder::ByInfluenceCount, None),
     ] {
         let options = LoadOptions {
             vertex_order,
@@ -67,7 +70,7 @@ pub fn rows(
         let scene = GltfScene::load_with(&file, &options)
             .map_err(|e| format!("{}: {e}", file.display()))?;
         frame_rows(
-            kernel,
+            (kernel, bounds_kernel),
             &scene,
             &file,
             budget,
@@ -80,9 +83,10 @@ pub fn rows(
     Ok(())
 }
 
-/// One frame row (`kernel`) of `scene`, with the peer's frame in the same round-robin.
+/// One frame row (`kernel.0`) of `scene`, with the peer's frame in the same round-robin, and where
+/// `kernel.1` names one, the frame followed by `Frame::bounds` in that round-robin too.
 fn frame_rows(
-    kernel: &'static str,
+    kernel: (&'static str, Option<&'static str>),
     scene: &GltfScene,
     file: &Path,
     budget: Budget,
@@ -97,14 +101,22 @@ fn frame_rows(
         return Err(format!("{}: no skinned vertices", file.display()));
     }
     let backends = backends(isas);
-    let states: Vec<RefCell<(ispc_skinning::gltf::Frame, f32)>> = backends
-        .iter()
+    let (kernel, bounds_kernel) = kernel;
+    // The frame on every backend, then (for the bounds row) the frame and its box on every backend.
+    let variants: &[bool] = if bounds_kernel.is_some() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    let states: Vec<RefCell<(ispc_skinning::gltf::Frame, f32)>> = (0..variants.len()
+        * backends.len())
         .map(|_| RefCell::new((scene.frame_buffers(), 0.0)))
         .collect();
-    let mut c: Vec<Box<dyn FnMut() + '_>> = backends
+    let mut c: Vec<Box<dyn FnMut() + '_>> = variants
         .iter()
+        .flat_map(|&bounds| backends.iter().map(move |&(_, backend)| (bounds, backend)))
         .zip(&states)
-        .map(|(&(_, backend), state)| {
+        .map(|((bounds, backend), state)| {
             Box::new(move || {
                 let (frame, time) = &mut *state.borrow_mut();
                 // Step through the clip so every frame samples a new time.
@@ -113,6 +125,9 @@ fn frame_rows(
                 scene
                     .evaluate(clip, *time, Wrap::Loop, frame)
                     .expect("the loaded scene evaluates");
+                if bounds {
+                    std::hint::black_box(frame.bounds());
+                }
             }) as Box<dyn FnMut() + '_>
         })
         .collect();
@@ -124,7 +139,11 @@ fn frame_rows(
         file: Some(file),
     };
     let times = peer::median_ns_per_call(peer, job, budget, &mut c);
-    push_rows(rows, kernel, &backends, &times, n, None);
+    let (plain, with_bounds) = times.split_at(backends.len().min(times.len()));
+    push_rows(rows, kernel, &backends, plain, n, None);
+    if let Some(k) = bounds_kernel {
+        push_rows(rows, k, &backends, with_bounds, n, None);
+    }
     Ok(())
 }
 
@@ -160,6 +179,28 @@ fn print_summary(rows: &[Row], file: &Path) {
                 b.speedup()
             );
         }
+        if kernel == "gltf_frame" {
+            print_bounds_cost(rows);
+        }
         println!();
+    }
+}
+
+/// The cost of `Frame::bounds` after the frame, per backend: `gltf_frame_bounds` over `gltf_frame`
+/// from the same round-robin (target: at most 5% of the frame).
+fn print_bounds_cost(rows: &[Row]) {
+    for r in rows.iter().filter(|r| r.kernel == "gltf_frame_bounds") {
+        let Some(frame) = rows
+            .iter()
+            .find(|f| f.kernel == "gltf_frame" && f.isa == r.isa)
+        else {
+            continue;
+        };
+        println!(
+            "  {:<9} frame + bounds {:>8.1} us: bounds cost {:+.1}% of the frame (target at most 5%)",
+            r.isa,
+            r.ns_per_item * r.size as f64 * 1e-3,
+            100.0 * (r.ns_per_item / frame.ns_per_item - 1.0)
+        );
     }
 }
