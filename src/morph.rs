@@ -7,7 +7,7 @@
 //! more active targets run in batches, each later batch adding onto the output. [`MorphTargets`] holds
 //! one mesh's deltas, as glTF `targets` give them.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::morph::{self as ffi, MORPH_BATCH};
 use crate::numeric;
@@ -58,7 +58,7 @@ pub fn morph_floats(
         )?;
     }
     numeric::check_finite("morph weights", weights, 1)?;
-    let backend = backend.into().resolve()?;
+    let backend = backend.into().resolve(KernelFamily::Transform)?;
     run(
         backend,
         base,

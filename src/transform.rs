@@ -1,6 +1,6 @@
 //! Batch transform of positions by one matrix (the snippet seed): `[Vec3]` in, `[Vec4]` or `[Vec3]` out.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::transform as ffi;
 use crate::numeric;
@@ -58,7 +58,7 @@ pub fn transform_points(
 ) -> Result<(), Error> {
     check_lengths(src.len(), dst.len())?;
     check_matrix(m)?;
-    let resolved = backend.into().resolve()?;
+    let resolved = backend.into().resolve(KernelFamily::Transform)?;
     match resolved {
         Resolved::Reference => reference::transform_points_vec4(m, src, dst),
         Resolved::Ispc(isa) => ffi::transform_points_vec4(isa, m, src, dst),
@@ -79,7 +79,7 @@ pub fn transform_points3(
 ) -> Result<(), Error> {
     check_lengths(src.len(), dst.len())?;
     check_matrix(m)?;
-    let resolved = backend.into().resolve()?;
+    let resolved = backend.into().resolve(KernelFamily::Transform)?;
     match resolved {
         Resolved::Reference => reference::transform_points_vec3(m, src, dst),
         Resolved::Ispc(isa) => ffi::transform_points_vec3(isa, m, src, dst),

@@ -231,3 +231,47 @@ fn a_missing_clip_counts_the_clips_with_the_right_plural() {
     let e = ispc_skinning::gltf::GltfError::ClipOutOfRange { clip: 2, clips: 1 };
     assert_eq!(e.to_string(), "clip 2 does not exist: the file has 1 clip");
 }
+
+/// `Backend::Auto` per kernel family: `ISPC_SKINNING_ISA` when it forces one backend (CI runs this
+/// file with `reference` too), else the widest ISA this CPU runs, or the narrower one a row of
+/// `AUTO_TABLE` names for this CPU and family. An explicit ISA and the reference stay themselves.
+#[test]
+fn auto_runs_each_kernel_family_on_the_widest_isa_or_the_tables_narrower_one() {
+    use ispc_skinning::{CpuIdentity, KernelFamily, AUTO_TABLE};
+    let forced = std::env::var("ISPC_SKINNING_ISA")
+        .is_ok_and(|v| !v.trim().is_empty() && !v.trim().eq_ignore_ascii_case("auto"));
+    let selected = Backend::selected().unwrap();
+    let cpu = CpuIdentity::detect();
+    for family in KernelFamily::ALL {
+        let chosen = Backend::Auto.for_kernel(family).unwrap();
+        match selected {
+            Backend::Isa(widest) if !forced => {
+                let row = AUTO_TABLE.iter().find(|r| {
+                    cpu.is_some_and(|c| c.vendor == r.vendor && c.family == r.family)
+                        && r.from == widest
+                        && r.kernels.contains(&family)
+                        && r.to.is_available()
+                });
+                let want = row.map_or(widest, |r| r.to);
+                assert_eq!(chosen, Backend::Isa(want), "{family:?} on {cpu:?}");
+            }
+            other => assert_eq!(chosen, other, "{family:?}: forced or no ISA"),
+        }
+        assert_eq!(
+            Backend::Reference.for_kernel(family).unwrap(),
+            Backend::Reference
+        );
+        for isa in Isa::available() {
+            assert_eq!(
+                Backend::Isa(isa).for_kernel(family).unwrap(),
+                Backend::Isa(isa)
+            );
+        }
+        for isa in Isa::ALL.into_iter().filter(|i| !i.is_available()) {
+            assert!(matches!(
+                Backend::Isa(isa).for_kernel(family),
+                Err(Error::IsaUnavailable { .. })
+            ));
+        }
+    }
+}

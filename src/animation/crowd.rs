@@ -19,7 +19,7 @@
 use super::clip::Clip;
 use super::curve::{locate_from, Located};
 use super::{Property, Wrap};
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::ffi::sample as ffi;
@@ -135,7 +135,7 @@ impl<'a> CrowdSamplingJob<'a> {
     /// [`Error::CountMismatch`], [`Error::NotFinite`] naming the instance, [`Error::ClipSkeleton`],
     /// [`Error::IsaUnavailable`].
     pub fn validate(&self) -> Result<(), Error> {
-        self.backend.resolve()?;
+        self.backend.resolve(KernelFamily::Crowd)?;
         let instances = self.output.instances();
         if self.times.len() != instances {
             return Err(Error::CountMismatch {
@@ -185,7 +185,7 @@ impl<'a> CrowdSamplingJob<'a> {
     /// overflow `f32` together; the pose is then unspecified.
     pub fn run(self) -> Result<(), Error> {
         self.validate()?;
-        let resolved = self.backend.resolve()?;
+        let resolved = self.backend.resolve(KernelFamily::Crowd)?;
         let instances = self.output.instances();
         let joints = self.output.joints();
         let context = self.context;
@@ -255,7 +255,7 @@ impl CrowdSamplingJob<'_> {
         states: Vec<T>,
         after: impl Fn(&mut T, usize, &[f32]) -> bool + Sync,
     ) -> bool {
-        let Ok(resolved @ Resolved::Ispc(_)) = self.backend.resolve() else {
+        let Ok(resolved @ Resolved::Ispc(_)) = self.backend.resolve(KernelFamily::Crowd) else {
             return false;
         };
         let (instances, joints) = (self.output.instances(), self.output.joints());

@@ -3,7 +3,7 @@
 use super::clip::Clip;
 use super::curve::{locate_from, Located, WeightKeys};
 use super::{Property, Wrap};
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::sample as ffi;
 use crate::layout::pose_tracks::PoseTracks;
@@ -134,7 +134,7 @@ impl<'a> SamplingJob<'a> {
 
     /// The rules of `validate`; on success, who samples.
     fn checked(&self) -> Result<Resolved, Error> {
-        let resolved = self.backend.resolve()?;
+        let resolved = self.backend.resolve(KernelFamily::Sampling)?;
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),

@@ -13,7 +13,7 @@
 //! weight is finite ([`Error::BlendWeightSum`] naming the instance), as the single job requires of its
 //! layer weight. The numeric rules on pose floats and weight sums are the single job's, per instance.
 
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::blend as ffi;
 use crate::layout::blend::BlendLayer;
@@ -265,7 +265,7 @@ impl<'a> CrowdBlendingJob<'a> {
                 });
             }
         }
-        self.backend.resolve()
+        self.backend.resolve(KernelFamily::Crowd)
     }
 
     /// Validates, then blends every instance.

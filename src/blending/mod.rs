@@ -63,7 +63,7 @@
 
 pub(crate) mod crowd;
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::blend as ffi;
 use crate::ffi::Runnable;
@@ -163,7 +163,7 @@ impl<'a> BlendingJob<'a> {
         ] {
             check_count(what, n, got)?;
         }
-        self.backend.resolve()
+        self.backend.resolve(KernelFamily::Blending)
     }
 
     /// Validates, then blends into the output.

@@ -3,6 +3,7 @@
 //! palettes in one kernel pass where they can be).
 
 use super::{Character, Frame};
+use crate::backend::KernelFamily;
 use crate::error::Error;
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
@@ -138,7 +139,7 @@ impl Character {
             // them skins the shared mesh's bind pose as it is.
             let skinned: &SkinnedMesh = match (morph, copy) {
                 (Some(m), Some(c)) if weights.iter().any(|&w| w != 0.0) => {
-                    let backend = frame.backend.resolve()?;
+                    let backend = frame.backend.resolve(KernelFamily::Skinning)?;
                     let palette = &frame.palettes[skin];
                     // Morph weights are checked where they are set; a frame's are checked again here,
                     // since the morph's bound on the morphed attributes needs them finite.
@@ -200,7 +201,7 @@ impl Character {
         if self.rigid.is_empty() {
             return Ok(());
         }
-        let backend = frame.backend.resolve()?;
+        let backend = frame.backend.resolve(KernelFamily::Transform)?;
         for (((mesh, &level), out), weights) in self
             .rigid
             .iter()

@@ -2,7 +2,7 @@
 
 use super::meshes::{BaseVectorMesh, BoneMajorMesh};
 use super::reference;
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::experiments as ffi;
 use crate::layout::mesh::SKIN_CHUNK;
@@ -53,13 +53,13 @@ impl<'a> BaseVectorJob<'a> {
             self.palette.len(),
             self.positions.len(),
         )?;
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
     }
 
     /// Validates, then skins every vertex.
     pub fn run(&mut self) -> Result<(), Error> {
         self.validate()?;
-        match self.backend.resolve()? {
+        match self.backend.resolve(KernelFamily::Skinning)? {
             Resolved::Ispc(isa) => {
                 let m = self.mesh;
                 ffi::skin_p_base(
@@ -132,13 +132,13 @@ impl<'a> BoneMajorJob<'a> {
                 reason: "bone-major skinning handles at most 178,956,970 vertices and list entries",
             });
         }
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
     }
 
     /// Validates, then skins every vertex.
     pub fn run(&mut self) -> Result<(), Error> {
         self.validate()?;
-        match self.backend.resolve()? {
+        match self.backend.resolve(KernelFamily::Skinning)? {
             Resolved::Ispc(isa) => {
                 let m = self.mesh;
                 ffi::skin_p_bone_major(

@@ -8,7 +8,7 @@
 //! The two serial methods use glam's `Vec4`, whose `+` is one SSE (or NEON) instruction: the seed's
 //! "fair" comparison, where the serial C++ used `_mm_add_ps`.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::experiments as ffi;
 use crate::skeleton::Skeleton;
@@ -51,7 +51,7 @@ pub fn parallel_level_order_sum(
     data: &mut [Vec4],
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
-    match backend.into().resolve()? {
+    match backend.into().resolve(KernelFamily::LocalToModel)? {
         Resolved::Ispc(isa) => ffi::level_sum_children(isa, skeleton.kernel_order(), data),
         Resolved::Reference => level_order_sum(skeleton, data),
     }
@@ -71,7 +71,7 @@ pub fn level_by_level_sum(
     data: &mut [Vec4],
 ) -> Result<(), Error> {
     skeleton.check_count("bone positions", data.len())?;
-    match backend.into().resolve()? {
+    match backend.into().resolve(KernelFamily::LocalToModel)? {
         Resolved::Ispc(isa) => ffi::level_sum_levels(isa, skeleton.kernel_order(), data),
         Resolved::Reference => regular_traverse_sum(skeleton, data),
     }

@@ -5,7 +5,7 @@
 //! of the prepared mesh for every morphed mesh, so that the lab measures the two in the same run.
 
 use super::reference;
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::morph as ffi;
 use crate::ffi::morph::MORPH_BATCH;
@@ -136,13 +136,13 @@ impl<'a> FusedMorphJob<'a> {
                 reason: "the fused morph pass takes at most 8 weighted targets per attribute",
             });
         }
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
     }
 
     /// Validates, then morphs and skins every vertex.
     pub fn run(&mut self) -> Result<(), Error> {
         self.validate()?;
-        let resolved = self.backend.resolve()?;
+        let resolved = self.backend.resolve(KernelFamily::Skinning)?;
         let mesh = &self
             .character
             .mesh(self.mesh)

@@ -1,7 +1,7 @@
 //! The seeds' SoA local-to-model traversals: per parent and per level, on matrices stored as a
 //! structure of arrays. Both lost to the product's joint-at-a-time kernel on every shape measured.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::experiments as ffi;
 use crate::layout::trs::Trs;
@@ -138,7 +138,7 @@ pub fn local_to_model_soa(
     let n = skeleton.len();
     skeleton.check_count("local matrices", locals.len())?;
     skeleton.check_count("model matrices", models.len())?;
-    let isa = match backend.resolve()? {
+    let isa = match backend.resolve(KernelFamily::LocalToModel)? {
         Resolved::Ispc(isa) => isa,
         Resolved::Reference => {
             let mut l = vec![Mat4::ZERO; n];
@@ -182,7 +182,7 @@ pub fn trs_to_soa(trs: Trs<'_>, backend: Backend) -> Result<SoaMatrices, Error> 
         }
     }
     let mut soa = SoaMatrices::zeroed(n);
-    match backend.resolve()? {
+    match backend.resolve(KernelFamily::LocalToModel)? {
         Resolved::Ispc(isa) => ffi::trs_to_soa(
             isa,
             trs.translations,

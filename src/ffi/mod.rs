@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 pub(crate) mod blend;
+pub(crate) mod cpuid;
 #[cfg(feature = "experiments")]
 pub(crate) mod experiments;
 pub(crate) mod hierarchy;

@@ -13,7 +13,7 @@
 //! ISA can run ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread
 //! pool; each block is computed exactly as on one thread, so the results are bit-identical.
 
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 pub(crate) use crate::crowd_buffers::{CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
@@ -110,7 +110,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
             }
             numeric::check_finite("root transforms", bytemuck::cast_slice(roots), 16)?;
         }
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Crowd).map(|_| ())
     }
 
     /// Validates, then computes every instance's model matrices.
@@ -120,7 +120,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// to be finite: finite poses whose products overflow `f32` are [`Error::ResultNotFinite`], naming
     /// the instance.
     pub fn run(&mut self) -> Result<(), Error> {
-        let isa = self.backend.resolve()?.runnable();
+        let isa = self.backend.resolve(KernelFamily::Crowd)?.runnable();
         // The kernels report whether what they wrote is finite; the reference is scanned.
         // A kernel's `false` may be a false alarm (its per-lane sums overflowed): the scan decides.
         let finite = self.compute()?;
@@ -144,7 +144,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// which `run` scans).
     fn compute(&mut self) -> Result<bool, Error> {
         self.validate()?;
-        let isa = match self.backend.resolve()? {
+        let isa = match self.backend.resolve(KernelFamily::Crowd)? {
             Resolved::Ispc(isa) => isa,
             Resolved::Reference => {
                 self.run_reference();

@@ -20,7 +20,7 @@
 
 pub(crate) mod crowd;
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
 use crate::ffi::Runnable;
@@ -221,7 +221,7 @@ impl<'a> LocalToModelJob<'a> {
         if !(self.method.is_ispc() || self.method == Method::Auto) {
             return Ok((self.method, None));
         }
-        Ok(match self.backend.resolve()? {
+        Ok(match self.backend.resolve(KernelFamily::LocalToModel)? {
             Resolved::Ispc(isa) if self.method == Method::Auto => (Method::IspcJoint, Some(isa)),
             Resolved::Ispc(isa) => (self.method, Some(isa)),
             Resolved::Reference => (Method::Reference, None),

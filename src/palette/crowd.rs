@@ -10,7 +10,7 @@
 //! product is plain vector arithmetic, and writes each instance's palette contiguously for the skinning
 //! kernels. With [`Threads::All`] blocks are spread over rayon's pool; the result is bit-identical.
 
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::crowd_buffers::{check_crowd_size, CrowdModels};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
@@ -186,7 +186,7 @@ impl<'a> CrowdPaletteJob<'a> {
                 joints: self.skeleton.len(),
             });
         }
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Crowd).map(|_| ())
     }
 
     /// Validates, then computes every instance's palette.
@@ -200,7 +200,7 @@ impl<'a> CrowdPaletteJob<'a> {
         let per_block = count * CROWD_LANES;
         let (models, block) = self.models.block_data();
         // Whether the kernels found every element they wrote finite; the reference is scanned.
-        let kernels_finite = match self.backend.resolve()? {
+        let kernels_finite = match self.backend.resolve(KernelFamily::Crowd)? {
             Resolved::Ispc(isa) => {
                 let stream = stream(count, self.palettes.instances);
                 let work = |(models, palettes): (&[f32], &mut [PaletteMatrix])| {
@@ -295,7 +295,7 @@ pub(crate) fn models_and_palettes(
     for skin in skins.iter_mut() {
         skin.job(&models_job).validate()?;
     }
-    if let Resolved::Ispc(isa) = models_job.backend.resolve()? {
+    if let Resolved::Ispc(isa) = models_job.backend.resolve(KernelFamily::Crowd)? {
         let (per_task, tasks) = models_job.tasks();
         let specs = skin_specs(skins);
         let parts = skins
@@ -422,7 +422,7 @@ impl<'a> BlockStages<'a> {
         for skin in skins.iter_mut() {
             skin.job(models_job).validate().ok()?;
         }
-        let Ok(Resolved::Ispc(isa)) = models_job.backend.resolve() else {
+        let Ok(Resolved::Ispc(isa)) = models_job.backend.resolve(KernelFamily::Crowd) else {
             return None;
         };
         let instances = models_job.locals.instances();

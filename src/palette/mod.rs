@@ -20,7 +20,7 @@
 pub(crate) mod crowd;
 pub(crate) mod pose;
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
 use crate::layout::hierarchy::MAX_JOINTS;
@@ -128,7 +128,7 @@ impl<'a> PaletteJob<'a> {
             }
             None => {}
         }
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::LocalToModel).map(|_| ())
     }
 
     /// The numeric rules on the inputs: every model matrix and inverse bind matrix is finite.
@@ -148,7 +148,7 @@ impl<'a> PaletteJob<'a> {
     /// ([`Error::ResultNotFinite`]).
     pub fn run(&mut self) -> Result<(), Error> {
         self.plan()?;
-        let resolved = self.backend.resolve()?;
+        let resolved = self.backend.resolve(KernelFamily::LocalToModel)?;
         // The kernel reports whether what it wrote is finite (a false alarm only where sums overflow:
         // then the exact scan decides); the reference's output gets one pass.
         let finite = match resolved {

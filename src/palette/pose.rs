@@ -2,7 +2,7 @@
 //! palette entries are computed right after its model matrix, while it is in registers, and fill the
 //! cycles the joint loop's chain of dependent products leaves idle.
 
-use crate::backend::{Backend, Resolved};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::ffi::hierarchy as ffi;
 use crate::layout::palette::{PaletteMatrix, PalettePlan};
 use crate::layout::trs::Trs;
@@ -30,7 +30,7 @@ pub(crate) fn models_and_palettes(
     plan: &PalettePlan,
     palettes: &mut [Vec<PaletteMatrix>],
 ) -> bool {
-    let Ok(Resolved::Ispc(isa)) = backend.resolve() else {
+    let Ok(Resolved::Ispc(isa)) = backend.resolve(KernelFamily::LocalToModel) else {
         return false;
     };
     root.is_finite()

@@ -12,7 +12,7 @@
 //! tangents asked of a mesh without them ([`Error::AttributeMissing`]); an explicit ISA can run
 //! ([`Error::IsaUnavailable`]).
 
-use crate::backend::{Backend, Threads};
+use crate::backend::{Backend, KernelFamily, Threads};
 use crate::error::Error;
 use crate::layout::output::Renormalize;
 use crate::palette::crowd::CrowdPalettes;
@@ -90,7 +90,7 @@ impl<'a> CrowdSkinningJob<'a> {
                 reason: "instances times vertices overflows",
             })?;
         check_output(self.mesh, &self.output, n)?;
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
     }
 
     /// Validates, then skins every instance.

@@ -13,7 +13,7 @@
 //! The ISPC path renormalizes in registers as it stores each gang, one vector per lane, so a square root
 //! serves a gang of vertices and the result does not depend on the output layout or the thread count.
 
-use crate::backend::{Backend, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
 use crate::layout::bounds::Bounds;
@@ -173,7 +173,7 @@ impl<'a> SkinningJob<'a> {
             });
         }
         check_output(self.mesh, &self.output, self.mesh.vertex_count())?;
-        self.backend.resolve().map(|_| ())
+        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
     }
 
     /// Validates, then skins every vertex.
@@ -216,7 +216,7 @@ impl<'a> SkinningJob<'a> {
     /// reference reads its output for it only when asked), else [`Bounds::EMPTY`].
     fn run_job(&mut self, boxed: bool) -> Result<Bounds, Error> {
         self.plan()?;
-        let resolved = self.backend.resolve()?;
+        let resolved = self.backend.resolve(KernelFamily::Skinning)?;
         let used = self
             .palette
             .get(..self.mesh.joint_count())

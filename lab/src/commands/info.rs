@@ -1,6 +1,6 @@
 //! `ispc-skinning info`: what this binary contains, what the CPU supports, and what runs.
 
-use ispc_skinning::{build_info, Backend, Isa};
+use ispc_skinning::{build_info, Backend, CpuIdentity, Isa, KernelFamily};
 
 /// Prints the build, the features, every ISA's state and the selected backend.
 ///
@@ -62,6 +62,17 @@ pub fn run() -> Result<(), String> {
     // The selection is reported last and is an error (non-zero exit) when the override cannot run.
     let selected = Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
     println!("selected:  {}", selected.name());
+    // What Backend::Auto runs each kernel family on (the per-CPU table may narrow one).
+    let cpu = CpuIdentity::detect().map_or("no CPUID".to_string(), |c| {
+        format!("{:?} family {:#x} model {:#x}", c.vendor, c.family, c.model)
+    });
+    println!("cpu:       {cpu}");
+    for family in KernelFamily::ALL {
+        let chosen = Backend::Auto
+            .for_kernel(family)
+            .map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+        println!("  auto {:<15} {}", family.name(), chosen.name());
+    }
     Ok(())
 }
 

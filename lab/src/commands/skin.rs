@@ -263,7 +263,9 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
 
     let Some(out) = &args.out else {
         let backend = match backend {
-            Backend::Auto => Backend::selected().map_err(|e| e.to_string())?,
+            Backend::Auto => Backend::Auto
+                .for_kernel(ispc_skinning::KernelFamily::Skinning)
+                .map_err(|e| e.to_string())?,
             b => b,
         };
         let drawn = scene.drawn(&frame).map_err(|e| e.to_string())?;

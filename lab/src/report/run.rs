@@ -10,7 +10,7 @@ use crate::report::{
     blend, character, chart, davies, hierarchy, json, morph, renormalize, skinning, transform,
 };
 use clap::Args;
-use ispc_skinning::Isa;
+use ispc_skinning::{Backend, CpuIdentity, Isa, KernelFamily};
 use std::path::Path;
 
 /// The options of `bench`.
@@ -84,6 +84,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         )
     );
     println!("cpu: {}", cpu_name());
+    println!("Backend::Auto here: {}", auto_choices());
     // The peer is built and started before any row, so a missing toolchain fails at once.
     let mut peer = if options.peers {
         Some(Peer::start()?)
@@ -204,7 +205,43 @@ fn cpu_name() -> String {
         )
 }
 
-/// The table of every row, one block per kernel.
+/// What `Backend::Auto` runs each kernel family on here, and the CPU identity the table read.
+fn auto_choices() -> String {
+    let choices: Vec<String> = KernelFamily::ALL
+        .iter()
+        .map(|&f| {
+            let chosen = Backend::Auto
+                .for_kernel(f)
+                .map_or_else(|e| format!("error ({e})"), |b| b.name().to_string());
+            format!("{} {chosen}", f.name())
+        })
+        .collect();
+    let cpu = CpuIdentity::detect().map_or("no CPUID".to_string(), |c| {
+        format!("{:?} family {:#x} model {:#x}", c.vendor, c.family, c.model)
+    });
+    format!("{} ({cpu})", choices.join(", "))
+}
+
+/// The kernel family a report row's kernel belongs to (for the ISA `Backend::Auto` runs it on): a
+/// whole frame counts as skinning, which is most of it, and a pose as local to model.
+fn family_of(kernel: &str) -> KernelFamily {
+    if kernel.starts_with("crowd") || kernel.contains("_crowd") {
+        KernelFamily::Crowd
+    } else if kernel.starts_with("skin") || kernel.contains("frame") || kernel.contains("morph") {
+        KernelFamily::Skinning
+    } else if kernel.starts_with("sample") {
+        KernelFamily::Sampling
+    } else if kernel.starts_with("blend") {
+        KernelFamily::Blending
+    } else if kernel.starts_with("transform") {
+        KernelFamily::Transform
+    } else {
+        KernelFamily::LocalToModel
+    }
+}
+
+/// The table of every row, one block per kernel; `*` marks the ISA `Backend::Auto` runs the row's
+/// kernel family on here.
 fn print_table(rows: &[Row]) {
     println!(
         "{:<36} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
@@ -216,11 +253,18 @@ fn print_table(rows: &[Row]) {
             println!();
         }
         last_kernel = r.kernel;
+        let auto = Backend::Auto
+            .for_kernel(family_of(r.kernel))
+            .is_ok_and(|b| b.name() == r.isa);
         println!(
             "{:<36} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
             r.kernel,
             r.size,
-            r.isa,
+            if auto {
+                format!("*{}", r.isa)
+            } else {
+                r.isa.clone()
+            },
             r.threads,
             r.ns_per_item,
             r.reference_ns_per_item,

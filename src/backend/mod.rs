@@ -1,5 +1,9 @@
-//! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice; and
-//! how many threads a job uses.
+//! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice per
+//! kernel family (`choice.rs`); and how many threads a job uses.
+
+mod choice;
+
+pub use choice::{CpuIdentity, CpuVendor, KernelFamily, Narrowing, AUTO_TABLE};
 
 use crate::error::Error;
 use crate::ffi::Runnable;
@@ -9,8 +13,9 @@ use std::sync::OnceLock;
 /// Who runs a kernel call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
-    /// What [`Backend::selected`] returns: `ISPC_SKINNING_ISA` when set, else the best available ISA,
-    /// else the serial reference.
+    /// `ISPC_SKINNING_ISA` when set (every kernel family), else per kernel family the widest ISA this
+    /// CPU runs, narrowed where [`AUTO_TABLE`] names a faster narrower ISA for this CPU's vendor and
+    /// family, else the serial reference. [`Backend::for_kernel`] tells what it chose.
     #[default]
     Auto,
     /// The serial Rust reference ([`reference`](mod@crate::reference)).
@@ -51,17 +56,55 @@ impl Resolved {
 }
 
 impl Backend {
-    /// What [`Backend::Auto`] means in this process, decided once and cached:
-    /// - `ISPC_SKINNING_ISA=sse4|avx2|avx512|neon` selects that ISA, and is an error where it cannot run;
+    /// What [`Backend::Auto`] means in this process before the per-kernel table, decided once and
+    /// cached:
+    /// - `ISPC_SKINNING_ISA=sse4|avx2|avx512|neon` selects that ISA for every kernel family, and is an
+    ///   error where it cannot run;
     /// - `ISPC_SKINNING_ISA=reference` selects the serial reference;
-    /// - unset, empty or `auto` selects [`Isa::detect`], or the reference when no ISA can run.
+    /// - unset, empty or `auto` selects [`Isa::detect`] (the widest ISA this CPU runs), or the
+    ///   reference when no ISA can run; each kernel family may then run a narrower ISA
+    ///   ([`Backend::for_kernel`]).
     pub fn selected() -> Result<Backend, Error> {
-        static SELECTED: OnceLock<Result<Backend, Error>> = OnceLock::new();
-        SELECTED
-            .get_or_init(|| {
-                Backend::from_env_value(std::env::var("ISPC_SKINNING_ISA").ok().as_deref())
-            })
-            .clone()
+        Backend::selection().0.clone()
+    }
+
+    /// [`Backend::selected`], and whether `ISPC_SKINNING_ISA` forced it (then no table applies).
+    fn selection() -> &'static (Result<Backend, Error>, bool) {
+        static SELECTED: OnceLock<(Result<Backend, Error>, bool)> = OnceLock::new();
+        SELECTED.get_or_init(|| {
+            let value = std::env::var("ISPC_SKINNING_ISA").ok();
+            let forced = value
+                .as_deref()
+                .map(str::trim)
+                .is_some_and(|v| !v.is_empty() && !v.eq_ignore_ascii_case("auto"));
+            (Backend::from_env_value(value.as_deref()), forced)
+        })
+    }
+
+    /// What this backend runs `family`'s kernels on: itself for [`Backend::Reference`] and an explicit
+    /// ISA; for [`Backend::Auto`], `ISPC_SKINNING_ISA` when set, else the widest ISA this CPU runs or
+    /// the narrower one [`AUTO_TABLE`] names for this CPU ([`CpuIdentity::detect`]) and `family`.
+    ///
+    /// # Errors
+    /// [`Error::IsaUnavailable`] for an ISA that cannot run here (named explicitly or by
+    /// `ISPC_SKINNING_ISA`), [`Error::UnknownIsaName`] for an `ISPC_SKINNING_ISA` that names none.
+    pub fn for_kernel(self, family: KernelFamily) -> Result<Backend, Error> {
+        match self {
+            Backend::Auto => {
+                let (selected, forced) = Backend::selection();
+                match selected.clone()? {
+                    Backend::Isa(widest) if !*forced => Ok(Backend::Isa(choice::choose(
+                        widest,
+                        CpuIdentity::detect(),
+                        family,
+                        Isa::is_available,
+                    ))),
+                    other => Ok(other),
+                }
+            }
+            Backend::Reference => Ok(Backend::Reference),
+            Backend::Isa(isa) => isa.runnable().map(|_| Backend::Isa(isa)),
+        }
     }
 
     /// The selection rule of [`Backend::selected`] applied to a given `ISPC_SKINNING_ISA` value.
@@ -82,12 +125,11 @@ impl Backend {
         Isa::detect().map_or(Backend::Reference, Backend::Isa)
     }
 
-    /// Resolves `Auto` and checks an explicit ISA.
-    pub(crate) fn resolve(self) -> Result<Resolved, Error> {
-        match self {
-            Backend::Auto => Backend::selected()?.resolve(),
-            Backend::Reference => Ok(Resolved::Reference),
+    /// Resolves `Auto` for `family`'s kernels ([`Backend::for_kernel`]) and checks an explicit ISA.
+    pub(crate) fn resolve(self, family: KernelFamily) -> Result<Resolved, Error> {
+        match self.for_kernel(family)? {
             Backend::Isa(isa) => Ok(Resolved::Ispc(isa.runnable()?)),
+            _ => Ok(Resolved::Reference),
         }
     }
 
