@@ -1,7 +1,7 @@
 //! Crowds against the single-character path, and the size limits of crowd buffers. The crowd jobs
-//! (`CrowdPaletteJob`, `CrowdSkinningJob`) and their rules are checked in tests/crowd_jobs.rs; crowd
+//! (`CrowdPaletteJob`, `CrowdSkinningJob`) and their rules are checked in `jobs.rs` beside this file; crowd
 //! frames of another character (the wrong frame) and the message of too many palette entries in
-//! tests/crowd_frames.rs.
+//! `frames.rs`. The three files make one test binary.
 //!
 //! A crowd of N instances of a character (N = 0, 1, 15, 16, 17, 40: empty, one, around a block of 16
 //! lanes, and several blocks), each posed differently and placed by its own root, evaluated by
@@ -21,7 +21,10 @@
 // Index loops read several parallel arrays (joints, palettes, vertices) at once.
 #![allow(clippy::needless_range_loop)]
 
+#[path = "../common/mod.rs"]
 mod common;
+mod frames;
+mod jobs;
 use common::scenes;
 
 use common::backends;

@@ -6,10 +6,9 @@
 //! `Error::WrongFrame`, whose message names the part that differs, and nothing is written.
 //! `Error::TooManyInstances` counts palette entries with the right plural. Crowds against the
 //! single-character path and the size limits of crowd buffers (with a counting allocator) are checked
-//! in tests/crowd.rs.
+//! in `main.rs`.
 
-mod common;
-use common::scenes;
+use crate::common::scenes;
 
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{

@@ -10,14 +10,13 @@
 //! separate or interleaved outputs.
 //!
 //! Each job's rules give their own error, whose message names the rule, and nothing is written when a
-//! rule fails. The crowd frame tests are in tests/crowd.rs, the wrong-frame ones in tests/crowd_frames.rs.
+//! rule fails. The crowd frame tests are in `main.rs`, the wrong-frame ones in `frames.rs`.
 // Index loops read several parallel arrays (joints, palettes, vertices) at once.
 #![allow(clippy::needless_range_loop)]
 
-mod common;
-use common::scenes;
+use crate::common::scenes;
 
-use common::{backends, Rng};
+use crate::common::{backends, Rng};
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{
     Attribute, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes,
@@ -125,7 +124,7 @@ fn the_crowd_palette_job_equals_the_palette_job_per_instance() {
     let mut rng = Rng::new(3);
     let inverse_binds: Vec<Mat4> = skin
         .iter()
-        .map(|_| common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
+        .map(|_| crate::common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
         .collect();
     for instances in [0usize, 1, 16, 17, 40] {
         let models = posed_models(&skeleton, instances);
@@ -183,7 +182,7 @@ fn streamed_crowd_palettes_equal_cached_ones() {
     let mut rng = Rng::new(5);
     let inverse_binds: Vec<Mat4> = skin
         .iter()
-        .map(|_| common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
+        .map(|_| crate::common::random_transform(&mut rng, 0.8..1.2, -1.0..1.0))
         .collect();
     let small = posed_models(&skeleton, 40);
     // 6,605 instances of 20 entries of 64 bytes: 8.45 MB; instance i poses as instance i % 40.
