@@ -8,91 +8,13 @@
 //! single-character path and the size limits of crowd buffers (with a counting allocator) are checked
 //! in `main.rs`.
 
-use crate::common::scenes;
+use super::rig;
 
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
     Attribute, Character, CharacterSkin, CrowdPalettes, Error, MeshInput, PrepareOptions, Skeleton,
     SkinnedMesh, MAX_CROWD_INSTANCES,
 };
-
-// ---------------------------------------------------------------------------------------------------
-// The character (as in crowd.rs).
-
-/// One mesh's skin-joint indices and weights per vertex, as the tolerance needs them.
-// The rig is copied from crowd.rs as it is; these tests read only its character and joint count.
-#[allow(dead_code)]
-struct Influences {
-    joints: Vec<[usize; 4]>,
-    weights: Vec<[f32; 4]>,
-}
-
-/// The scenes crate's character (20 joints, 228 vertices) in its own joint order, which is not its
-/// level order, with two skins and two meshes: skin 0 names every joint in order and skins mesh 0
-/// (positions, normals, tangents); skin 1 names them in reverse and skins mesh 1 (the same vertices,
-/// positions only, joint indices reversed to match).
-struct Rig {
-    character: Character,
-    #[allow(dead_code)]
-    influences: [Influences; 2],
-    n: usize,
-}
-
-fn rig() -> Rig {
-    let c = scenes::character(20, 3, 4);
-    let n = c.parents.len();
-    let skeleton = Skeleton::from_parents(&c.parents).unwrap();
-    assert_ne!(
-        skeleton.original_order(),
-        (0..n).collect::<Vec<_>>(),
-        "the rig's order should differ from its level order"
-    );
-    let full = MeshInput::new(
-        Attribute::vec3(&c.positions),
-        Attribute::joints_u16(&c.joints),
-        Attribute::weights_f32(&c.weights),
-    )
-    .normals(Attribute::vec3(&c.normals))
-    .tangents(Attribute::vec4(&c.tangents));
-    let mesh0 = SkinnedMesh::prepare(&full, &PrepareOptions::new(n)).unwrap();
-    let reversed: Vec<[u16; 4]> = c
-        .joints
-        .iter()
-        .map(|j| j.map(|j| (n - 1) as u16 - j))
-        .collect();
-    let bare = MeshInput::new(
-        Attribute::vec3(&c.positions),
-        Attribute::joints_u16(&reversed),
-        Attribute::weights_f32(&c.weights),
-    );
-    let mesh1 = SkinnedMesh::prepare(&bare, &PrepareOptions::new(n)).unwrap();
-    let skin0 = CharacterSkin {
-        joints: (0..n).collect(),
-        inverse_binds: c.inverse_binds.clone(),
-    };
-    let skin1 = CharacterSkin {
-        joints: (0..n).rev().collect(),
-        inverse_binds: c.inverse_binds.iter().rev().copied().collect(),
-    };
-    let character = Character::new(
-        skeleton,
-        c.bind_translations.clone(),
-        vec![Quat::IDENTITY; n],
-        vec![Vec3::ONE; n],
-        vec![skin0, skin1],
-        vec![(mesh0, 0), (mesh1, 1)],
-    )
-    .unwrap();
-    let influences = |joints: &[[u16; 4]]| Influences {
-        joints: joints.iter().map(|j| j.map(usize::from)).collect(),
-        weights: c.weights.clone(),
-    };
-    Rig {
-        character,
-        influences: [influences(&c.joints), influences(&reversed)],
-        n,
-    }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Frames of another character.

@@ -14,75 +14,16 @@
 // Index loops read several parallel arrays (joints, palettes, vertices) at once.
 #![allow(clippy::needless_range_loop)]
 
+use super::{abs, backends_here, check_matrix, EPS};
 use crate::common::scenes;
 
-use crate::common::{backends, Rng};
+use crate::common::Rng;
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{
-    Attribute, Backend, CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes,
-    CrowdPose, CrowdSkinningJob, Error, Isa, MeshInput, PaletteJob, PaletteMatrix, PrepareOptions,
-    Skeleton, SkinOutput, SkinnedMesh, Threads, Trs,
+    Attribute, CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes, CrowdPose,
+    CrowdSkinningJob, Error, Isa, MeshInput, PaletteJob, PaletteMatrix, PrepareOptions, Skeleton,
+    SkinOutput, SkinnedMesh, Threads, Trs,
 };
-use std::cell::Cell;
-use std::io::Write as _;
-
-// ---------------------------------------------------------------------------------------------------
-// Backends and tolerances (as in crowd.rs).
-
-thread_local! {
-    static REPORTED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The backends to compare; every ISA this CPU cannot run (or this build lacks) is named on the real
-/// stderr (past libtest's capture) as not run, once per test, so that a pass never hides it.
-fn backends_here() -> Vec<Backend> {
-    if !REPORTED.with(|r| r.replace(true)) {
-        for isa in Isa::ALL {
-            if let Err(e) = isa.runnable() {
-                let thread = std::thread::current();
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "not run: {}: {isa}: {e}",
-                    thread.name().unwrap_or("a test")
-                );
-            }
-        }
-    }
-    backends()
-}
-
-const EPS: f32 = f32::EPSILON;
-
-fn abs(m: Mat4) -> Mat4 {
-    Mat4::from_cols_array(&m.to_cols_array().map(f32::abs))
-}
-
-/// Ok when every element of `got` is within `tol` of `want`, the bottom row exactly.
-fn check_matrix(ctx: &dyn Fn() -> String, got: Mat4, want: Mat4, tol: Mat4) {
-    let (g, w, t) = (
-        got.to_cols_array(),
-        want.to_cols_array(),
-        tol.to_cols_array(),
-    );
-    for e in 0..16 {
-        let ok = if e % 4 == 3 {
-            g[e] == w[e]
-        } else {
-            (g[e] - w[e]).abs() <= t[e]
-        };
-        assert!(
-            ok,
-            "{}: element {e} (row {}, col {}): crowd {} single {}, |diff| {} > {}",
-            ctx(),
-            e % 4,
-            e / 4,
-            g[e],
-            w[e],
-            (g[e] - w[e]).abs(),
-            t[e]
-        );
-    }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // CrowdPaletteJob
