@@ -77,8 +77,11 @@ static inline void load_parent(uniform const float * uniform pm, varying float a
 // overflows, which only floats near f32::MAX can do, and then the caller's exact check decides (see
 // src/numeric.rs). One addition per stored vector into one sum per chunk, off the joints' dependency
 // chain (a single sum for both AVX2 chunks made a chain of two 4-cycle additions per joint, 15% of the
-// kernel): checking the matrices afterwards instead read them back while their stores drained, about a
-// third of the kernel's time at 120 joints.
+// kernel): checking the matrices after the whole call instead read them back while their stores
+// drained, about a third of the kernel's time at 120 joints. Where the joint loop needs every vector
+// register (ltm_trs on AVX2 without the palettes) two sums do not fit: there one sum takes both
+// chunks' sum (see ltm_trs); summing each block's models after its loop, from L1, cost about 0.4 ns per
+// joint there.
 static inline uniform bool sum_finite(const varying float acc[CHUNKS])
 {
     varying float all = 0.0f;
@@ -511,8 +514,19 @@ static inline uniform bool ltm_trs(uniform const float t[], uniform const float 
             for (uniform int ch = 0; ch < CHUNKS; ch++) {
                 m[ch] = local_product(a, l, ch);
                 out[ch * programCount + programIndex] = m[ch];
-                acc[ch] += m[ch];
+                if (W != 8 || entry_start != NULL)
+                    acc[ch] += m[ch];
             }
+            // AVX2 has 16 vector registers and this loop without the palettes needs them all: with one
+            // sum per chunk a sum was spilled, and each joint's addition waited on the store of the joint
+            // before (a chain through memory; 120 joints, Zen 4: 3.5 ns per joint without the sums, 5.1
+            // with them). One sum of both chunks stays in a register, one addition per joint on its chain
+            // (3.75 ns). The pass with the palettes keeps one per chunk, a little faster there (CesiumMan
+            // and Fox, 2 to 4%).
+#if W == 8
+            if (entry_start == NULL)
+                acc[0] += m[0] + m[1];
+#endif
             if (entry_start != NULL) {
                 const uniform int e_end = entry_start[j + 1];
                 uniform int e = entry_start[j];
