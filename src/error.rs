@@ -156,6 +156,15 @@ pub enum Error {
     /// Rule: an ISA name is one of `sse4`, `avx2`, `avx512`, `neon`, or for `ISPC_SKINNING_ISA` also
     /// `reference` or `auto`.
     UnknownIsaName(String),
+    /// Rule: a lookup by name names something that has that name: a joint of a skeleton
+    /// ([`Skeleton::joint_named`](crate::Skeleton::joint_named)), a morph target of a glTF mesh or a
+    /// clip of a glTF scene. An empty name names nothing.
+    NameNotFound {
+        /// What was looked up: `"joint"`, `"morph target"` or `"clip"`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+    },
     /// Rule: a character's mesh names one of its skins ([`Character::new`](crate::Character::new)).
     SkinOutOfRange {
         /// The mesh (its index in the character).
@@ -478,6 +487,9 @@ impl fmt::Display for Error {
                 "unknown ISA name '{}': expected sse4, avx2, avx512, neon, reference or auto",
                 crate::text::Escaped(name)
             ),
+            Error::NameNotFound { what, name } => {
+                write!(f, "no {what} named '{}'", crate::text::Escaped(name))
+            }
             Error::SkinOutOfRange { mesh, skin, skins } => write!(
                 f,
                 "skin out of range: mesh {mesh} names skin {skin}, but the character has {}",

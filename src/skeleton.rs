@@ -219,8 +219,10 @@ impl Skeleton {
         Skeleton::from_parents(&converted)
     }
 
-    /// Attaches joint names, one per joint in your order. The skeleton keeps its identity: names change
-    /// nothing that the buffers made for it hold.
+    /// Attaches joint names, one per joint in your order. An empty name is a joint without one (a glTF
+    /// node without `name`): [`Skeleton::name`] gives `None` for it and no lookup finds it. Names may
+    /// repeat; a lookup finds the first joint, in your order, that has the name. The skeleton keeps its
+    /// identity: names change nothing that the buffers made for it hold.
     ///
     /// # Errors
     /// [`Error::CountMismatch`] when there is not exactly one name per joint.
@@ -264,14 +266,31 @@ impl Skeleton {
         self.level(0).map(|l| self.original_of_level[l])
     }
 
-    /// The name of a joint, when names were attached.
+    /// The name of a joint (your index), when names were attached and this one is not empty.
     pub fn name(&self, joint: usize) -> Option<&str> {
-        self.names.as_ref()?.get(joint).map(String::as_str)
+        let name = self.names.as_ref()?.get(joint)?;
+        (!name.is_empty()).then_some(name.as_str())
     }
 
-    /// The joint with this name (the first, if several share it).
+    /// The joint (your index) with this name: the first in your order if several share it, `None` for
+    /// an empty name or one no joint has. A skeleton loaded from glTF has its nodes' names.
     pub fn find(&self, name: &str) -> Option<usize> {
+        if name.is_empty() {
+            return None;
+        }
         self.names.as_ref()?.iter().position(|n| n == name)
+    }
+
+    /// [`Skeleton::find`] as a `Result`, for code that treats a missing joint as an error.
+    ///
+    /// # Errors
+    /// [`Error::NameNotFound`] (`what: "joint"`) when no joint has the name, the name is empty, or the
+    /// skeleton has no names.
+    pub fn joint_named(&self, name: &str) -> Result<usize, Error> {
+        self.find(name).ok_or_else(|| Error::NameNotFound {
+            what: "joint",
+            name: name.to_string(),
+        })
     }
 
     // ---- Between the two orders. ----

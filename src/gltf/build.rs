@@ -57,6 +57,8 @@ pub(super) struct Parts {
     pub(super) character: Character,
     /// Every node's name, in file order.
     pub(super) node_names: Vec<Option<String>>,
+    /// Each mesh's morph target names (`extras.targetNames`), in file order; empty where it has none.
+    pub(super) target_names: Vec<Vec<String>>,
     /// The skins, in file order.
     pub(super) skins: Vec<Skin>,
     /// The skinned primitive instances, sorted by node then primitive (the character's mesh order).
@@ -140,12 +142,20 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         scales.push(s);
         names.push(node.name().map(str::to_string));
     }
-    let skeleton = Skeleton::from_parents(&parents).map_err(|e| match e {
-        Error::Cycle { joint } | Error::SelfParent { joint } => {
-            Error::Gltf(GltfError::NodeCycle { node: joint })
-        }
-        other => other,
-    })?;
+    let skeleton = Skeleton::from_parents(&parents)
+        .map_err(|e| match e {
+            Error::Cycle { joint } | Error::SelfParent { joint } => {
+                Error::Gltf(GltfError::NodeCycle { node: joint })
+            }
+            other => other,
+        })?
+        // The nodes' names, so that `skeleton().find("Hand")` works; an unnamed node has none.
+        .with_names(
+            names
+                .iter()
+                .map(|n: &Option<String>| n.clone().unwrap_or_default())
+                .collect(),
+        )?;
     let level = |node: usize| skeleton.level_index(node).unwrap_or(0);
 
     let mut skins = Vec::new();
@@ -203,6 +213,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     }
 
     let mesh_targets = morph_target_counts(doc)?;
+    let target_names = target_names(doc, &mesh_targets);
     let drawn = default_scene_nodes(doc, &children);
     let animated = animated_nodes(doc, &skins, &parents, &skeleton);
 
@@ -393,6 +404,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     Ok(Parts {
         character,
         node_names: names,
+        target_names,
         skins,
         primitives,
         rigid,
@@ -442,6 +454,30 @@ fn morph_target_counts(doc: &gltf_crate::Document) -> Result<Vec<usize>, Error> 
         counts.push(targets);
     }
     Ok(counts)
+}
+
+/// Each mesh's morph target names, from `extras.targetNames` (the convention of Blender's exporter and
+/// three.js): an array of strings with one name per target. Anything else there (not an array, not
+/// strings, another count) gives no names, since `extras` is free-form application data.
+fn target_names(doc: &gltf_crate::Document, targets: &[usize]) -> Vec<Vec<String>> {
+    doc.meshes()
+        .zip(targets)
+        .map(|(mesh, &targets)| {
+            let Some(raw) = mesh.extras() else {
+                return Vec::new();
+            };
+            let Ok(value) =
+                gltf_crate::json::deserialize::from_str::<gltf_crate::json::Value>(raw.get())
+            else {
+                return Vec::new();
+            };
+            let names: Option<Vec<String>> = value
+                .get("targetNames")
+                .and_then(|v| v.as_array())
+                .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_string)).collect());
+            names.filter(|n| n.len() == targets).unwrap_or_default()
+        })
+        .collect()
 }
 
 /// A `weights` array: one finite weight per target.

@@ -1,17 +1,23 @@
 //! glTF 2.0 characters: import, animation sampling, and a whole frame on the crate's own jobs.
 //!
 //! [`GltfScene::load`] reads a `.glb`, or a `.gltf` whose buffers are embedded (base64 data URIs) or
-//! external files next to it; [`GltfScene::from_slice`] reads the same from bytes. One frame is four
+//! external files next to it; [`GltfScene::from_slice`] reads the same from bytes. One frame is five
 //! stages, each a method that can be called (and timed) on its own, all writing into a reusable
 //! [`Frame`] that [`GltfScene::frame_buffers`] allocates once:
 //!
-//! 1. [`GltfScene::sample`]: the clip (or the rest pose) into local translation, rotation and scale;
+//! 1. [`GltfScene::sample`]: the clip (or the rest pose) into local translation, rotation and scale,
+//!    and the clip's morph weights (or the meshes' default weights);
 //! 2. [`GltfScene::local_to_model`]: [`LocalToModelJob`](crate::LocalToModelJob) over every node of the file, so every node's world
 //!    matrix is known, including the non-joint ancestors that move a skin;
 //! 3. [`GltfScene::palettes`]: [`PaletteJob`](crate::PaletteJob) per skin, `world(joint) * inverse_bind(joint)`;
-//! 4. [`GltfScene::skin`]: [`SkinningJob`](crate::SkinningJob) per skinned primitive instance.
+//! 4. [`GltfScene::skin`]: [`SkinningJob`](crate::SkinningJob) per skinned primitive instance, its
+//!    morph targets applied first;
+//! 5. [`GltfScene::rigid`]: every rigid primitive (a mesh on a node without a skin) morphed and moved
+//!    by its node's world matrix.
 //!
-//! [`GltfScene::evaluate`] runs all four. The frame says who runs them ([`Frame::backend`]), so the same
+//! [`GltfScene::evaluate`] runs all five, and calling them one by one gives the same bits: between
+//! them, change the local pose ([`Frame::set_local`]), blend, or set morph weights
+//! ([`Frame::set_mesh_weights`]). The frame says who runs them ([`Frame::backend`]), so the same
 //! frame runs on the serial reference or on any ISA. After [`GltfScene::frame_buffers`] nothing allocates per frame.
 //!
 //! ```no_run
@@ -209,6 +215,7 @@ pub struct DrawnPrimitive<'a> {
 pub struct GltfScene {
     character: Character,
     node_names: Vec<Option<String>>,
+    target_names: Vec<Vec<String>>,
     skins: Vec<Skin>,
     primitives: Vec<SkinnedPrimitive>,
     rigid: Vec<RigidPrimitive>,
@@ -273,6 +280,7 @@ impl GltfScene {
         Ok(GltfScene {
             character: parts.character,
             node_names: parts.node_names,
+            target_names: parts.target_names,
             skins: parts.skins,
             primitives: parts.primitives,
             rigid: parts.rigid,
@@ -305,6 +313,28 @@ impl GltfScene {
     /// The name of a glTF node, when it has one.
     pub fn node_name(&self, node: usize) -> Option<&str> {
         self.node_names.get(node)?.as_deref()
+    }
+
+    /// The morph target names of glTF mesh `mesh` (its `extras.targetNames`, as Blender writes them),
+    /// one per target; empty when the mesh does not name its targets or does not exist. Target `i` is
+    /// weight `i` of [`Frame::set_mesh_weights`] and [`Frame::set_rigid_weights`] for every primitive
+    /// instance of the mesh.
+    pub fn target_names(&self, mesh: usize) -> &[String] {
+        self.target_names.get(mesh).map_or(&[], Vec::as_slice)
+    }
+
+    /// The index of glTF mesh `mesh`'s morph target with this name (the first, if several share it).
+    ///
+    /// # Errors
+    /// [`Error::NameNotFound`] (`what: "morph target"`) when the mesh names no target so.
+    pub fn target_named(&self, mesh: usize, name: &str) -> Result<usize, Error> {
+        self.target_names(mesh)
+            .iter()
+            .position(|n| !name.is_empty() && n == name)
+            .ok_or_else(|| Error::NameNotFound {
+                what: "morph target",
+                name: name.to_string(),
+            })
     }
 
     /// The skins.
@@ -376,6 +406,17 @@ impl GltfScene {
         self.clips.iter().position(|c| c.name() == Some(name))
     }
 
+    /// [`GltfScene::find_clip`] as a `Result`.
+    ///
+    /// # Errors
+    /// [`Error::NameNotFound`] (`what: "clip"`) when no clip has the name.
+    pub fn clip_named(&self, name: &str) -> Result<usize, Error> {
+        self.find_clip(name).ok_or_else(|| Error::NameNotFound {
+            what: "clip",
+            name: name.to_string(),
+        })
+    }
+
     /// The rest pose of a glTF node (its TRS in the file): translation, rotation, scale.
     pub fn rest_pose(&self, node: usize) -> Option<(Vec3, Quat, Vec3)> {
         self.character.rest_pose(node)
@@ -393,8 +434,11 @@ impl GltfScene {
         self.character.frame_buffers()
     }
 
-    /// One whole frame: [`sample`](GltfScene::sample), [`local_to_model`](GltfScene::local_to_model),
-    /// [`palettes`](GltfScene::palettes), then [`skin`](GltfScene::skin). `clip: None` is the rest pose.
+    /// One whole frame, the five stages in order: [`sample`](GltfScene::sample),
+    /// [`local_to_model`](GltfScene::local_to_model), [`palettes`](GltfScene::palettes),
+    /// [`skin`](GltfScene::skin), then [`rigid`](GltfScene::rigid). `clip: None` is the rest pose.
+    /// Calling the five stages yourself (to blend, override morph weights or pose joints between them)
+    /// gives the same bits.
     ///
     /// # Errors
     /// [`GltfError::ClipOutOfRange`], [`GltfError::TimeNotFinite`], [`Error::IsaUnavailable`] for an ISA
@@ -536,5 +580,15 @@ impl GltfScene {
     /// [`Error::WrongFrame`], [`Error::AttributeMissing`], [`Error::IsaUnavailable`].
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
         self.character.skin(frame)
+    }
+
+    /// Stage 5: every rigid primitive (a mesh on a node without a skin, [`GltfScene::rigid_primitives`]),
+    /// morphed by the frame's weights and moved by its node's world matrix; see [`Character::rigid`].
+    /// Without it, the rigid parts keep the previous frame's vertices.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    pub fn rigid(&self, frame: &mut Frame) -> Result<(), Error> {
+        self.character.rigid(frame)
     }
 }
