@@ -1,7 +1,7 @@
 //! A crowd's buffers: the local poses ([`CrowdPose`]) and model matrices ([`CrowdModels`]) of many
 //! instances of one skeleton, in AoSoA blocks of [`CROWD_LANES`] instances (within a block, each element
-//! of a joint, say the x translation of joint 7, of the 16 instances is one contiguous 64-byte run; see
-//! [`crate::layout::crowd`]). Every crowd stage reads or writes them: the crowd sampler writes poses,
+//! of a joint, say the x translation of joint 7, of the 16 instances is one contiguous 64-byte run).
+//! Every crowd stage reads or writes them: the crowd sampler writes poses,
 //! the crowd blend and local to model read them, local to model writes the models and the palettes read
 //! them, so they sit below the stages, beside the skeleton they belong to.
 //!
@@ -264,12 +264,12 @@ impl CrowdPose {
         }
     }
 
-    /// The floats, AoSoA (see the module docs), for the crowd kernels.
+    /// The floats, AoSoA (see the [module docs](crate::crowd_buffers)), for the crowd kernels.
     pub(crate) fn data(&self) -> &[f32] {
         &self.data
     }
 
-    /// The floats, AoSoA (see the module docs), for the crowd sampling kernels.
+    /// The floats, AoSoA (see the [module docs](crate::crowd_buffers)), for the crowd sampling kernels.
     pub(crate) fn data_mut(&mut self) -> &mut [f32] {
         &mut self.data
     }
@@ -394,12 +394,12 @@ impl CrowdModels {
         Ok(())
     }
 
-    /// The floats, AoSoA (see the module docs).
+    /// The floats, AoSoA (see the [module docs](crate::crowd_buffers)).
     pub(crate) fn data(&self) -> &[f32] {
         &self.data
     }
 
-    /// The floats, AoSoA (see the module docs), for the crowd local-to-model job.
+    /// The floats, AoSoA (see the [module docs](crate::crowd_buffers)), for the crowd local-to-model job.
     pub(crate) fn data_mut(&mut self) -> &mut [f32] {
         &mut self.data
     }

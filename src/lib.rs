@@ -68,10 +68,10 @@
 #![warn(missing_docs)]
 
 pub mod animation;
-mod backend;
-mod blending;
+pub mod backend;
+pub mod blending;
 mod character;
-mod crowd_buffers;
+pub mod crowd_buffers;
 mod error;
 #[cfg(feature = "experiments")]
 pub mod experiments;
@@ -80,13 +80,13 @@ mod ffi;
 pub mod gltf;
 mod isa;
 mod layout;
-mod local_to_model;
+pub mod local_to_model;
 mod morph;
 mod numeric;
-mod palette;
+pub mod palette;
 pub mod reference;
 mod skeleton;
-mod skinning;
+pub mod skinning;
 mod text;
 mod transform;
 

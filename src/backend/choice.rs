@@ -151,7 +151,7 @@ pub struct Narrowing {
     pub evidence: &'static str,
 }
 
-/// The table (see the module docs).
+/// The table (see the [module docs](crate::backend::choice)).
 pub const AUTO_TABLE: &[Narrowing] = &[Narrowing {
     vendor: CpuVendor::Amd,
     family: 0x19,

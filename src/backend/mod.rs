@@ -1,7 +1,7 @@
 //! Choosing what runs a kernel: the serial reference, one explicit ISA, or the automatic choice per
 //! kernel family (`choice.rs`); and how many threads a job uses.
 
-mod choice;
+pub mod choice;
 
 pub use choice::{CpuIdentity, CpuVendor, KernelFamily, Narrowing, AUTO_TABLE};
 

@@ -61,7 +61,7 @@
 //! docs/BLENDING.md); the serial reference is [`reference::blend`]. They compute the same operations in the
 //! same order and differ only where ISPC fuses a multiply-add.
 
-pub(crate) mod crowd;
+pub mod crowd;
 
 use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
@@ -76,7 +76,7 @@ use crate::skeleton::Skeleton;
 /// ozz-animation's default threshold.
 pub const DEFAULT_BLEND_THRESHOLD: f32 = 0.1;
 
-/// Blends layers of local poses into one local pose (see the module docs for the rules).
+/// Blends layers of local poses into one local pose (see the [module docs](crate::blending) for the rules).
 #[derive(Debug)]
 pub struct BlendingJob<'a> {
     /// The skeleton: its joint count is the count every stream must have.
@@ -134,7 +134,7 @@ impl<'a> BlendingJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything, the numeric rules on
+    /// Checks every rule (see the [module docs](crate::blending)) without computing anything, the numeric rules on
     /// every pose float and weight sum included.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan()?;

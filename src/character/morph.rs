@@ -39,7 +39,7 @@ const ROW: usize = 3 * SKIN_BLOCK;
 
 /// A skinned mesh's morph targets: as given (mesh order, for
 /// [`Character::mesh_morph_targets`](crate::Character::mesh_morph_targets)) and permuted into the
-/// prepared mesh's blocks for the frame's morph (see the module docs).
+/// prepared mesh's blocks for the frame's morph (see the [module docs](crate::character::morph)).
 #[derive(Clone, Debug)]
 pub(crate) struct SkinnedMorph {
     pub(crate) targets: MorphTargets,

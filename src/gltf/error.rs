@@ -22,7 +22,7 @@ pub const READ_BUDGET_SLACK: usize = 1 << 22;
 /// Display writes every string taken from the file (paths, URIs, extension and attribute names, the
 /// parser's message) through [`Escaped`]: control characters come out escaped.
 ///
-/// `E` is the crate's error type (see the module docs); `gltf::GltfError` fills it in.
+/// `E` is the crate's error type (see the [module docs](crate::gltf::error)); `gltf::GltfError` fills it in.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum GltfError<E> {

@@ -229,7 +229,7 @@ impl GltfScene {
     /// Loads a `.glb` or `.gltf` file with default options; external buffers are read relative to it.
     ///
     /// # Errors
-    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    /// [`Error::Gltf`] naming the broken rule (see the [module docs](crate::gltf)).
     pub fn load(path: impl AsRef<Path>) -> Result<GltfScene, Error> {
         GltfScene::load_with(path, &LoadOptions::default())
     }
@@ -237,7 +237,7 @@ impl GltfScene {
     /// Loads a `.glb` or `.gltf` file.
     ///
     /// # Errors
-    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    /// [`Error::Gltf`] naming the broken rule (see the [module docs](crate::gltf)).
     pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<GltfScene, Error> {
         let path = path.as_ref();
         let bytes = buffers::read_capped(path, options.limits.file_bytes)?;
@@ -261,7 +261,7 @@ impl GltfScene {
     /// Loads from bytes; external buffer files are read relative to `base_dir` when one is given.
     ///
     /// # Errors
-    /// [`Error::Gltf`] naming the broken rule (see the module docs).
+    /// [`Error::Gltf`] naming the broken rule (see the [module docs](crate::gltf)).
     pub fn from_slice_with(
         bytes: &[u8],
         base_dir: Option<&Path>,

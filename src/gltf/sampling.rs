@@ -66,7 +66,7 @@ impl Channel {
         Some(out)
     }
 
-    /// The value at time `t` (see the module docs), padded with zeros to four components.
+    /// The value at time `t` (see the [module docs](crate::animation)), padded with zeros to four components.
     pub fn sample(&self, t: f32) -> [f32; 4] {
         self.sample_at(self.locate(t)).to_array()
     }

@@ -42,7 +42,7 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
     GltfError::Json { path: s, reason }
 }
 
-/// Checks the raw JSON of a glTF document (see the module docs), and the node limit, before the gltf
+/// Checks the raw JSON of a glTF document (see the [module docs](crate::gltf::validate)), and the node limit, before the gltf
 /// crate builds a structure per node.
 pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<()> {
     let value: Value =

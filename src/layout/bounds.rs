@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-/// A box as the kernels write it (see the module docs).
+/// A box as the kernels write it (see the [module docs](crate::layout::bounds)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Bounds(pub(crate) [f32; 6]);
 

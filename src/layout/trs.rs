@@ -7,7 +7,7 @@ use glam::{Quat, Vec3};
 pub struct Trs<'a> {
     /// Translation of each joint.
     pub translations: &'a [Vec3],
-    /// Rotation of each joint; normalized by the job (see the module docs).
+    /// Rotation of each joint; normalized by the job (see the [module docs](crate::local_to_model)).
     pub rotations: &'a [Quat],
     /// Scale of each joint; non-uniform scale is allowed.
     pub scales: &'a [Vec3],

@@ -81,7 +81,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the [module docs](crate::local_to_model::crowd)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         let j = self.skeleton.len();
         if j > MAX_CROWD_JOINTS {

@@ -18,7 +18,7 @@
 //! input is taken as (0, 0, 0, 1) and the output's bottom row is exactly that. Rotations are those of
 //! `q / |q|` ([`reference::trs_matrix`]), so keyframe quaternions need not be exactly unit length.
 
-pub(crate) mod crowd;
+pub mod crowd;
 
 use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
@@ -196,7 +196,7 @@ impl<'a> LocalToModelJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything, the numeric rules on every
+    /// Checks every rule (see the [module docs](crate::local_to_model)) without computing anything, the numeric rules on every
     /// float of the locals included.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan()?;

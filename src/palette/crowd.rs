@@ -51,7 +51,7 @@ impl CrowdPalettes {
     /// Identity palettes of `entries` entries (the skin's joint count) for `instances` instances.
     ///
     /// # Errors
-    /// [`Error::TooManyJoints`] past [`MAX_CROWD_JOINTS`](crate::MAX_CROWD_JOINTS) entries,
+    /// [`Error::TooManyJoints`] past [`MAX_CROWD_JOINTS`] entries,
     /// [`Error::TooManyInstances`] past the crowd limits.
     pub fn new(entries: usize, instances: usize) -> Result<CrowdPalettes, Error> {
         if entries > MAX_CROWD_JOINTS {
@@ -145,7 +145,7 @@ impl<'a> CrowdPaletteJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the [module docs](crate::palette::crowd)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         self.models.check_owner(self.skeleton)?;
         let count = self.inverse_binds.len();

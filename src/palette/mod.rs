@@ -17,7 +17,7 @@
 //! palette it computed and names the input only where an entry is not finite); the palette is finite
 //! ([`Error::ResultNotFinite`] where finite matrices overflow `f32` together).
 
-pub(crate) mod crowd;
+pub mod crowd;
 pub(crate) mod pose;
 
 use crate::backend::{Backend, KernelFamily, Resolved};
@@ -74,7 +74,7 @@ impl<'a> PaletteJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the [module docs](crate::palette)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan()?;
         self.check_floats()

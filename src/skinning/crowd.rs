@@ -72,7 +72,7 @@ impl<'a> CrowdSkinningJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the [module docs](crate::skinning::crowd)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         if self.palettes.entries() < self.mesh.joint_count() {
             return Err(Error::CountMismatch {

@@ -157,7 +157,7 @@ impl<'a> SkinningJob<'a> {
         self
     }
 
-    /// Checks every rule (see the module docs) without computing anything.
+    /// Checks every rule (see the [module docs](crate::skinning::job)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan()?;
         check_palette(&self.palette[..self.mesh.joint_count()])
@@ -483,7 +483,7 @@ pub(crate) fn check_output(
     Ok(())
 }
 
-/// The rules of an interleaved output (see the module docs).
+/// The rules of an interleaved output (see the [module docs](crate::skinning::job)).
 fn check_interleaved(
     bytes: &[u8],
     stride: usize,

@@ -126,7 +126,7 @@ enum Sources<'a> {
 }
 
 impl<'a> Sources<'a> {
-    /// The rules on the influence sources of a mesh of `n` vertices (see the module docs).
+    /// The rules on the influence sources of a mesh of `n` vertices (see the [module docs](crate::skinning::mesh)).
     fn check(input: &MeshInput<'a>, n: usize) -> Result<Sources<'a>, Error> {
         const JOINT_NAMES: [&str; 2] = ["JOINTS_0", "JOINTS_1"];
         const WEIGHT_NAMES: [&str; 2] = ["WEIGHTS_0", "WEIGHTS_1"];
@@ -224,7 +224,7 @@ impl<'a> Sources<'a> {
     }
 }
 
-/// A validated skinned mesh in the kernels' layout (see the module docs).
+/// A validated skinned mesh in the kernels' layout (see the [module docs](crate::skinning::mesh)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkinnedMesh {
     vertex_count: usize,
@@ -244,7 +244,7 @@ pub struct SkinnedMesh {
 }
 
 impl SkinnedMesh {
-    /// Validates the input and converts it (see the module docs for every rule).
+    /// Validates the input and converts it (see the [module docs](crate::skinning::mesh) for every rule).
     pub fn prepare(input: &MeshInput<'_>, options: &PrepareOptions) -> Result<SkinnedMesh, Error> {
         let n = input.positions.count;
         if n > MAX_VERTICES {
@@ -494,7 +494,7 @@ impl SkinnedMesh {
     }
 
     /// How many vertices have 0, 1, ..., 8 influences (their own, before any promotion; see the
-    /// module docs).
+    /// [module docs](crate::skinning::mesh)).
     pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
         let mut histogram = [0; MAX_INFLUENCES + 1];
         for &k in &self.counts {
