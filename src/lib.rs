@@ -114,7 +114,7 @@ pub use layout::crowd::{CROWD_LANES, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES, MA
 pub use layout::format::Format;
 pub use layout::hierarchy::MAX_JOINTS;
 pub use layout::mesh::{MAX_INFLUENCES, MAX_VERTICES};
-pub use layout::output::Renormalize;
+pub use layout::output::{Renormalize, VertexOutputs};
 pub use layout::palette::PaletteMatrix;
 pub use layout::trs::{Trs, TrsMut};
 pub use local_to_model::crowd::CrowdLocalToModelJob;

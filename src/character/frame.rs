@@ -6,7 +6,7 @@ use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
-use crate::layout::output::Renormalize;
+use crate::layout::output::{Renormalize, VertexOutputs};
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::numeric;
@@ -50,10 +50,15 @@ impl SkinnedVertices {
 
     /// These outputs as the skinning jobs' separate streams.
     pub(crate) fn output(&mut self) -> SkinOutput<'_> {
+        self.output_for(VertexOutputs::All)
+    }
+
+    /// The streams `outputs` asks for, as the skinning jobs' separate streams.
+    pub(crate) fn output_for(&mut self, outputs: VertexOutputs) -> SkinOutput<'_> {
         SkinOutput::Separate {
             positions: &mut self.positions,
-            normals: self.normals.as_deref_mut(),
-            tangents: self.tangents.as_deref_mut(),
+            normals: self.normals.as_deref_mut().filter(|_| outputs.normals()),
+            tangents: self.tangents.as_deref_mut().filter(|_| outputs.tangents()),
         }
     }
 }
@@ -126,6 +131,10 @@ pub struct Frame {
     pub renormalize: Renormalize,
     /// Threads of the skinning job; [`Threads::One`] by default.
     pub threads: Threads,
+    /// Which attributes the skin and rigid stages write; [`VertexOutputs::All`] by default. Streams
+    /// left out keep what they held (zeros in new buffers); the buffers stay, so the frame can ask for
+    /// them again.
+    pub outputs: VertexOutputs,
     /// The placement of the whole character, applied to every root joint by
     /// [`Character::local_to_model`](crate::Character::local_to_model) (`model[root] = root * local[root]`);
     /// identity by default.
@@ -142,6 +151,13 @@ impl Frame {
     /// Sets the renormalization of skinned normals and tangents.
     pub fn renormalize(mut self, renormalize: Renormalize) -> Frame {
         self.renormalize = renormalize;
+        self
+    }
+
+    /// Sets which attributes the skin and rigid stages write (positions only for a ray-pick or a
+    /// collider).
+    pub fn outputs(mut self, outputs: VertexOutputs) -> Frame {
+        self.outputs = outputs;
         self
     }
 

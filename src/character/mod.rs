@@ -528,6 +528,7 @@ impl Character {
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
             threads: Threads::One,
+            outputs: crate::VertexOutputs::All,
             root: Mat4::IDENTITY,
         }
     }

@@ -18,7 +18,7 @@
 
 use crate::backend::Resolved;
 use crate::error::Error;
-use crate::layout::output::Renormalize;
+use crate::layout::output::{Renormalize, VertexOutputs};
 use crate::morph::{MorphStream, MorphTargets};
 use crate::numeric;
 use crate::transform::transform_points3;
@@ -149,13 +149,14 @@ impl RigidMesh {
     }
 
     /// One frame of this mesh: morph with `weights` (when any is not zero), then transform by `model`
-    /// into `out`, which [`RigidMesh::zeroed_output`] shaped. `scratch` has room for the mesh.
+    /// into `out`, which [`RigidMesh::zeroed_output`] shaped, writing the streams `outputs` asks for and
+    /// renormalizing as `renormalize` says. `scratch` has room for the mesh.
     pub(crate) fn evaluate(
         &self,
         backend: Resolved,
         model: &Mat4,
         weights: &[f32],
-        renormalize: Renormalize,
+        (outputs, renormalize): (VertexOutputs, Renormalize),
         scratch: &mut Scratch,
         out: &mut SkinnedVertices,
     ) -> Result<(), Error> {
@@ -193,7 +194,9 @@ impl RigidMesh {
         transform_points3(backend.backend(), model, positions, &mut out.positions)?;
         let m3 = Mat3::from_mat4(*model);
         let det = m3.determinant();
-        if let (Some(base), Some(dst)) = (&self.normals, out.normals.as_mut()) {
+        if let (true, Some(base), Some(dst)) =
+            (outputs.normals(), &self.normals, out.normals.as_mut())
+        {
             let normals: &[Vec3] = match morph {
                 Some(m) if m.moves(MorphStream::Normals) => {
                     m.apply(backend, MorphStream::Normals, weights, base, mn);
@@ -221,7 +224,9 @@ impl RigidMesh {
                 dst.iter_mut().for_each(|v| *v = v.normalize_or_zero());
             }
         }
-        if let (Some(base), Some(dst)) = (&self.tangents, out.tangents.as_mut()) {
+        if let (true, Some(base), Some(dst)) =
+            (outputs.tangents(), &self.tangents, out.tangents.as_mut())
+        {
             let tangents: &[Vec3] = match morph {
                 Some(m) if m.moves(MorphStream::Tangents) => {
                     m.apply(backend, MorphStream::Tangents, weights, base, mt);

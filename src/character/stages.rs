@@ -5,6 +5,7 @@
 use super::{Character, Frame};
 use crate::backend::KernelFamily;
 use crate::error::Error;
+use crate::layout::output::VertexOutputs;
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::numeric;
@@ -111,7 +112,8 @@ impl Character {
     }
 
     /// Stage 4 of a frame: skins every mesh with its skin's palette ([`SkinningJob`]), with the
-    /// frame's [`Frame::renormalize`] and [`Frame::threads`].
+    /// frame's [`Frame::renormalize`] and [`Frame::threads`], writing the streams [`Frame::outputs`]
+    /// asks for.
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
@@ -152,7 +154,8 @@ impl Character {
                                 value: f32::NAN,
                             }));
                     };
-                    let fused = if fuse {
+                    // The fused pass writes every stream the mesh has.
+                    let fused = if fuse && frame.outputs == VertexOutputs::All {
                         m.skin_fused(
                             backend,
                             mesh,
@@ -180,11 +183,15 @@ impl Character {
                 _ => mesh,
             };
             *known = Some(
-                SkinningJob::new(skinned, &frame.palettes[skin], out.output())
-                    .renormalize(frame.renormalize)
-                    .threads(frame.threads)
-                    .backend(frame.backend)
-                    .run_boxed()?,
+                SkinningJob::new(
+                    skinned,
+                    &frame.palettes[skin],
+                    out.output_for(frame.outputs),
+                )
+                .renormalize(frame.renormalize)
+                .threads(frame.threads)
+                .backend(frame.backend)
+                .run_boxed()?,
             );
         }
         Ok(())
@@ -213,7 +220,7 @@ impl Character {
                 backend,
                 &frame.models[level],
                 weights,
-                frame.renormalize,
+                (frame.outputs, frame.renormalize),
                 &mut frame.scratch,
                 out,
             )?;

@@ -116,7 +116,8 @@ pub struct SkinningJob<'a> {
 }
 
 impl<'a> SkinningJob<'a> {
-    /// A job with precise renormalization, one thread and the automatic ISA.
+    /// A job with no renormalization ([`Renormalize::None`], the default), one thread and the
+    /// automatic ISA.
     pub fn new(
         mesh: &'a SkinnedMesh,
         palette: &'a [PaletteMatrix],

@@ -82,3 +82,60 @@ fn the_five_stages_one_by_one_give_what_evaluate_gives() {
     // RobotExpressive's body parts hang on nodes without a skin.
     assert!(rigid_checked > 0, "no asset had rigid primitives");
 }
+
+/// Positions, normals and tangents of every skinned and rigid primitive, as bits.
+fn streams(frame: &Frame) -> [Vec<u32>; 3] {
+    let mut out = [Vec::new(), Vec::new(), Vec::new()];
+    for v in frame.meshes().iter().chain(frame.rigid_meshes()) {
+        out[0].extend(
+            v.positions
+                .iter()
+                .flat_map(|p| p.to_array())
+                .map(f32::to_bits),
+        );
+        for n in v.normals.iter().flatten() {
+            out[1].extend(n.to_array().map(f32::to_bits));
+        }
+        for t in v.tangents.iter().flatten() {
+            out[2].extend(t.to_array().map(f32::to_bits));
+        }
+    }
+    out
+}
+
+/// `Frame::outputs`: a frame that asks for positions (or positions and normals) writes those streams
+/// with the bits a whole frame writes, and leaves the others as they were (zero in new buffers); morphed
+/// and rigid primitives included.
+#[test]
+fn a_frame_writes_only_the_streams_it_asks_for() {
+    use ispc_skinning::VertexOutputs;
+    let Some(dir) = common::assets() else { return };
+    for asset in ALL_ASSETS {
+        let scene = GltfScene::load(dir.join(asset)).unwrap();
+        for backend in common::backends() {
+            let clip = (!scene.clips().is_empty()).then_some(0);
+            let t = scene
+                .clips()
+                .first()
+                .map_or(0.0, |c| c.start() + 0.4 * c.duration());
+            let run = |outputs| {
+                let mut frame = scene.frame_buffers().backend(backend).outputs(outputs);
+                scene.evaluate(clip, t, Wrap::Loop, &mut frame).unwrap();
+                streams(&frame)
+            };
+            let all = run(VertexOutputs::All);
+            let pn = run(VertexOutputs::PositionsAndNormals);
+            let p = run(VertexOutputs::Positions);
+            let what = format!("{asset} {backend:?}");
+            assert_eq!(all[0], pn[0], "{what}: positions");
+            assert_eq!(all[0], p[0], "{what}: positions");
+            assert_eq!(all[1], pn[1], "{what}: normals");
+            assert!(p[1].iter().all(|&b| b == 0), "{what}: normals written");
+            assert!(
+                pn[2].iter().chain(&p[2]).all(|&b| b == 0),
+                "{what}: tangents written"
+            );
+            assert!(all[0].iter().any(|&b| b != 0), "{what}: nothing skinned");
+        }
+    }
+}
