@@ -12,6 +12,8 @@ pub(super) struct Parsed<'a> {
     pub(super) document: gltf_crate::Document,
     /// The GLB `BIN` chunk.
     pub(super) blob: Option<Cow<'a, [u8]>>,
+    /// What the importer ignored, in words (see [`GltfScene::warnings`](super::GltfScene::warnings)).
+    pub(super) warnings: Vec<String>,
 }
 
 /// Parses glTF JSON or a GLB container into a validated document and the GLB `BIN` chunk.
@@ -31,8 +33,9 @@ pub(super) fn parse<'a>(
     } else {
         (bytes.into(), None)
     };
-    super::validate::check_json(&json, limits)?;
-    let mut root = gltf_crate::json::Root::from_slice(&json).map_err(|e| parse(e.to_string()))?;
+    let checked = super::validate::check_json(&json, limits)?;
+    let json = checked.rewritten.as_deref().unwrap_or(&json);
+    let mut root = gltf_crate::json::Root::from_slice(json).map_err(|e| parse(e.to_string()))?;
     if let Some(name) = root
         .extensions_required
         .iter()
@@ -42,7 +45,11 @@ pub(super) fn parse<'a>(
     }
     root.extensions_required.clear();
     let document = gltf_crate::Document::from_json(root).map_err(|e| parse(e.to_string()))?;
-    Ok(Parsed { document, blob })
+    Ok(Parsed {
+        document,
+        blob,
+        warnings: checked.warnings,
+    })
 }
 
 /// Whether a required extension can be honoured: KHR_mesh_quantization is read (normalized integer

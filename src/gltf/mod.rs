@@ -216,6 +216,7 @@ pub struct GltfScene {
     character: Character,
     node_names: Vec<Option<String>>,
     target_names: Vec<Vec<String>>,
+    warnings: Vec<String>,
     skins: Vec<Skin>,
     primitives: Vec<SkinnedPrimitive>,
     rigid: Vec<RigidPrimitive>,
@@ -268,7 +269,11 @@ impl GltfScene {
         options: &LoadOptions,
     ) -> Result<GltfScene, Error> {
         ImportLimits::check("file_bytes", bytes.len(), options.limits.file_bytes)?;
-        let document::Parsed { document, blob } = document::parse(bytes, &options.limits)?;
+        let document::Parsed {
+            document,
+            blob,
+            warnings,
+        } = document::parse(bytes, &options.limits)?;
         let (buffers, held) = buffers::load_buffers(
             &document,
             blob.as_deref(),
@@ -281,6 +286,7 @@ impl GltfScene {
             character: parts.character,
             node_names: parts.node_names,
             target_names: parts.target_names,
+            warnings,
             skins: parts.skins,
             primitives: parts.primitives,
             rigid: parts.rigid,
@@ -313,6 +319,13 @@ impl GltfScene {
     /// The name of a glTF node, when it has one.
     pub fn node_name(&self, node: usize) -> Option<&str> {
         self.node_names.get(node)?.as_deref()
+    }
+
+    /// What the importer left out of a file that loaded, one line each (empty for most files): the
+    /// animation channels that target no node, which the spec says to ignore (`KHR_animation_pointer`'s
+    /// channels among them; this importer does not play them).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The morph target names of glTF mesh `mesh` (its `extras.targetNames`, as Blender writes them),

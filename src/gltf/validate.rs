@@ -42,10 +42,20 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
     GltfError::Json { path: s, reason }
 }
 
+/// What the check found to leave out: the document without the animation channels this importer
+/// ignores (`None` when there are none), and one warning per ignored channel.
+pub(super) struct Checked {
+    pub(super) rewritten: Option<Vec<u8>>,
+    pub(super) warnings: Vec<String>,
+}
+
 /// Checks the raw JSON of a glTF document (see the [module docs](crate::gltf::validate)), and the node limit, before the gltf
-/// crate builds a structure per node.
-pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<()> {
-    let value: Value =
+/// crate builds a structure per node. Animation channels that target no node are ignored, as the spec
+/// says (its target is then defined by an extension; `KHR_animation_pointer`'s `"path": "pointer"` is
+/// one): they are taken out of the document before the gltf crate, which requires `target.node`, reads
+/// it, and each leaves a warning.
+pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked> {
+    let mut value: Value =
         ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
             message: e.to_string(),
         })?;
@@ -54,7 +64,38 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<()> {
     }
     let checker = Checker { root: &value };
     ImportLimits::check("nodes", checker.len("nodes"), limits.nodes)?;
-    checker.check()
+    let ignored = checker.check()?;
+    if ignored.is_empty() {
+        return Ok(Checked {
+            rewritten: None,
+            warnings: Vec::new(),
+        });
+    }
+    let mut warnings = Vec::with_capacity(ignored.len());
+    // Taken out from the last, so that the indices of those still to take out stay valid.
+    for &(animation, channel) in ignored.iter().rev() {
+        let channels = value
+            .get_mut("animations")
+            .and_then(|a| a.get_mut(animation))
+            .and_then(|a| a.get_mut("channels"))
+            .and_then(Value::as_array_mut);
+        if let Some(channels) = channels.filter(|c| channel < c.len()) {
+            channels.remove(channel);
+        }
+    }
+    for &(animation, channel) in &ignored {
+        warnings.push(format!(
+            "animations[{animation}].channels[{channel}]: no target node (an extension's target, such as \
+             KHR_animation_pointer's); ignored"
+        ));
+    }
+    let rewritten = ::gltf::json::serialize::to_vec(&value).map_err(|e| GltfError::Parse {
+        message: e.to_string(),
+    })?;
+    Ok(Checked {
+        rewritten: Some(rewritten),
+        warnings,
+    })
 }
 
 impl<'v> Checker<'v> {
@@ -72,7 +113,10 @@ impl<'v> Checker<'v> {
         objects(self.root.get(name), &[Seg::Key(name)])
     }
 
-    fn check(&self) -> Result<()> {
+    /// Checks the document; returns the (animation, channel) pairs whose target names no node, in
+    /// document order.
+    fn check(&self) -> Result<Vec<(usize, usize)>> {
+        let mut ignored = Vec::new();
         match self.root.get("asset") {
             Some(Value::Object(asset)) => {
                 if !matches!(asset.get("version"), Some(Value::String(_))) {
@@ -283,6 +327,13 @@ impl<'v> Checker<'v> {
                 };
                 let tp = [cpp[0], cpp[1], cpp[2], cpp[3], Seg::Key("target")];
                 index(target, &tp, "node", nodes, false)?;
+                if target.get("node").is_none() {
+                    // An extension's target (KHR_animation_pointer's "pointer" path, or none known):
+                    // ignored, as the spec says.
+                    optional_string(target, &tp, "path")?;
+                    ignored.push((i, k));
+                    continue;
+                }
                 one_of_strings(
                     target,
                     &tp,
@@ -292,7 +343,7 @@ impl<'v> Checker<'v> {
                 )?;
             }
         }
-        Ok(())
+        Ok(ignored)
     }
 }
 

@@ -356,3 +356,44 @@ fn sparse_accessors_and_more_than_eight_influences() {
     lod.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
     assert_eq!(frame.meshes()[0].positions[0], Vec3::new(11.0, 0.0, 0.0));
 }
+
+/// A channel without `target.node` is ignored, as the spec says (glTF-Asset-Generator's
+/// Animation_NodeMisc has one), and so is a `KHR_animation_pointer` channel; each leaves a warning, and
+/// the channels beside them play.
+#[test]
+fn channels_without_a_node_are_ignored_with_a_warning() {
+    let mut b = Builder::default();
+    let mut doc = two_joint_rig(&mut b);
+    let times = b.f32s(&[0.0, 1.0], "SCALAR");
+    let moves = b.f32s(&[0.0, 0.0, 0.0, 2.0, 0.0, 0.0], "VEC3");
+    doc["extensionsUsed"] = json!(["KHR_animation_pointer"]);
+    doc["animations"] = json!([
+        {"name": "mixed", "samplers": [{"input": times, "output": moves}],
+         "channels": [
+            {"sampler": 0, "target": {"path": "translation"}},
+            {"sampler": 0, "target": {"node": 1, "path": "translation"}},
+            {"sampler": 0, "target": {"path": "pointer",
+             "extensions": {"KHR_animation_pointer": {"pointer": "/nodes/1/translation"}}}}]},
+        {"name": "only_ignored", "samplers": [{"input": times, "output": moves}],
+         "channels": [{"sampler": 0, "target": {"path": "scale"}}]}
+    ]);
+    let scene = load(&b.gltf(doc));
+    assert_eq!(scene.warnings().len(), 3, "{:?}", scene.warnings());
+    assert!(scene.warnings()[0].starts_with("animations[0].channels[0]:"));
+    assert!(scene.warnings()[1].starts_with("animations[0].channels[2]:"));
+    assert!(scene.warnings()[2].starts_with("animations[1].channels[0]:"));
+    let mixed = &scene.clips()[scene.clip_named("mixed").unwrap()];
+    assert_eq!(mixed.channels().len(), 1);
+    assert_eq!(mixed.channels()[0].node(), 1);
+    assert!(scene.clips()[1].channels().is_empty());
+    // The channel that stayed plays: node 1 moves by (1, 0, 0) at t = 0.5 from its rest (0, 1, 0).
+    let mut frame = scene.frame_buffers();
+    scene
+        .evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+        .unwrap();
+    assert_eq!(frame.local(1).unwrap().0, Vec3::new(1.0, 0.0, 0.0));
+    // A file without such channels has no warnings.
+    let mut b = Builder::default();
+    let plain = two_joint_rig(&mut b);
+    assert!(load(&b.gltf(plain)).warnings().is_empty());
+}
