@@ -76,12 +76,12 @@ static inline void load_parent(uniform const float * uniform pm, varying float a
 // Whether every float summed into `acc` was finite: a sum of finite floats is finite unless it
 // overflows, which only floats near f32::MAX can do, and then the caller's exact check decides (see
 // src/numeric.rs). One addition per stored vector into one sum per chunk, off the joints' dependency
-// chain (a single sum for both AVX2 chunks made a chain of two 4-cycle additions per joint, 15% of the
-// kernel): checking the matrices after the whole call instead read them back while their stores
-// drained, about a third of the kernel's time at 120 joints. Where the joint loop needs every vector
-// register (ltm_trs on AVX2 without the palettes) two sums do not fit: there one sum takes both
-// chunks' sum (see ltm_trs); summing each block's models after its loop, from L1, cost about 0.4 ns per
-// joint there.
+// chain (adding both AVX2 chunks into one sum one after the other made a chain of two 4-cycle additions
+// per joint, 15% of the kernel): checking the matrices after the whole call instead read them back
+// while their stores drained, about a third of the kernel's time at 120 joints. Where the joint loop
+// needs every vector register (ltm_trs on AVX2 without the palettes) two sums do not fit: there the two
+// chunks are added first and that sum goes into one sum, a single addition on the chain (see ltm_trs);
+// summing each block's models after its loop, from L1, was 0.05 to 0.3 ns per joint slower than that.
 static inline uniform bool sum_finite(const varying float acc[CHUNKS])
 {
     varying float all = 0.0f;

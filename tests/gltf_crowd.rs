@@ -16,7 +16,7 @@ use ispc_skinning::{
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------------------
-// A small animated file (the minimal part of tests/gltf.rs's builder).
+// A small animated file (the minimal part of tests/gltf/'s builder).
 
 /// Builds a glTF whose binary data is one buffer embedded as a base64 data URI.
 #[derive(Default)]
@@ -81,7 +81,7 @@ impl Builder {
     }
 }
 
-/// tests/gltf.rs's two-joint rig: node 0 (joint, root), node 1 (joint, child of 0), node 2 (skinned
+/// tests/gltf/'s two-joint rig: node 0 (joint, root), node 1 (joint, child of 0), node 2 (skinned
 /// mesh, a root whose own transform must not apply). Level order is 0, 2, 1, so node 1 is not at its
 /// level index. Three vertices: on joint 0, on joint 1, half each. Three clips:
 /// - "slide": LINEAR translation of node 1 over [0, 2];
@@ -216,7 +216,7 @@ fn check_sample_crowd(scene: &GltfScene, instances: usize, wrap: Wrap) {
 }
 
 /// Every instance of an evaluated crowd is what `evaluate` gives for it alone with the same root:
-/// world matrices and skinned vertices within tests/gltf.rs's backend tolerance (2e-5 of the extent
+/// world matrices and skinned vertices within tests/gltf/'s backend tolerance (2e-5 of the extent
 /// plus 1e-5 for positions, 1e-4 for unit normals).
 fn check_evaluate_crowd(scene: &GltfScene, instances: usize, wrap: Wrap, backend: Backend) {
     let (clips, times, roots) = batch(scene, instances);

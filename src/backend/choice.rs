@@ -160,7 +160,7 @@ pub const AUTO_TABLE: &[Narrowing] = &[Narrowing {
     to: Isa::Avx2,
     evidence:
         "Zen 4: AVX-512 slower than AVX2 for skinning and local to model in runs P17, P18, P22 \
-               and P23, and again in run Z1 and hand run H6 (docs/RESULTS.md)",
+               and P23, and again in run Z2 and hand run H6 (docs/RESULTS.md)",
 }];
 
 /// What `Auto` runs `family` on, given the widest ISA this CPU runs (`widest`), the CPU, and which ISAs

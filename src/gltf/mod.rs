@@ -318,7 +318,10 @@ impl GltfScene {
 
     /// The name of a glTF node, when it has one.
     pub fn node_name(&self, node: usize) -> Option<&str> {
-        self.node_names.get(node)?.as_deref()
+        self.node_names
+            .get(node)?
+            .as_deref()
+            .filter(|n| !n.is_empty())
     }
 
     /// What the importer left out of a file that loaded, one line each (empty for most files): the
@@ -416,7 +419,9 @@ impl GltfScene {
 
     /// The index of the first clip with this name.
     pub fn find_clip(&self, name: &str) -> Option<usize> {
-        self.clips.iter().position(|c| c.name() == Some(name))
+        self.clips
+            .iter()
+            .position(|c| !name.is_empty() && c.name() == Some(name))
     }
 
     /// [`GltfScene::find_clip`] as a `Result`.

@@ -53,18 +53,22 @@ fn unnamed_repeated_and_malformed_names() {
     let mut b = Builder::default();
     let pos = b.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
     let delta = b.f32s(&[0.0; 9], "VEC3");
+    let times = b.f32s(&[0.0, 1.0, 2.0], "SCALAR");
     let mesh = |extras: Value| {
         json!({"primitives": [{"attributes": {"POSITION": pos}, "targets": [{"POSITION": delta}, {"POSITION": delta}]}],
                "extras": extras})
     };
     let doc = json!({
         "nodes": [
-            {"children": [1, 2, 3, 4]},
+            {"children": [1, 2, 3, 4, 5]},
             {"name": "Arm"},
             {"name": "Arm", "mesh": 0},
             {"mesh": 1},
-            {"name": "Leg", "mesh": 2}
+            {"name": "Leg", "mesh": 2},
+            {"name": ""}
         ],
+        "animations": [{"name": "", "samplers": [{"input": times, "output": pos}],
+                        "channels": [{"sampler": 0, "target": {"node": 1, "path": "translation"}}]}],
         "meshes": [
             mesh(json!({"targetNames": ["Smile", "Blink"]})),
             mesh(json!({"targetNames": ["OnlyOne"]})),
@@ -81,6 +85,11 @@ fn unnamed_repeated_and_malformed_names() {
     assert_eq!(skeleton.find(""), None);
     assert!(skeleton.joint_named("").is_err());
     assert_eq!(skeleton.find("Leg"), Some(4));
+    // A name that is the empty string is no name, for nodes and clips alike.
+    assert_eq!(skeleton.name(5), None);
+    assert_eq!(scene.node_name(5), None);
+    assert_eq!(scene.find_clip(""), None);
+    assert!(scene.clip_named("").is_err());
     assert_eq!(scene.target_names(0), ["Smile", "Blink"]);
     assert_eq!(scene.target_named(0, "Blink").unwrap(), 1);
     assert!(scene.target_named(0, "").is_err());

@@ -139,3 +139,50 @@ fn a_frame_writes_only_the_streams_it_asks_for() {
         }
     }
 }
+
+/// `Frame::outputs` on a skinned mesh with normals, tangents and a morph target at a non-zero weight
+/// (the shared assets have no tangents and no skinned morphs): the fused morph + skin pass runs for a
+/// whole frame, the two-pass path for the others, with the same bits in the streams written.
+#[test]
+fn a_morphed_skinned_mesh_with_tangents_writes_only_the_streams_asked_for() {
+    use ispc_skinning::VertexOutputs;
+    let mut b = Builder::default();
+    let mut doc = two_joint_rig(&mut b);
+    let normals = b.f32s(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0], "VEC3");
+    let tangents = b.f32s(
+        &[1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, -1.0, 1.0, 0.0, 0.0, 1.0],
+        "VEC4",
+    );
+    let dp = b.f32s(&[0.1, 0.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0, 0.3], "VEC3");
+    let dn = b.f32s(&[0.0, 0.1, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.1], "VEC3");
+    let prim = &mut doc["meshes"][0]["primitives"][0];
+    prim["attributes"]["NORMAL"] = json!(normals);
+    prim["attributes"]["TANGENT"] = json!(tangents);
+    prim["targets"] = json!([{"POSITION": dp, "NORMAL": dn}]);
+    doc["meshes"][0]["weights"] = json!([0.5]);
+    doc["nodes"][1]["rotation"] = json!([0.0, 0.0, 0.38268343, 0.9238795]);
+    let scene = load(&b.gltf(doc));
+    for backend in common::backends() {
+        let run = |outputs| {
+            let mut frame = scene.frame_buffers().backend(backend).outputs(outputs);
+            scene.evaluate(None, 0.0, Wrap::Loop, &mut frame).unwrap();
+            streams(&frame)
+        };
+        let all = run(VertexOutputs::All);
+        let pn = run(VertexOutputs::PositionsAndNormals);
+        let p = run(VertexOutputs::Positions);
+        assert_eq!(all[2].len(), 12, "{backend:?}: the mesh has tangents");
+        assert!(
+            all[2].iter().any(|&b| b != 0),
+            "{backend:?}: tangents skinned"
+        );
+        assert_eq!(all[0], pn[0], "{backend:?}: positions");
+        assert_eq!(all[0], p[0], "{backend:?}: positions");
+        assert_eq!(all[1], pn[1], "{backend:?}: normals");
+        assert!(p[1].iter().all(|&b| b == 0), "{backend:?}: normals written");
+        assert!(
+            pn[2].iter().chain(&p[2]).all(|&b| b == 0),
+            "{backend:?}: tangents written"
+        );
+    }
+}

@@ -329,7 +329,7 @@ fn max_diff(a: &[glam::Vec3], b: &[glam::Vec3]) -> (f32, f32) {
 
 /// The unmutated assets still load and evaluate as before: a second load gives the same frame bit
 /// for bit, every position is finite, and the best ISA agrees with the reference within the
-/// tolerance of tests/gltf.rs (2e-5 of the mesh's extent plus 1e-5).
+/// tolerance of tests/gltf/ (2e-5 of the mesh's extent plus 1e-5).
 #[test]
 fn the_unmutated_assets_still_load_and_evaluate_alike() {
     let Some(files) = asset_files() else { return };

@@ -144,5 +144,6 @@ pub fn evaluate(
     .map_err(|e| Failure::from(format!("--blend: {e}")))?;
     scene.local_to_model(frame).map_err(input)?;
     scene.palettes(frame).map_err(input)?;
-    scene.skin(frame).map_err(input)
+    scene.skin(frame).map_err(input)?;
+    scene.rigid(frame).map_err(input)
 }
