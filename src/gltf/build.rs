@@ -55,8 +55,6 @@ impl Skin {
 pub(super) struct Parts {
     /// The skeleton over every node, its rest pose, the skins and the skinned meshes.
     pub(super) character: Character,
-    /// Every node's name, in file order.
-    pub(super) node_names: Vec<Option<String>>,
     /// Each mesh's morph target names (`extras.targetNames`), in file order; empty where it has none.
     pub(super) target_names: Vec<Vec<String>>,
     /// The skins, in file order.
@@ -140,7 +138,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         translations.push(t);
         rotations.push(q);
         scales.push(s);
-        names.push(node.name().map(str::to_string));
+        names.push(node.name().unwrap_or_default().to_string());
     }
     let skeleton = Skeleton::from_parents(&parents)
         .map_err(|e| match e {
@@ -150,12 +148,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             other => other,
         })?
         // The nodes' names, so that `skeleton().find("Hand")` works; an unnamed node has none.
-        .with_names(
-            names
-                .iter()
-                .map(|n: &Option<String>| n.clone().unwrap_or_default())
-                .collect(),
-        )?;
+        .with_names(names)?;
     let level = |node: usize| skeleton.level_index(node).unwrap_or(0);
 
     let mut skins = Vec::new();
@@ -403,7 +396,6 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     );
     Ok(Parts {
         character,
-        node_names: names,
         target_names,
         skins,
         primitives,

@@ -209,12 +209,11 @@ pub struct DrawnPrimitive<'a> {
 ///
 /// The frame chain itself (world matrices, palettes, skinning) is the scene's [`Character`]: one
 /// skeleton over every node, one [`CharacterSkin`](crate::CharacterSkin) per glTF skin, one mesh per
-/// [`SkinnedPrimitive`]. The scene adds what a file has beyond it: node names, skins' node indices,
+/// [`SkinnedPrimitive`]. The scene adds what a file has beyond it: skins' node indices,
 /// primitives' triangles and bind positions, and the clips that [`GltfScene::sample`] writes.
 #[derive(Clone, Debug)]
 pub struct GltfScene {
     character: Character,
-    node_names: Vec<Option<String>>,
     target_names: Vec<Vec<String>>,
     warnings: Vec<String>,
     skins: Vec<Skin>,
@@ -284,7 +283,6 @@ impl GltfScene {
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {
             character: parts.character,
-            node_names: parts.node_names,
             target_names: parts.target_names,
             warnings,
             skins: parts.skins,
@@ -318,10 +316,7 @@ impl GltfScene {
 
     /// The name of a glTF node, when it has one.
     pub fn node_name(&self, node: usize) -> Option<&str> {
-        self.node_names
-            .get(node)?
-            .as_deref()
-            .filter(|n| !n.is_empty())
+        self.skeleton().name(node)
     }
 
     /// What the importer left out of a file that loaded, one line each (empty for most files): the

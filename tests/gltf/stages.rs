@@ -13,7 +13,8 @@ const ALL_ASSETS: [&str; 6] = [
     "RobotExpressive/RobotExpressive.glb",
 ];
 
-/// Every output of a frame as bits: world matrices, palettes, skinned and rigid vertices.
+/// Every output of a frame as bits: world matrices, palettes, then skinned and rigid vertices stream by
+/// stream ([`streams`]).
 fn frame_bits(scene: &GltfScene, frame: &Frame) -> Vec<u32> {
     let mut bits = Vec::new();
     for node in 0..scene.node_count() {
@@ -23,20 +24,7 @@ fn frame_bits(scene: &GltfScene, frame: &Frame) -> Vec<u32> {
     for p in frame.palettes().iter().flatten() {
         bits.extend(p.to_mat4().to_cols_array().map(f32::to_bits));
     }
-    for v in frame.meshes().iter().chain(frame.rigid_meshes()) {
-        bits.extend(
-            v.positions
-                .iter()
-                .flat_map(|p| p.to_array())
-                .map(f32::to_bits),
-        );
-        for n in v.normals.iter().flatten() {
-            bits.extend(n.to_array().map(f32::to_bits));
-        }
-        for t in v.tangents.iter().flatten() {
-            bits.extend(t.to_array().map(f32::to_bits));
-        }
-    }
+    bits.extend(streams(frame).concat());
     bits
 }
 
