@@ -347,3 +347,50 @@ fn bench_refuses_outputs_over_its_input_before_measuring() {
         assert!(!chart.exists());
     }
 }
+
+/// `ISPC_SKINNING_ISA`, which `Backend::Auto` follows, naming an ISA that cannot run here (or none) is
+/// a request that cannot be carried out, as `--isa` is: exit status 2 and a message that names the
+/// variable, never blamed on the file (exit 1); `bench` refuses it before its first row.
+#[test]
+fn an_isa_override_that_cannot_run_is_a_usage_error() {
+    let dir = Scratch::new("isa-env");
+    let file = dir.join("rig.glb");
+    std::fs::write(&file, glb("rig")).unwrap();
+    let foreign = if cfg!(target_arch = "aarch64") {
+        "avx512"
+    } else {
+        "neon"
+    };
+    let mut cases = vec![foreign.to_string(), "bogus".to_string()];
+    cases.extend(
+        ispc_skinning::Isa::compiled()
+            .into_iter()
+            .filter(|i| !i.is_available())
+            .map(|i| i.name().to_string()),
+    );
+    for name in &cases {
+        for args in [vec!["skin", s(&file)], vec!["bench", "--quick"]] {
+            let run = binary()
+                .args(&args)
+                .env("ISPC_SKINNING_ISA", name)
+                .output()
+                .expect("run the ispc-skinning binary");
+            let stderr = text(&run.stderr);
+            assert_eq!(run.status.code(), Some(2), "{name} {args:?}: {stderr}");
+            assert!(
+                stderr.contains("ISPC_SKINNING_ISA") && !stderr.contains("rig.glb"),
+                "{name} {args:?}: {stderr}"
+            );
+            assert!(run.stdout.is_empty(), "{name} {args:?}: {}", text(&run.stdout));
+        }
+    }
+    // The same file plays when the variable names an ISA that runs here.
+    for isa in ispc_skinning::Isa::available() {
+        let run = binary()
+            .args(["skin", s(&file)])
+            .env("ISPC_SKINNING_ISA", isa.name())
+            .output()
+            .expect("run the ispc-skinning binary");
+        assert!(run.status.success(), "{}: {}", isa.name(), text(&run.stderr));
+    }
+}

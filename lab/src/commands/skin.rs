@@ -155,10 +155,13 @@ fn parse_isa(v: &str) -> Result<Isa, String> {
 }
 
 impl SkinArgs {
-    /// Who runs the kernels: `--isa` (checked to run here), `--reference`, or `Backend::Auto`.
+    /// Who runs the kernels: `--isa` (checked to run here), `--reference`, or `Backend::Auto` (with
+    /// `ISPC_SKINNING_ISA` checked here too).
     ///
     /// # Errors
-    /// When the ISA given cannot run on this CPU.
+    /// When the ISA given cannot run on this CPU, by `--isa` or by `ISPC_SKINNING_ISA` (which
+    /// `Backend::Auto` follows): a request that cannot be carried out (exit status 2), found before
+    /// the file is read, so it is never blamed on the file.
     pub fn backend(&self) -> Result<Backend, String> {
         match (self.isa, self.reference) {
             (Some(isa), _) => {
@@ -166,7 +169,10 @@ impl SkinArgs {
                 Ok(Backend::Isa(isa))
             }
             (None, true) => Ok(Backend::Reference),
-            (None, false) => Ok(Backend::Auto),
+            (None, false) => {
+                Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+                Ok(Backend::Auto)
+            }
         }
     }
 }

@@ -65,6 +65,9 @@ pub fn run(options: &Options) -> Result<(), String> {
     if let (Some(json), Some(plot)) = (&options.json, &options.plot) {
         crate::output::distinct(("--json", Path::new(json)), ("--plot", Path::new(plot)))?;
     }
+    // An ISPC_SKINNING_ISA that cannot run here is a request that cannot be carried out: refused
+    // before the minutes of measuring, not printed as an error in every Auto column.
+    Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
     let isas = Isa::available();
     let build = ispc_skinning::build_info();
     println!(
