@@ -381,7 +381,11 @@ fn an_isa_override_that_cannot_run_is_a_usage_error() {
                 stderr.contains("ISPC_SKINNING_ISA") && !stderr.contains("rig.glb"),
                 "{name} {args:?}: {stderr}"
             );
-            assert!(run.stdout.is_empty(), "{name} {args:?}: {}", text(&run.stdout));
+            assert!(
+                run.stdout.is_empty(),
+                "{name} {args:?}: {}",
+                text(&run.stdout)
+            );
         }
     }
     // The same file plays when the variable names an ISA that runs here.
@@ -391,6 +395,11 @@ fn an_isa_override_that_cannot_run_is_a_usage_error() {
             .env("ISPC_SKINNING_ISA", isa.name())
             .output()
             .expect("run the ispc-skinning binary");
-        assert!(run.status.success(), "{}: {}", isa.name(), text(&run.stderr));
+        assert!(
+            run.status.success(),
+            "{}: {}",
+            isa.name(),
+            text(&run.stderr)
+        );
     }
 }

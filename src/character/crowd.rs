@@ -46,7 +46,7 @@ use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
-use crate::layout::output::Renormalize;
+use crate::layout::output::{Renormalize, VertexOutputs};
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::palette::crowd::{models_and_palettes, CrowdPaletteJob, CrowdPalettes, SkinPalettes};
 use crate::skeleton::OwnerId;
@@ -77,6 +77,10 @@ pub struct CrowdFrame {
     /// Renormalization of skinned normals and tangents; [`Renormalize::default()`], as for a
     /// [`Frame`](crate::Frame).
     pub renormalize: Renormalize,
+    /// Which attributes the skin stage writes; [`VertexOutputs::All`] by default, as for a
+    /// [`Frame`](crate::Frame). Streams left out keep what they held (zeros in new buffers); the
+    /// buffers stay, so the frame can ask for them again.
+    pub outputs: VertexOutputs,
 }
 
 /// One mesh's boxes in a [`CrowdFrame`], one per instance.
@@ -114,6 +118,13 @@ impl CrowdFrame {
     /// Sets the renormalization of skinned normals and tangents.
     pub fn renormalize(mut self, renormalize: Renormalize) -> CrowdFrame {
         self.renormalize = renormalize;
+        self
+    }
+
+    /// Sets which attributes the skin stage writes (positions only for the colliders or ray-picks of
+    /// a crowd).
+    pub fn outputs(mut self, outputs: VertexOutputs) -> CrowdFrame {
+        self.outputs = outputs;
         self
     }
 
@@ -260,6 +271,7 @@ impl Character {
             backend: Backend::Auto,
             threads: Threads::All,
             renormalize: Renormalize::default(),
+            outputs: VertexOutputs::default(),
         })
     }
 
@@ -376,7 +388,7 @@ impl Character {
             .zip(&mut frame.meshes)
             .zip(&mut frame.mesh_bounds)
         {
-            CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output())
+            CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output_for(frame.outputs))
                 .renormalize(frame.renormalize)
                 .backend(frame.backend)
                 .threads(frame.threads)

@@ -1,7 +1,7 @@
 //! Crowds against the single-character path, and the size limits of crowd buffers. The crowd jobs
 //! (`CrowdPaletteJob`, `CrowdSkinningJob`) and their rules are checked in `jobs.rs` beside this file; crowd
 //! frames of another character (the wrong frame) and the message of too many palette entries in
-//! `frames.rs`. The three files make one test binary.
+//! `frames.rs`; `CrowdFrame::outputs` in `outputs.rs`. The four files make one test binary.
 //!
 //! A crowd of N instances of a character (N = 0, 1, 15, 16, 17, 40: empty, one, around a block of 16
 //! lanes, and several blocks), each posed differently and placed by its own root, evaluated by
@@ -25,6 +25,7 @@
 mod common;
 mod frames;
 mod jobs;
+mod outputs;
 use common::scenes;
 
 use common::backends;
@@ -565,6 +566,7 @@ fn crowd_buffers_start_at_the_rest_pose_with_the_frame_defaults() {
     assert_eq!(crowd.backend, Backend::Auto);
     assert_eq!(crowd.threads, Threads::All);
     assert_eq!(crowd.renormalize, Renormalize::None);
+    assert_eq!(crowd.outputs, c.frame_buffers().outputs);
     assert_eq!(crowd.roots(), &[Mat4::IDENTITY; 17]);
     assert_eq!(crowd.pose().instances(), 17);
     assert_eq!(crowd.pose().joints(), rig.n);
