@@ -53,10 +53,13 @@ pub(super) fn parse<'a>(
 }
 
 /// Whether a required extension can be honoured: KHR_mesh_quantization is read (normalized integer
-/// attributes and keys); material, texture and light extensions do not change skinned geometry. Geometry
-/// compression (Draco, meshopt) and anything unknown cannot be.
+/// attributes and keys); KHR_animation_pointer's channels at nodes' transforms and morph weights play
+/// (the others are ignored with a warning, see `validate::check_json`); material, texture and light
+/// extensions do not change skinned geometry. Geometry compression (Draco, meshopt) and anything
+/// unknown cannot be.
 fn extension_is_harmless(name: &str) -> bool {
     name == "KHR_mesh_quantization"
+        || name == "KHR_animation_pointer"
         || name.starts_with("KHR_materials_")
         || name.starts_with("KHR_texture_")
         || matches!(

@@ -64,8 +64,9 @@ pub enum GltfError<E> {
         /// What is wrong.
         reason: &'static str,
     },
-    /// Rule: `extensionsRequired` names only extensions this importer honours: KHR_mesh_quantization and
-    /// those that do not change geometry (materials, textures, lights).
+    /// Rule: `extensionsRequired` names only extensions this importer honours: KHR_mesh_quantization,
+    /// KHR_animation_pointer (whose channels at nodes' translation, rotation, scale and morph weights
+    /// play) and those that do not change geometry (materials, textures, lights).
     UnsupportedExtension {
         /// The extension.
         name: String,

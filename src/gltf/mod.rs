@@ -98,9 +98,9 @@
 //! what is read from the buffers is held to the read budget below):
 //! - the bytes are glTF JSON or a GLB container ([`GltfError::Parse`], [`GltfError::Glb`]) whose JSON
 //!   names only objects that exist, uses the spec's enum values and has every required field, checked by
-//!   the importer itself before the gltf crate sees it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization
-//!   and extensions that do not change geometry (materials, textures, lights), so no compression and
-//!   nothing unknown ([`GltfError::UnsupportedExtension`]);
+//!   the importer itself before the gltf crate sees it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization,
+//!   KHR_animation_pointer and extensions that do not change geometry (materials, textures, lights), so
+//!   no compression and nothing unknown ([`GltfError::UnsupportedExtension`]);
 //! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file inside the `.gltf`'s
 //!   directory (after percent-decoding: no `..`, no absolute path, drive letter or scheme, no symbolic
 //!   link out of the directory), with at least `byteLength` bytes ([`GltfError::Buffer`]);
@@ -320,8 +320,10 @@ impl GltfScene {
     }
 
     /// What the importer left out of a file that loaded, one line each (empty for most files): the
-    /// animation channels that target no node, which the spec says to ignore (`KHR_animation_pointer`'s
-    /// channels among them; this importer does not play them).
+    /// animation channels that target no node, which the spec says to ignore. A `KHR_animation_pointer`
+    /// channel at a node's translation, rotation, scale or morph weights (`/nodes/N/rotation`...) plays
+    /// as the plain channel it means; one at anything else (a material, a camera, a mesh's default
+    /// weights, another extension's property) is left out here, naming its pointer.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }

@@ -49,11 +49,28 @@ pub(super) struct Checked {
     pub(super) warnings: Vec<String>,
 }
 
+/// What becomes of an animation channel that targets no node (`target.node` absent).
+enum Fate {
+    /// A `KHR_animation_pointer` channel on a node's translation, rotation, scale or morph weights:
+    /// rewritten as the plain channel it means, so it plays.
+    Plays { node: usize, path: &'static str },
+    /// Anything else (another extension's target, a pointer to a material, a camera, a mesh's default
+    /// weights...): taken out, with this warning.
+    Ignored(String),
+}
+
+/// The node properties a `KHR_animation_pointer` channel may animate here, as glTF's own target paths.
+const POINTED: [&str; 4] = ["translation", "rotation", "scale", "weights"];
+
 /// Checks the raw JSON of a glTF document (see the [module docs](crate::gltf::validate)), and the node limit, before the gltf
-/// crate builds a structure per node. Animation channels that target no node are ignored, as the spec
-/// says (its target is then defined by an extension; `KHR_animation_pointer`'s `"path": "pointer"` is
-/// one): they are taken out of the document before the gltf crate, which requires `target.node`, reads
-/// it, and each leaves a warning.
+/// crate builds a structure per node. An animation channel without `target.node` has its target
+/// defined by an extension:
+/// - a `KHR_animation_pointer` channel whose pointer is `/nodes/N/translation`, `rotation`, `scale` or
+///   `weights` is rewritten as the channel `{"node": N, "path": ...}`, so it plays as that channel
+///   would (a pointer to a node that does not exist is a [`GltfError::Json`]);
+/// - every other one (a pointer to any other property, an unknown extension's target) is ignored, as
+///   the spec says: taken out of the document before the gltf crate, which requires `target.node`,
+///   reads it, and each leaves a warning.
 pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked> {
     let mut value: Value =
         ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
@@ -64,31 +81,46 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
     }
     let checker = Checker { root: &value };
     ImportLimits::check("nodes", checker.len("nodes"), limits.nodes)?;
-    let ignored = checker.check()?;
-    if ignored.is_empty() {
+    let fates = checker.check()?;
+    if fates.is_empty() {
         return Ok(Checked {
             rewritten: None,
             warnings: Vec::new(),
         });
     }
-    let mut warnings = Vec::with_capacity(ignored.len());
+    let mut warnings = Vec::new();
     // Taken out from the last, so that the indices of those still to take out stay valid.
-    for &(animation, channel) in ignored.iter().rev() {
+    for (animation, channel, fate) in fates.into_iter().rev() {
         let channels = value
             .get_mut("animations")
             .and_then(|a| a.get_mut(animation))
             .and_then(|a| a.get_mut("channels"))
             .and_then(Value::as_array_mut);
-        if let Some(channels) = channels.filter(|c| channel < c.len()) {
-            channels.remove(channel);
+        let Some(channels) = channels.filter(|c| channel < c.len()) else {
+            continue;
+        };
+        match fate {
+            Fate::Plays { node, path } => {
+                let target = channels
+                    .get_mut(channel)
+                    .and_then(|c| c.get_mut("target"))
+                    .and_then(Value::as_object_mut);
+                if let Some(target) = target {
+                    // The plain target it means, and nothing of the extension left.
+                    target.clear();
+                    target.insert("node".into(), Value::from(node));
+                    target.insert("path".into(), Value::from(path));
+                }
+            }
+            Fate::Ignored(why) => {
+                channels.remove(channel);
+                warnings.push(format!(
+                    "animations[{animation}].channels[{channel}]: {why}; ignored"
+                ));
+            }
         }
     }
-    for &(animation, channel) in &ignored {
-        warnings.push(format!(
-            "animations[{animation}].channels[{channel}]: no target node (an extension's target, such as \
-             KHR_animation_pointer's); ignored"
-        ));
-    }
+    warnings.reverse();
     let rewritten = ::gltf::json::serialize::to_vec(&value).map_err(|e| GltfError::Parse {
         message: e.to_string(),
     })?;
@@ -114,8 +146,8 @@ impl<'v> Checker<'v> {
     }
 
     /// Checks the document; returns the (animation, channel) pairs whose target names no node, in
-    /// document order.
-    fn check(&self) -> Result<Vec<(usize, usize)>> {
+    /// document order, each with what becomes of it.
+    fn check(&self) -> Result<Vec<(usize, usize, Fate)>> {
         let mut ignored = Vec::new();
         match self.root.get("asset") {
             Some(Value::Object(asset)) => {
@@ -328,10 +360,10 @@ impl<'v> Checker<'v> {
                 let tp = [cpp[0], cpp[1], cpp[2], cpp[3], Seg::Key("target")];
                 index(target, &tp, "node", nodes, false)?;
                 if target.get("node").is_none() {
-                    // An extension's target (KHR_animation_pointer's "pointer" path, or none known):
-                    // ignored, as the spec says.
+                    // An extension's target: KHR_animation_pointer's "pointer" path plays where it
+                    // points at a node's property; the others are ignored, as the spec says.
                     optional_string(target, &tp, "path")?;
-                    ignored.push((i, k));
+                    ignored.push((i, k, pointer_fate(target, &tp, nodes)?));
                     continue;
                 }
                 one_of_strings(
@@ -345,6 +377,66 @@ impl<'v> Checker<'v> {
         }
         Ok(ignored)
     }
+}
+
+/// What becomes of a channel target without a node (see [`Fate`]). The pointer is a JSON pointer
+/// (RFC 6901): played only in its plain form `/nodes/N/<property>`, `N` written as JSON pointer writes an
+/// array index (digits, no leading zero), a node of the document.
+fn pointer_fate(target: &Value, path: &[Seg<'_>], nodes: usize) -> Result<Fate> {
+    let pointer = match target.get("path") {
+        Some(Value::String(p)) if p == "pointer" => target
+            .get("extensions")
+            .and_then(|e| e.get("KHR_animation_pointer"))
+            .and_then(|e| e.get("pointer")),
+        _ => None,
+    };
+    let Some(pointer) = pointer else {
+        return Ok(Fate::Ignored(
+            "no target node (an extension's target this importer does not play)".into(),
+        ));
+    };
+    let pp = || {
+        let mut p = with(path, "extensions");
+        p.push(Seg::Key("KHR_animation_pointer"));
+        p.push(Seg::Key("pointer"));
+        p
+    };
+    let Value::String(pointer) = pointer else {
+        return Err(error(&pp(), "a string is expected"));
+    };
+    let mut parts = pointer.split('/');
+    let (empty, kind, index, property, rest) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    );
+    if let (Some(""), Some("nodes"), Some(index), Some(property), None) =
+        (empty, kind, index, property, rest)
+    {
+        let canonical = !index.is_empty()
+            && index.bytes().all(|b| b.is_ascii_digit())
+            && (index == "0" || !index.starts_with('0'));
+        if let (true, Some(&known)) = (canonical, POINTED.iter().find(|&&p| p == property)) {
+            return match index.parse::<usize>() {
+                Ok(node) if node < nodes => Ok(Fate::Plays { node, path: known }),
+                _ => Err(error(&pp(), "the pointer names a node that does not exist")),
+            };
+        }
+    }
+    // The pointer is the file's text: shown escaped and at most 64 characters long.
+    let shown: String = pointer.chars().take(64).collect();
+    let more = if pointer.chars().nth(64).is_some() {
+        "..."
+    } else {
+        ""
+    };
+    Ok(Fate::Ignored(format!(
+        "KHR_animation_pointer '{}{more}' is not a node's translation, rotation, scale or weights, \
+         the properties this importer plays",
+        crate::text::Escaped(&shown)
+    )))
 }
 
 fn with<'a>(path: &[Seg<'a>], key: &'a str) -> Vec<Seg<'a>> {

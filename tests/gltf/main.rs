@@ -442,8 +442,9 @@ fn gltf_err(bytes: &[u8]) -> GltfError {
 }
 
 // The files built here, the broken files (each gives the error that names its rule), names, and a
-// frame called stage by stage.
+// frame called stage by stage, and KHR_animation_pointer channels.
 mod broken;
 mod built;
 mod names;
+mod pointer;
 mod stages;

@@ -1,0 +1,232 @@
+//! `KHR_animation_pointer` channels: a pointer at a node's translation, rotation, scale or morph weights
+//! plays exactly as the plain channel it means; a pointer at anything else is ignored with a warning
+//! (escaped, shortened); a pointer at a node that does not exist, or one that is not a string, names
+//! its JSON path.
+
+use super::*;
+
+/// The two-joint rig with a morph target on its mesh (vertex 1 moves by +2 in z at weight 1) and one
+/// animation of four samplers: translation, rotation, scale (of node 1) and the mesh node's weights,
+/// with linear, step and cubic-spline keys. `targets` gives each channel's target, in that order.
+fn rig_with(targets: [Value; 4], extras: Value) -> Vec<u8> {
+    let mut b = Builder::default();
+    let mut doc = two_joint_rig(&mut b);
+    let delta = b.f32s(&[0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0], "VEC3");
+    doc["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": delta}]);
+    doc["nodes"][2]["weights"] = json!([0.0]);
+    let times = b.f32s(&[0.0, 1.0, 2.0], "SCALAR");
+    let moves = b.f32s(&[0.0, 1.0, 0.0, 2.0, 1.0, 0.0, 2.0, 3.0, 1.0], "VEC3");
+    let turn = std::f32::consts::FRAC_1_SQRT_2;
+    let turns = b.f32s(
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, turn, turn, 0.0, 0.0, 1.0, 0.0],
+        "VEC4",
+    );
+    // Cubic spline: in-tangent, value, out-tangent per key.
+    let sizes = b.f32s(
+        &[
+            0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.5, 0.0, 0.0, //
+            0.0, 0.0, 0.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.0, //
+            0.0, 0.0, 0.0, 1.0, 1.5, 1.0, 0.0, 0.0, 0.0,
+        ],
+        "VEC3",
+    );
+    let weights = b.f32s(&[0.0, 1.0, 0.25], "SCALAR");
+    let [t, r, s, w] = targets;
+    doc["animations"] = json!([{
+        "samplers": [
+            {"input": times, "output": moves},
+            {"input": times, "output": turns, "interpolation": "STEP"},
+            {"input": times, "output": sizes, "interpolation": "CUBICSPLINE"},
+            {"input": times, "output": weights}
+        ],
+        "channels": [
+            {"sampler": 0, "target": t},
+            {"sampler": 1, "target": r},
+            {"sampler": 2, "target": s},
+            {"sampler": 3, "target": w}
+        ]
+    }]);
+    if let Value::Object(extras) = extras {
+        for (k, v) in extras {
+            doc[k] = v;
+        }
+    }
+    b.gltf(doc)
+}
+
+fn plain(node: usize, path: &str) -> Value {
+    json!({"node": node, "path": path})
+}
+
+fn pointer(p: &str) -> Value {
+    json!({"path": "pointer", "extensions": {"KHR_animation_pointer": {"pointer": p}}})
+}
+
+/// Every local transform, morph weight and skinned position of the scene at `t`, as bits.
+fn bits_at(scene: &GltfScene, t: f32) -> Vec<u32> {
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    scene.evaluate(Some(0), t, Wrap::Clamp, &mut frame).unwrap();
+    let mut out = Vec::new();
+    for node in 0..3 {
+        let (tr, q, s) = frame.local(node).unwrap();
+        out.extend(
+            tr.to_array()
+                .iter()
+                .chain(&q.to_array())
+                .chain(&s.to_array())
+                .map(|x| x.to_bits()),
+        );
+    }
+    out.extend(frame.mesh_weights(0).unwrap().iter().map(|x| x.to_bits()));
+    for p in &frame.meshes()[0].positions {
+        out.extend(p.to_array().map(f32::to_bits));
+    }
+    out
+}
+
+#[test]
+fn pointers_at_node_properties_play_as_the_plain_channels() {
+    let required = json!({
+        "extensionsUsed": ["KHR_animation_pointer"],
+        "extensionsRequired": ["KHR_animation_pointer"]
+    });
+    let plain_file = rig_with(
+        [
+            plain(1, "translation"),
+            plain(1, "rotation"),
+            plain(1, "scale"),
+            plain(2, "weights"),
+        ],
+        json!({}),
+    );
+    let pointed_file = rig_with(
+        [
+            pointer("/nodes/1/translation"),
+            pointer("/nodes/1/rotation"),
+            pointer("/nodes/1/scale"),
+            pointer("/nodes/2/weights"),
+        ],
+        required,
+    );
+    let plain_scene = load(&plain_file);
+    let pointed = load(&pointed_file);
+    assert!(pointed.warnings().is_empty(), "{:?}", pointed.warnings());
+    assert_eq!(pointed.clips()[0].channels().len(), 3);
+    for t in [-1.0, 0.0, 0.3, 1.0, 1.5, 2.0, 3.0] {
+        assert_eq!(bits_at(&plain_scene, t), bits_at(&pointed, t), "t = {t}");
+    }
+    // The channels do move things: node 1 at t = 0.5, and the morph at t = 1.
+    let mut frame = pointed.frame_buffers();
+    pointed
+        .evaluate(Some(0), 0.5, Wrap::Clamp, &mut frame)
+        .unwrap();
+    assert_eq!(frame.local(1).unwrap().0, Vec3::new(1.0, 1.0, 0.0));
+    pointed
+        .evaluate(Some(0), 1.0, Wrap::Clamp, &mut frame)
+        .unwrap();
+    assert_eq!(frame.mesh_weights(0).unwrap(), &[1.0]);
+    // A pointer and a plain channel mixed in one animation play as two plain ones.
+    let mixed = rig_with(
+        [
+            plain(1, "translation"),
+            pointer("/nodes/1/rotation"),
+            plain(1, "scale"),
+            pointer("/nodes/2/weights"),
+        ],
+        json!({}),
+    );
+    assert_eq!(bits_at(&load(&mixed), 0.7), bits_at(&plain_scene, 0.7));
+}
+
+#[test]
+fn other_pointers_are_ignored_with_a_warning() {
+    let long = format!("/materials/0/{}", "x".repeat(100));
+    for p in [
+        "/nodes/1/matrix",
+        "/nodes/1/extensions/KHR_node_visibility/visible",
+        "/meshes/0/weights",
+        "/materials/0/pbrMetallicRoughness/baseColorFactor",
+        "/nodes/01/translation",
+        "/nodes/1/translation/0",
+        "/nodes//translation",
+        "nodes/1/translation",
+        "/nodes/+1/translation",
+        "/nodes/1/\u{1b}]0;owned\u{7}",
+        &long,
+    ] {
+        let file = rig_with(
+            [
+                pointer(p),
+                plain(1, "rotation"),
+                plain(1, "scale"),
+                plain(2, "weights"),
+            ],
+            json!({}),
+        );
+        let scene = load(&file);
+        let w = scene.warnings();
+        assert_eq!(w.len(), 1, "{p}: {w:?}");
+        assert!(
+            w[0].starts_with("animations[0].channels[0]: KHR_animation_pointer '")
+                && w[0].ends_with("; ignored"),
+            "{p}: {}",
+            w[0]
+        );
+        assert!(!w[0].chars().any(char::is_control), "{p}: {}", w[0]);
+        assert!(w[0].len() < 250, "{p}: {}", w[0]);
+        // The three plain channels stay and play.
+        assert_eq!(scene.clips()[0].channels().len(), 2, "{p}");
+        assert!(scene.clips()[0].weight_channels().len() == 1, "{p}");
+    }
+    // A target without a node and without a pointer: ignored, as before.
+    let file = rig_with(
+        [
+            json!({"path": "translation"}),
+            plain(1, "rotation"),
+            plain(1, "scale"),
+            plain(2, "weights"),
+        ],
+        json!({}),
+    );
+    let scene = load(&file);
+    assert_eq!(scene.warnings().len(), 1);
+    assert!(scene.warnings()[0].contains("no target node"));
+}
+
+#[test]
+fn a_pointer_at_no_node_or_not_a_string_names_its_path() {
+    for (target, reason) in [
+        (
+            pointer("/nodes/3/translation"),
+            "the pointer names a node that does not exist",
+        ),
+        (
+            pointer("/nodes/99999999999999999999999/translation"),
+            "the pointer names a node that does not exist",
+        ),
+        (
+            json!({"path": "pointer", "extensions": {"KHR_animation_pointer": {"pointer": 7}}}),
+            "a string is expected",
+        ),
+    ] {
+        let file = rig_with(
+            [
+                target,
+                plain(1, "rotation"),
+                plain(1, "scale"),
+                plain(2, "weights"),
+            ],
+            json!({}),
+        );
+        let e = gltf_err(&file);
+        assert_eq!(
+            e,
+            GltfError::Json {
+                path: "animations[0].channels[0].target.extensions.KHR_animation_pointer.pointer"
+                    .into(),
+                reason
+            },
+            "{e}"
+        );
+    }
+}
