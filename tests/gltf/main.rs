@@ -446,5 +446,6 @@ fn gltf_err(bytes: &[u8]) -> GltfError {
 mod broken;
 mod built;
 mod names;
+mod node_misc;
 mod pointer;
 mod stages;
