@@ -5,15 +5,14 @@
 use super::buffers::LoadedBuffer;
 use super::error::{GltfError, READ_BUDGET_SLACK};
 use super::limits::{ImportLimits, Tally};
+use super::schema::{Accessor, DataType, Dimensions, Document, View};
 use crate::Error;
-use ::gltf as gltf_crate;
 use glam::Vec3;
-use gltf_crate::accessor::{DataType, Dimensions};
 
 /// Reads accessors out of the loaded buffers, checking every bound first.
 pub(super) struct Reader<'a> {
     /// The validated document.
-    pub(super) doc: &'a gltf_crate::Document,
+    pub(super) doc: &'a Document,
     /// Every buffer's bytes, cut to its `byteLength`.
     buffers: &'a [LoadedBuffer],
     /// Components the accessors of this load may still hold (see [`READ_BUDGET_SLACK`]).
@@ -22,18 +21,6 @@ pub(super) struct Reader<'a> {
     charged: std::cell::RefCell<std::collections::HashSet<usize>>,
     /// The load's running totals against its [`ImportLimits`](super::ImportLimits).
     pub(super) tally: Tally,
-}
-
-fn type_name(d: Dimensions) -> &'static str {
-    match d {
-        Dimensions::Scalar => "SCALAR",
-        Dimensions::Vec2 => "VEC2",
-        Dimensions::Vec3 => "VEC3",
-        Dimensions::Vec4 => "VEC4",
-        Dimensions::Mat2 => "MAT2",
-        Dimensions::Mat3 => "MAT3",
-        Dimensions::Mat4 => "MAT4",
-    }
 }
 
 fn component_name(t: DataType) -> &'static str {
@@ -79,7 +66,7 @@ impl<'a> Reader<'a> {
     /// [`READ_BUDGET_SLACK`].
     /// `held` is the bytes the buffers hold, each shared source counted once.
     pub(super) fn new(
-        doc: &'a gltf_crate::Document,
+        doc: &'a Document,
         buffers: &'a [LoadedBuffer],
         held: usize,
         limits: ImportLimits,
@@ -95,17 +82,17 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes of a buffer view, checked against its buffer.
-    fn view_bytes(&self, view: &gltf_crate::buffer::View<'_>) -> Result<&[u8], GltfError<Error>> {
+    fn view_bytes(&self, view: &View) -> Result<&[u8], GltfError<Error>> {
         let buffer = self
             .buffers
-            .get(view.buffer().index())
+            .get(view.buffer)
             .map_or(&[][..], LoadedBuffer::bytes);
-        let (offset, length) = (view.offset(), view.length());
+        let (offset, length) = (view.offset, view.length);
         offset
             .checked_add(length)
             .and_then(|end| buffer.get(offset..end))
             .ok_or(GltfError::BufferViewOutOfBounds {
-                view: view.index(),
+                view: view.index,
                 offset,
                 length,
                 buffer_length: buffer.len(),
@@ -115,21 +102,21 @@ impl<'a> Reader<'a> {
     /// Checks an accessor's type against what its use allows.
     pub(super) fn check_format(
         &self,
-        acc: &gltf_crate::Accessor<'_>,
+        acc: &Accessor,
         usage: &'static str,
         dims: &[Dimensions],
         types: &[DataType],
     ) -> Result<(), GltfError<Error>> {
-        if dims.contains(&acc.dimensions()) && types.contains(&acc.data_type()) {
+        if dims.contains(&acc.dimensions) && types.contains(&acc.data_type) {
             Ok(())
         } else {
             Err(GltfError::AccessorFormat {
-                accessor: acc.index(),
+                accessor: acc.index,
                 usage,
                 found: format!(
                     "{} of {}",
-                    type_name(acc.dimensions()),
-                    component_name(acc.data_type())
+                    acc.dimensions.name(),
+                    component_name(acc.data_type)
                 ),
             })
         }
@@ -139,17 +126,17 @@ impl<'a> Reader<'a> {
     /// sparse substitutions. `convert` turns one component's bytes into a value.
     pub(super) fn read<T: Copy + Default>(
         &self,
-        acc: &gltf_crate::Accessor<'_>,
+        acc: &Accessor,
         convert: impl Fn(DataType, &[u8]) -> T,
     ) -> Result<Vec<T>, GltfError<Error>> {
-        let t = acc.data_type();
-        let comps = acc.dimensions().multiplicity();
+        let t = acc.data_type;
+        let comps = acc.dimensions.multiplicity();
         let csize = t.size();
         let esize = csize * comps;
-        let count = acc.count();
+        let count = acc.count;
         let out_of_bounds =
             |needed: Option<usize>, available: usize| GltfError::AccessorOutOfBounds {
-                accessor: acc.index(),
+                accessor: acc.index,
                 count,
                 needed,
                 available,
@@ -158,26 +145,27 @@ impl<'a> Reader<'a> {
         // Counts the accessor against the load's budget, once, before anything is allocated for it.
         let charge = || {
             let mut charged = self.charged.borrow_mut();
-            if charged.contains(&acc.index()) {
+            if charged.contains(&acc.index) {
                 return Ok(());
             }
             let left = self.budget.get();
             if components > left {
                 return Err(GltfError::AccessorTooLarge {
-                    accessor: acc.index(),
+                    accessor: acc.index,
                     components,
                 });
             }
             self.tally.components(components)?;
             self.budget.set(left - components);
-            charged.insert(acc.index());
+            charged.insert(acc.index);
             Ok(())
         };
-        let mut out = match acc.view() {
+        let view = acc.view.and_then(|v| self.doc.views.get(v));
+        let mut out = match view {
             Some(view) => {
-                let data = self.view_bytes(&view)?;
-                let stride = view.stride().unwrap_or(esize);
-                let offset = acc.offset();
+                let data = self.view_bytes(view)?;
+                let stride = view.stride.unwrap_or(esize);
+                let offset = acc.offset;
                 let needed = match count {
                     0 => Some(0),
                     n => (n - 1)
@@ -207,35 +195,25 @@ impl<'a> Reader<'a> {
                 vec![T::default(); components]
             }
         };
-        if let Some(sparse) = self
-            .doc
-            .as_json()
-            .accessors
-            .get(acc.index())
-            .and_then(|a| a.sparse.as_ref())
-        {
-            let n = sparse.count.0 as usize;
-            let index_type = match sparse.indices.component_type {
-                gltf_crate::json::validation::Checked::Valid(c) => c.0,
-                gltf_crate::json::validation::Checked::Invalid => DataType::U32,
-            };
+        if let Some(sparse) = &acc.sparse {
+            let n = sparse.count;
+            let index_type = sparse.index_type;
             let isize = index_type.size();
-            let views = |i: usize| self.doc.views().nth(i);
-            let (Some(iview), Some(vview)) = (
-                views(sparse.indices.buffer_view.value()),
-                views(sparse.values.buffer_view.value()),
-            ) else {
+            let views = |i: usize| self.doc.views.get(i);
+            let (Some(iview), Some(vview)) =
+                (views(sparse.indices_view), views(sparse.values_view))
+            else {
                 return Err(GltfError::Parse {
                     message: format!(
                         "accessor {}: a sparse buffer view does not exist",
-                        acc.index()
+                        acc.index
                     ),
                 });
             };
-            let idata = self.view_bytes(&iview)?;
-            let vdata = self.view_bytes(&vview)?;
-            let ioff = sparse.indices.byte_offset.0 as usize;
-            let voff = sparse.values.byte_offset.0 as usize;
+            let idata = self.view_bytes(iview)?;
+            let vdata = self.view_bytes(vview)?;
+            let ioff = sparse.indices_offset;
+            let voff = sparse.values_offset;
             let ineed = n.checked_mul(isize).and_then(|x| x.checked_add(ioff));
             let vneed = n.checked_mul(esize).and_then(|x| x.checked_add(voff));
             if ineed.is_none_or(|x| x > idata.len()) {
@@ -249,7 +227,7 @@ impl<'a> Reader<'a> {
                 let index = component_u32(index_type, &idata[at..at + isize]) as usize;
                 if index >= count {
                     return Err(GltfError::SparseIndexOutOfRange {
-                        accessor: acc.index(),
+                        accessor: acc.index,
                         index,
                         count,
                     });
@@ -263,18 +241,15 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    pub(super) fn floats(
-        &self,
-        acc: &gltf_crate::Accessor<'_>,
-    ) -> Result<Vec<f32>, GltfError<Error>> {
-        let normalized = acc.normalized();
+    pub(super) fn floats(&self, acc: &Accessor) -> Result<Vec<f32>, GltfError<Error>> {
+        let normalized = acc.normalized;
         self.read(acc, |t, b| component_f32(t, normalized, b))
     }
 
     /// A VEC3 attribute (positions, normals) as f32 or normalized integers.
     pub(super) fn vec3s(
         &self,
-        acc: &gltf_crate::Accessor<'_>,
+        acc: &Accessor,
         usage: &'static str,
         types: &[DataType],
     ) -> Result<Vec<Vec3>, GltfError<Error>> {

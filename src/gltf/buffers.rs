@@ -3,8 +3,8 @@
 
 use super::error::GltfError;
 use super::limits::ImportLimits;
+use super::schema::Document;
 use crate::Error;
-use ::gltf as gltf_crate;
 use base64::Engine as _;
 use std::collections::HashMap;
 use std::io::Read;
@@ -29,7 +29,7 @@ impl LoadedBuffer {
 /// Every buffer's bytes, cut to its declared `byteLength`, and the bytes actually held (each shared
 /// source counted once), which sets the read budget.
 pub(super) fn load_buffers(
-    doc: &gltf_crate::Document,
+    doc: &Document,
     blob: Option<&[u8]>,
     base_dir: Option<&Path>,
     max_file_bytes: usize,
@@ -38,15 +38,14 @@ pub(super) fn load_buffers(
     let mut held = 0usize;
     let mut bin: Option<Arc<[u8]>> = None;
     let mut files: HashMap<PathBuf, Arc<[u8]>> = HashMap::new();
-    for buffer in doc.buffers() {
-        let index = buffer.index();
+    for (index, buffer) in doc.buffers.iter().enumerate() {
         let err = |reason: String| GltfError::Buffer {
             buffer: index,
             reason,
         };
-        let length = buffer.length();
-        let data: Arc<[u8]> = match buffer.source() {
-            gltf_crate::buffer::Source::Bin => {
+        let length = buffer.length;
+        let data: Arc<[u8]> = match buffer.uri.as_deref() {
+            None => {
                 // The spec lets only the first buffer be the BIN chunk.
                 if index != 0 {
                     return Err(err(
@@ -62,7 +61,7 @@ pub(super) fn load_buffers(
                 })
                 .clone()
             }
-            gltf_crate::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+            Some(uri) if uri.starts_with("data:") => {
                 let (_, payload) = uri
                     .split_once(";base64,")
                     .ok_or_else(|| err("only base64 data URIs are supported".into()))?;
@@ -72,7 +71,7 @@ pub(super) fn load_buffers(
                 held = held.saturating_add(decoded.len());
                 Arc::from(decoded)
             }
-            gltf_crate::buffer::Source::Uri(uri) => {
+            Some(uri) => {
                 let path = external_path(uri, base_dir).map_err(|r| err(r.to_string()))?;
                 ImportLimits::check("file_bytes", length, max_file_bytes)?;
                 // A file named by several buffers is read once, whole (up to the limit).

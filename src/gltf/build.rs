@@ -12,11 +12,10 @@ use super::primitive::{
     SkinnedPrimitive,
 };
 use super::sampling::Clip;
+use super::schema::{DataType, Dimensions, Document, Path, Transform};
 use crate::character::play::MorphSet;
 use crate::{Character, CharacterSkin, Error, Skeleton};
-use ::gltf as gltf_crate;
 use glam::{Mat4, Quat, Vec3};
-use gltf_crate::accessor::{DataType, Dimensions};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -72,7 +71,7 @@ pub(super) struct Parts {
 pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts, Error> {
     let doc = r.doc;
     let limits = &options.limits;
-    let n = doc.nodes().len();
+    let n = doc.nodes.len();
     if n == 0 {
         return Err(GltfError::NoNodes.into());
     }
@@ -84,10 +83,8 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     let mut rotations = Vec::with_capacity(n);
     let mut scales = Vec::with_capacity(n);
     let mut names = Vec::with_capacity(n);
-    for node in doc.nodes() {
-        let p = node.index();
-        for child in node.children() {
-            let c = child.index();
+    for (p, node) in doc.nodes.iter().enumerate() {
+        for &c in &node.children {
             if c == p {
                 return Err(GltfError::NodeCycle { node: c }.into());
             }
@@ -102,9 +99,9 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             parents[c] = Some(p);
             children[p].push(c);
         }
-        let (t, q, s) = match node.transform() {
-            gltf_crate::scene::Transform::Matrix { matrix } => {
-                let m = Mat4::from_cols_array_2d(&matrix);
+        let (t, q, s) = match node.transform {
+            Transform::Matrix(matrix) => {
+                let m = Mat4::from_cols_array(&matrix);
                 if !m.is_finite() {
                     return Err(GltfError::NodeTransform { node: p }.into());
                 }
@@ -114,11 +111,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
                 let q = if q.is_finite() { q } else { Quat::IDENTITY };
                 (t, q, s)
             }
-            gltf_crate::scene::Transform::Decomposed {
-                translation,
-                rotation,
-                scale,
-            } => (
+            Transform::Decomposed(translation, rotation, scale) => (
                 Vec3::from_array(translation),
                 Quat::from_array(rotation),
                 Vec3::from_array(scale),
@@ -138,7 +131,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         translations.push(t);
         rotations.push(q);
         scales.push(s);
-        names.push(node.name().unwrap_or_default().to_string());
+        names.push(node.name.clone().unwrap_or_default());
     }
     let skeleton = Skeleton::from_parents(&parents)
         .map_err(|e| match e {
@@ -153,35 +146,36 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
 
     let mut skins = Vec::new();
     let mut ibm_cache: HashMap<usize, std::sync::Arc<[f32]>> = HashMap::new();
-    for skin in doc.skins() {
-        let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
-        let inverse_binds = match skin.inverse_bind_matrices() {
+    for (skin_index, skin) in doc.skins.iter().enumerate() {
+        let joints = skin.joints.clone();
+        let inverse_binds = match skin.inverse_bind_matrices {
             Some(acc) => {
+                let acc = doc.accessor(acc)?;
                 let bad = |reason: String| GltfError::InverseBindMatrices {
-                    skin: skin.index(),
+                    skin: skin_index,
                     reason,
                 };
                 r.check_format(
-                    &acc,
+                    acc,
                     "inverse bind matrices",
                     &[Dimensions::Mat4],
                     &[DataType::F32],
                 )?;
-                if acc.count() < joints.len() {
+                if acc.count < joints.len() {
                     return Err(bad(format!(
                         "{} matrices for {} joints",
-                        acc.count(),
+                        acc.count,
                         joints.len()
                     ))
                     .into());
                 }
                 // Skins that share an accessor read it once: many skins naming one large accessor
                 // would otherwise read (and check) it again for each.
-                let f = match ibm_cache.get(&acc.index()) {
+                let f = match ibm_cache.get(&acc.index) {
                     Some(f) => f.clone(),
                     None => {
-                        let f: std::sync::Arc<[f32]> = r.floats(&acc)?.into();
-                        ibm_cache.insert(acc.index(), f.clone());
+                        let f: std::sync::Arc<[f32]> = r.floats(acc)?.into();
+                        ibm_cache.insert(acc.index, f.clone());
                         f
                     }
                 };
@@ -198,10 +192,10 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             None => vec![Mat4::IDENTITY; joints.len()],
         };
         skins.push(Skin {
-            name: skin.name().map(str::to_string),
+            name: skin.name.clone(),
             joints,
             inverse_binds,
-            skeleton: skin.skeleton().map(|s| s.index()),
+            skeleton: skin.skeleton,
         });
     }
 
@@ -216,24 +210,27 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     let mut output_bytes = 0usize;
     // The output bytes already added to the allocation estimate.
     let mut counted_output = 0usize;
-    for node in doc.nodes() {
-        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+    for (node_index, node) in doc.nodes.iter().enumerate() {
+        let (Some(mesh_index), Some(skin)) = (node.mesh, node.skin) else {
             continue;
         };
-        let joint_count = skins[skin.index()].joints.len();
-        for prim in mesh.primitives() {
+        let Some(mesh) = doc.meshes.get(mesh_index) else {
+            continue;
+        };
+        let joint_count = skins.get(skin).map_or(0, |s| s.joints.len());
+        for prim in &mesh.primitives {
             // Counted before anything is read or made for it: an instance of an empty primitive
             // still costs a record and an output in every frame.
             r.tally.instance()?;
-            let key = (mesh.index(), prim.index(), joint_count);
+            let key = (mesh_index, prim.index, joint_count);
             let data = match prepared.get(&key) {
                 Some(d) => d.clone(),
                 None => {
                     let d = Arc::new(read_primitive(
                         r,
-                        &prim,
-                        mesh.index(),
-                        skin.index(),
+                        prim,
+                        mesh_index,
+                        skin,
                         joint_count,
                         options,
                     )?);
@@ -254,10 +251,10 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             r.tally.allocate(output_bytes - counted_output)?;
             counted_output = output_bytes;
             primitives.push(SkinnedPrimitive {
-                node: node.index(),
-                mesh: mesh.index(),
-                primitive: prim.index(),
-                skin: skin.index(),
+                node: node_index,
+                mesh: mesh_index,
+                primitive: prim.index,
+                skin,
                 data,
             });
         }
@@ -266,20 +263,23 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     // Every primitive of a mesh node in the default scene that has no skin follows its node rigidly.
     let mut rigid = Vec::new();
     let mut rigid_read: HashMap<(usize, usize), Arc<RigidData>> = HashMap::new();
-    for node in doc.nodes() {
-        let (Some(mesh), None) = (node.mesh(), node.skin()) else {
+    for (node_index, node) in doc.nodes.iter().enumerate() {
+        let (Some(mesh_index), None) = (node.mesh, node.skin) else {
             continue;
         };
-        if !drawn[node.index()] {
+        let Some(mesh) = doc.meshes.get(mesh_index) else {
+            continue;
+        };
+        if !drawn[node_index] {
             continue;
         }
-        for prim in mesh.primitives() {
+        for prim in &mesh.primitives {
             r.tally.instance()?;
-            let key = (mesh.index(), prim.index());
+            let key = (mesh_index, prim.index);
             let data = match rigid_read.get(&key) {
                 Some(d) => d.clone(),
                 None => {
-                    let d = Arc::new(read_rigid_primitive(r, &prim, mesh.index())?);
+                    let d = Arc::new(read_rigid_primitive(r, prim, mesh_index)?);
                     rigid_read.insert(key, d.clone());
                     d
                 }
@@ -297,10 +297,10 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
             r.tally.allocate(output_bytes - counted_output)?;
             counted_output = output_bytes;
             rigid.push(RigidPrimitive {
-                node: node.index(),
-                mesh: mesh.index(),
-                primitive: prim.index(),
-                animated: animated[node.index()],
+                node: node_index,
+                mesh: mesh_index,
+                primitive: prim.index,
+                animated: animated[node_index],
                 data,
             });
         }
@@ -308,18 +308,16 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
 
     // The morph weights each drawn instance starts with: the node's, else the mesh's, else zeros.
     let node_weights = |node: usize| -> Result<Vec<f32>, Error> {
-        let Some(gnode) = doc.nodes().nth(node) else {
+        let Some(gnode) = doc.nodes.get(node) else {
             return Ok(Vec::new());
         };
-        let Some(mesh) = gnode.mesh() else {
+        let Some((mesh, m)) = gnode.mesh.and_then(|m| Some((m, doc.meshes.get(m)?))) else {
             return Ok(Vec::new());
         };
-        let targets = mesh_targets[mesh.index()];
-        match gnode.weights() {
-            Some(w) => check_weights(w, mesh.index(), Some(node), targets),
-            None => Ok(mesh
-                .weights()
-                .map_or_else(|| vec![0.0; targets], <[f32]>::to_vec)),
+        let targets = mesh_targets.get(mesh).copied().unwrap_or(0);
+        match &gnode.weights {
+            Some(w) => check_weights(w, mesh, Some(node), targets),
+            None => Ok(m.weights.clone().unwrap_or_else(|| vec![0.0; targets])),
         }
     };
     let mut outputs: HashMap<usize, (Vec<usize>, Vec<usize>)> = HashMap::new();
@@ -331,10 +329,11 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     }
     let morph_outputs = |node: usize| {
         let targets = doc
-            .nodes()
-            .nth(node)
-            .and_then(|n| n.mesh())
-            .map_or(0, |m| mesh_targets[m.index()]);
+            .nodes
+            .get(node)
+            .and_then(|n| n.mesh)
+            .and_then(|m| mesh_targets.get(m).copied())
+            .unwrap_or(0);
         let (skinned, rigid) = outputs.get(&node).cloned().unwrap_or_default();
         MorphOutputs {
             targets,
@@ -343,10 +342,10 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
         }
     };
     let mut clips = Vec::new();
-    for anim in doc.animations() {
+    for anim in &doc.animations {
         clips.push(read_clip(
             r,
-            &anim,
+            anim,
             &level,
             &morph_outputs,
             limits.keys_per_channel,
@@ -385,7 +384,7 @@ pub(super) fn build_scene(r: &Reader<'_>, options: &LoadOptions) -> Result<Parts
     // every instance of the node's mesh, skinned or rigid, as GltfScene::sample writes them.
     // One set per node: a clip may animate a node whose mesh has no drawn instance (its set drives
     // nothing, as in GltfScene::sample).
-    let sets = doc.nodes().len();
+    let sets = doc.nodes.len();
     let character = character.with_morph_sets(
         (0..sets)
             .map(|n| {
@@ -419,18 +418,18 @@ fn count_output(
 
 /// Each mesh's morph target count, checked to be the same for all its primitives, and its `weights`
 /// checked against it.
-fn morph_target_counts(doc: &gltf_crate::Document) -> Result<Vec<usize>, Error> {
-    let mut counts = Vec::with_capacity(doc.meshes().len());
-    for mesh in doc.meshes() {
+fn morph_target_counts(doc: &Document) -> Result<Vec<usize>, Error> {
+    let mut counts = Vec::with_capacity(doc.meshes.len());
+    for (mesh_index, mesh) in doc.meshes.iter().enumerate() {
         let mut first = None;
-        for prim in mesh.primitives() {
-            let t = prim.morph_targets().len();
+        for prim in &mesh.primitives {
+            let t = prim.targets.len();
             match first {
                 None => first = Some(t),
                 Some(f) if f != t => {
                     return Err(GltfError::MorphTargetCounts {
-                        mesh: mesh.index(),
-                        primitive: prim.index(),
+                        mesh: mesh_index,
+                        primitive: prim.index,
                         targets: t,
                         first: f,
                     }
@@ -440,8 +439,8 @@ fn morph_target_counts(doc: &gltf_crate::Document) -> Result<Vec<usize>, Error> 
             }
         }
         let targets = first.unwrap_or(0);
-        if let Some(w) = mesh.weights() {
-            check_weights(w, mesh.index(), None, targets)?;
+        if let Some(w) = &mesh.weights {
+            check_weights(w, mesh_index, None, targets)?;
         }
         counts.push(targets);
     }
@@ -451,23 +450,15 @@ fn morph_target_counts(doc: &gltf_crate::Document) -> Result<Vec<usize>, Error> 
 /// Each mesh's morph target names, from `extras.targetNames` (the convention of Blender's exporter and
 /// three.js): an array of strings with one name per target. Anything else there (not an array, not
 /// strings, another count) gives no names, since `extras` is free-form application data.
-fn target_names(doc: &gltf_crate::Document, targets: &[usize]) -> Vec<Vec<String>> {
-    doc.meshes()
+fn target_names(doc: &Document, targets: &[usize]) -> Vec<Vec<String>> {
+    doc.meshes
+        .iter()
         .zip(targets)
         .map(|(mesh, &targets)| {
-            let Some(raw) = mesh.extras() else {
-                return Vec::new();
-            };
-            let Ok(value) =
-                gltf_crate::json::deserialize::from_str::<gltf_crate::json::Value>(raw.get())
-            else {
-                return Vec::new();
-            };
-            let names: Option<Vec<String>> = value
-                .get("targetNames")
-                .and_then(|v| v.as_array())
-                .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_string)).collect());
-            names.filter(|n| n.len() == targets).unwrap_or_default()
+            mesh.target_names
+                .clone()
+                .filter(|n| n.len() == targets)
+                .unwrap_or_default()
         })
         .collect()
 }
@@ -493,12 +484,16 @@ fn check_weights(
 
 /// Which nodes the default scene draws (`scene`, else the first scene): its root nodes and their
 /// descendants. A file without scenes draws every node.
-fn default_scene_nodes(doc: &gltf_crate::Document, children: &[Vec<usize>]) -> Vec<bool> {
-    let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) else {
+fn default_scene_nodes(doc: &Document, children: &[Vec<usize>]) -> Vec<bool> {
+    let Some(scene) = doc
+        .scene
+        .and_then(|s| doc.scenes.get(s))
+        .or_else(|| doc.scenes.first())
+    else {
         return vec![true; children.len()];
     };
     let mut drawn = vec![false; children.len()];
-    let mut stack: Vec<usize> = scene.nodes().map(|n| n.index()).collect();
+    let mut stack: Vec<usize> = scene.clone();
     // The node graph is a forest (checked when the skeleton was built), so each node is pushed once.
     while let Some(node) = stack.pop() {
         if std::mem::replace(&mut drawn[node], true) {
@@ -512,7 +507,7 @@ fn default_scene_nodes(doc: &gltf_crate::Document, children: &[Vec<usize>]) -> V
 /// Whether each node, or one of its ancestors, is a joint of a skin or the target of a translation,
 /// rotation or scale channel: the nodes whose world matrix the animation moves.
 fn animated_nodes(
-    doc: &gltf_crate::Document,
+    doc: &Document,
     skins: &[Skin],
     parents: &[Option<usize>],
     skeleton: &Skeleton,
@@ -524,10 +519,12 @@ fn animated_nodes(
             animated[j] = true;
         }
     }
-    for anim in doc.animations() {
-        for ch in anim.channels() {
-            if ch.target().property() != gltf_crate::animation::Property::MorphTargetWeights {
-                animated[ch.target().node().index()] = true;
+    for anim in &doc.animations {
+        for ch in &anim.channels {
+            if ch.path != Path::Weights {
+                if let Some(a) = animated.get_mut(ch.node) {
+                    *a = true;
+                }
             }
         }
     }

@@ -5,11 +5,9 @@ use super::accessors::{Reader, FLOATS_AND_NORMALIZED};
 use super::error::GltfError;
 use super::limits::ImportLimits;
 use super::sampling::{unit, Channel, Clip, Interpolation, Property, WeightChannel};
+use super::schema::{Animation, DataType, Dimensions, Interpolation as GltfInterpolation, Path};
 use crate::Error;
-use ::gltf as gltf_crate;
 use glam::Quat;
-use gltf_crate::accessor::{DataType, Dimensions};
-use gltf_crate::animation::{Interpolation as GltfInterpolation, Property as GltfProperty};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -24,12 +22,12 @@ pub(super) struct MorphOutputs {
 /// Reads one animation; `level` maps a glTF node index to its level-order index.
 pub(super) fn read_clip(
     r: &Reader<'_>,
-    anim: &gltf_crate::Animation<'_>,
+    anim: &Animation,
     level: &dyn Fn(usize) -> usize,
     morph_outputs: &dyn Fn(usize) -> MorphOutputs,
     max_keys: usize,
 ) -> Result<Clip, GltfError<Error>> {
-    let a = anim.index();
+    let a = anim.index;
     let mut channels = Vec::new();
     let mut weights = Vec::new();
     // Channels whose key times are the same share a track: the samplers look the time up once per
@@ -42,33 +40,37 @@ pub(super) fn read_clip(
     let mut time_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
     let mut value_cache: HashMap<(usize, bool, usize), Arc<[f32]>> = HashMap::new();
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
-    for ch in anim.channels() {
-        let property = match ch.target().property() {
-            GltfProperty::Translation => Some(Property::Translation),
-            GltfProperty::Rotation => Some(Property::Rotation),
-            GltfProperty::Scale => Some(Property::Scale),
-            GltfProperty::MorphTargetWeights => None,
+    for (channel_index, ch) in anim.channels.iter().enumerate() {
+        let property = match ch.path {
+            Path::Translation => Some(Property::Translation),
+            Path::Rotation => Some(Property::Rotation),
+            Path::Scale => Some(Property::Scale),
+            Path::Weights => None,
         };
-        let sampler = ch.sampler();
-        let s = sampler.index();
-        let interpolation = match sampler.interpolation() {
+        let s = ch.sampler;
+        let Some(sampler) = anim.samplers.get(s) else {
+            return Err(GltfError::Parse {
+                message: format!("animation {a}: sampler {s} does not exist"),
+            });
+        };
+        let interpolation = match sampler.interpolation {
             GltfInterpolation::Step => Interpolation::Step,
             GltfInterpolation::Linear => Interpolation::Linear,
             GltfInterpolation::CubicSpline => Interpolation::CubicSpline,
         };
-        let input = sampler.input();
+        let input = r.doc.accessor(sampler.input)?;
         r.check_format(
-            &input,
+            input,
             "animation key times",
             &[Dimensions::Scalar],
             &[DataType::F32],
         )?;
-        ImportLimits::check("keys_per_channel", input.count(), max_keys)?;
-        let cached_times = time_cache.get(&input.index()).cloned();
+        ImportLimits::check("keys_per_channel", input.count, max_keys)?;
+        let cached_times = time_cache.get(&input.index).cloned();
         let times: Arc<[f32]> = if let Some(t) = cached_times {
             t
         } else {
-            let times = r.floats(&input)?;
+            let times = r.floats(input)?;
             // Finite first, so that the ordering test below never compares a NaN. Then every key interval,
             // and the span from the first key, must be finite too: finite keys of huge magnitude
             // (-3e38, 3e38) overflow `t1 - t0` to infinity, and the interpolation weight to NaN.
@@ -92,20 +94,20 @@ pub(super) fn read_clip(
                 .entry(bits)
                 .or_insert_with(|| times.into())
                 .clone();
-            time_cache.insert(input.index(), times.clone());
+            time_cache.insert(input.index, times.clone());
             times
         };
-        let output = sampler.output();
+        let output = r.doc.accessor(sampler.output)?;
         let per_key = if interpolation == Interpolation::CubicSpline {
             3
         } else {
             1
         };
         let Some(property) = property else {
-            let node = ch.target().node().index();
+            let node = ch.node;
             let outputs = morph_outputs(node);
             r.check_format(
-                &output,
+                output,
                 "morph weight keys",
                 &[Dimensions::Scalar],
                 &FLOATS_AND_NORMALIZED,
@@ -114,17 +116,17 @@ pub(super) fn read_clip(
                 .len()
                 .checked_mul(per_key)
                 .and_then(|x| x.checked_mul(outputs.targets));
-            if times.is_empty() || outputs.targets == 0 || expected != Some(output.count()) {
+            if times.is_empty() || outputs.targets == 0 || expected != Some(output.count) {
                 return Err(GltfError::WeightKeys {
                     animation: a,
                     sampler: s,
                     node,
                     times: times.len(),
-                    values: output.count(),
+                    values: output.count,
                     targets: outputs.targets,
                 });
             }
-            let values = r.floats(&output)?;
+            let values = r.floats(output)?;
             if let Some(i) = values.iter().position(|v| !v.is_finite()) {
                 return Err(GltfError::KeyValue {
                     animation: a,
@@ -154,7 +156,7 @@ pub(super) fn read_clip(
         };
         let c = if property == Property::Rotation {
             r.check_format(
-                &output,
+                output,
                 "rotation keys",
                 &[Dimensions::Vec4],
                 &FLOATS_AND_NORMALIZED,
@@ -162,27 +164,27 @@ pub(super) fn read_clip(
             4
         } else {
             r.check_format(
-                &output,
+                output,
                 "translation or scale keys",
                 &[Dimensions::Vec3],
                 &[DataType::F32],
             )?;
             3
         };
-        if times.is_empty() || times.len().checked_mul(per_key) != Some(output.count()) {
+        if times.is_empty() || times.len().checked_mul(per_key) != Some(output.count) {
             return Err(GltfError::KeyCount {
                 animation: a,
                 sampler: s,
                 times: times.len(),
-                values: output.count(),
+                values: output.count,
             });
         }
-        let value_key = (output.index(), property == Property::Rotation, per_key);
+        let value_key = (output.index, property == Property::Rotation, per_key);
         let cached_values = value_cache.get(&value_key).cloned();
         let values: Arc<[f32]> = if let Some(v) = cached_values {
             v
         } else {
-            let mut values = r.floats(&output)?;
+            let mut values = r.floats(output)?;
             if let Some(i) = values.iter().position(|v| !v.is_finite()) {
                 return Err(GltfError::KeyValue {
                     animation: a,
@@ -203,7 +205,7 @@ pub(super) fn read_clip(
                 if let Some((key, length_squared)) = bad {
                     return Err(GltfError::RotationKey {
                         animation: a,
-                        channel: ch.index(),
+                        channel: channel_index,
                         key,
                         length_squared,
                     });
@@ -230,7 +232,7 @@ pub(super) fn read_clip(
                 key: 0,
             });
         }
-        let node = ch.target().node().index();
+        let node = ch.node;
         let next = tracks.len();
         let track = *tracks.entry(times.as_ptr()).or_insert(next);
         channels.push(Channel {
@@ -247,7 +249,7 @@ pub(super) fn read_clip(
         (start, end) = (0.0, 0.0);
     }
     Ok(Clip {
-        name: anim.name().map(str::to_string),
+        name: anim.name.clone(),
         start,
         end,
         channels,

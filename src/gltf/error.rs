@@ -59,7 +59,7 @@ pub enum GltfError<E> {
         max: usize,
     },
     /// Rule: a GLB header has the magic `glTF`, version 2 and a total length of at least 12 bytes and at
-    /// most the data given.
+    /// most the data given; its first chunk is JSON, and every chunk lies inside that length.
     Glb {
         /// What is wrong.
         reason: &'static str,

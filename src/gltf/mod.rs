@@ -98,7 +98,7 @@
 //! what is read from the buffers is held to the read budget below):
 //! - the bytes are glTF JSON or a GLB container ([`GltfError::Parse`], [`GltfError::Glb`]) whose JSON
 //!   names only objects that exist, uses the spec's enum values and has every required field, checked by
-//!   the importer itself before the gltf crate sees it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization,
+//!   the importer itself before anything is read from it ([`GltfError::Json`], with the JSON path); `extensionsRequired` lists only KHR_mesh_quantization,
 //!   KHR_animation_pointer and extensions that do not change geometry (materials, textures, lights), so
 //!   no compression and nothing unknown ([`GltfError::UnsupportedExtension`]);
 //! - every buffer loads: the GLB `BIN` chunk, a base64 data URI, or a relative file inside the `.gltf`'s
@@ -149,6 +149,7 @@ pub mod error;
 mod limits;
 mod primitive;
 mod sampling;
+mod schema;
 mod validate;
 
 pub use self::build::Skin;
@@ -273,12 +274,8 @@ impl GltfScene {
             blob,
             warnings,
         } = document::parse(bytes, &options.limits)?;
-        let (buffers, held) = buffers::load_buffers(
-            &document,
-            blob.as_deref(),
-            base_dir,
-            options.limits.file_bytes,
-        )?;
+        let (buffers, held) =
+            buffers::load_buffers(&document, blob, base_dir, options.limits.file_bytes)?;
         let reader = Reader::new(&document, &buffers, held, options.limits);
         let parts = build::build_scene(&reader, options)?;
         Ok(GltfScene {

@@ -7,15 +7,13 @@ use super::accessors::{
 };
 use super::error::GltfError;
 use super::limits::ImportLimits;
+use super::schema::{find, DataType, Dimensions, Mode, Primitive};
 use crate::character::morph::SkinnedMorph;
 use crate::MAX_INFLUENCES;
 use crate::{
     Attribute, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh, SkinnedMesh, WeightPolicy,
 };
-use ::gltf as gltf_crate;
 use glam::{Vec3, Vec4};
-use gltf_crate::accessor::{DataType, Dimensions};
-use gltf_crate::mesh::{Mode, Semantic};
 use std::sync::Arc;
 
 /// Options of [`GltfScene::load_with`](crate::gltf::GltfScene::load_with) and
@@ -205,16 +203,21 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Erro
     }
 }
 
+/// The set number of a JOINTS_n or WEIGHTS_n attribute name (`prefix` is "JOINTS_" or "WEIGHTS_").
+fn set_of(prefix: &str, name: &str) -> Option<u32> {
+    name.strip_prefix(prefix)?.parse().ok()
+}
+
 /// Reads one primitive of a mesh and prepares it for a skin of `joint_count` joints.
 pub(super) fn read_primitive(
     r: &Reader<'_>,
-    prim: &gltf_crate::Primitive<'_>,
+    prim: &Primitive,
     mesh: usize,
     skin: usize,
     joint_count: usize,
     options: &LoadOptions,
 ) -> Result<PrimitiveData, GltfError<Error>> {
-    let primitive = prim.index();
+    let primitive = prim.index;
     let missing = |attribute: String| GltfError::MissingAttribute {
         mesh,
         primitive,
@@ -228,39 +231,42 @@ pub(super) fn read_primitive(
     } = read_geometry(r, prim, mesh)?;
     let mut targets = read_morph_targets(r, prim, mesh, positions.len())?;
     let sets = prim
-        .attributes()
-        .filter_map(|(s, _)| match s {
-            Semantic::Joints(k) | Semantic::Weights(k) => Some(k as usize + 1),
-            _ => None,
-        })
+        .attributes
+        .iter()
+        .filter_map(|(s, _)| set_of("JOINTS_", s).or_else(|| set_of("WEIGHTS_", s)))
+        .map(|k| k as usize + 1)
         .max()
         .unwrap_or(0);
+    // The accessor of JOINTS_k or WEIGHTS_k (the set number read as a u32, as "JOINTS_01" is set 1).
+    let set_accessor = |prefix: &str, k: usize| {
+        prim.attributes
+            .iter()
+            .find(|(s, _)| set_of(prefix, s).is_some_and(|x| x as usize == k))
+            .map(|&(_, a)| a)
+    };
     // Grown set by set, not reserved from the largest set number: a file may name JOINTS_4294967295,
     // and the loop stops at the first missing set.
     let mut joints: Vec<Vec<[u16; 4]>> = Vec::new();
     let mut weights: Vec<Vec<[f32; 4]>> = Vec::new();
     for set in 0..sets {
-        let j = prim
-            .get(&Semantic::Joints(set as u32))
-            .ok_or_else(|| missing(format!("JOINTS_{set}")))?;
-        let w = prim
-            .get(&Semantic::Weights(set as u32))
-            .ok_or_else(|| missing(format!("WEIGHTS_{set}")))?;
+        let j = set_accessor("JOINTS_", set).ok_or_else(|| missing(format!("JOINTS_{set}")))?;
+        let w = set_accessor("WEIGHTS_", set).ok_or_else(|| missing(format!("WEIGHTS_{set}")))?;
+        let (j, w) = (r.doc.accessor(j)?, r.doc.accessor(w)?);
         r.check_format(
-            &j,
+            j,
             "JOINTS_n",
             &[Dimensions::Vec4],
             &[DataType::U8, DataType::U16],
         )?;
         r.check_format(
-            &w,
+            w,
             "WEIGHTS_n",
             &[Dimensions::Vec4],
             &[DataType::F32, DataType::U8, DataType::U16],
         )?;
-        let ji = r.read(&j, |t, b| component_u32(t, b) as u16)?;
+        let ji = r.read(j, |t, b| component_u32(t, b) as u16)?;
         // Unsigned weights are normalized by the spec; the flag is implied where a file leaves it out.
-        let wf = r.read(&w, |t, b| component_f32(t, true, b))?;
+        let wf = r.read(w, |t, b| component_f32(t, true, b))?;
         joints.push(
             ji.chunks_exact(4)
                 .map(|c| [c[0], c[1], c[2], c[3]])
@@ -381,10 +387,10 @@ pub(super) struct Geometry {
 /// Reads POSITION, NORMAL, TANGENT and the triangles of one primitive.
 pub(super) fn read_geometry(
     r: &Reader<'_>,
-    prim: &gltf_crate::Primitive<'_>,
+    prim: &Primitive,
     mesh: usize,
 ) -> Result<Geometry, GltfError<Error>> {
-    let primitive = prim.index();
+    let primitive = prim.index;
     let missing = |attribute: String| GltfError::MissingAttribute {
         mesh,
         primitive,
@@ -396,18 +402,19 @@ pub(super) fn read_geometry(
         attribute,
         vertex,
     };
-    let positions = match prim.get(&Semantic::Positions) {
-        Some(acc) => r.vec3s(&acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
+    let accessor = |semantic: &str| prim.get(semantic).map(|a| r.doc.accessor(a)).transpose();
+    let positions = match accessor("POSITION")? {
+        Some(acc) => r.vec3s(acc, "POSITION", &FLOATS_AND_NORMALIZED)?,
         None => return Err(missing("POSITION".into())),
     };
-    let normals = match prim.get(&Semantic::Normals) {
-        Some(acc) => Some(r.vec3s(&acc, "NORMAL", &SIGNED_FLOATS)?),
+    let normals = match accessor("NORMAL")? {
+        Some(acc) => Some(r.vec3s(acc, "NORMAL", &SIGNED_FLOATS)?),
         None => None,
     };
-    let tangents = match prim.get(&Semantic::Tangents) {
+    let tangents = match accessor("TANGENT")? {
         Some(acc) => {
-            r.check_format(&acc, "TANGENT", &[Dimensions::Vec4], &SIGNED_FLOATS)?;
-            let f = r.floats(&acc)?;
+            r.check_format(acc, "TANGENT", &[Dimensions::Vec4], &SIGNED_FLOATS)?;
+            let f = r.floats(acc)?;
             Some(
                 f.chunks_exact(4)
                     .map(|c| Vec4::new(c[0], c[1], c[2], c[3]))
@@ -434,22 +441,23 @@ pub(super) fn read_geometry(
     }
     // The indices and the triangles they make are counted against the limits before either is
     // allocated (implicit indices are one per vertex).
-    let index_count = prim.indices().map_or(v, |acc| acc.count());
-    let triangle_count = match prim.mode() {
+    let index_accessor = prim.indices.map(|a| r.doc.accessor(a)).transpose()?;
+    let index_count = index_accessor.map_or(v, |acc| acc.count);
+    let triangle_count = match prim.mode {
         Mode::Triangles => index_count / 3,
         Mode::TriangleStrip | Mode::TriangleFan => index_count.saturating_sub(2),
         _ => 0,
     };
     r.tally.indices_and_triangles(index_count, triangle_count)?;
-    let indices: Vec<u32> = match prim.indices() {
+    let indices: Vec<u32> = match index_accessor {
         Some(acc) => {
             r.check_format(
-                &acc,
+                acc,
                 "indices",
                 &[Dimensions::Scalar],
                 &[DataType::U8, DataType::U16, DataType::U32],
             )?;
-            let idx = r.read(&acc, component_u32)?;
+            let idx = r.read(acc, component_u32)?;
             if let Some(&bad) = idx.iter().find(|&&i| i as usize >= v) {
                 return Err(GltfError::IndexOutOfRange {
                     mesh,
@@ -462,7 +470,7 @@ pub(super) fn read_geometry(
         }
         None => (0..v as u32).collect(),
     };
-    let triangles = match prim.mode() {
+    let triangles = match prim.mode {
         Mode::Triangles => indices
             .chunks_exact(3)
             .map(|c| [c[0], c[1], c[2]])
@@ -499,32 +507,28 @@ pub(super) fn read_geometry(
 /// VEC3 with one element per vertex, sparse accessors included.
 pub(super) fn read_morph_targets(
     r: &Reader<'_>,
-    prim: &gltf_crate::Primitive<'_>,
+    prim: &Primitive,
     mesh: usize,
     vertices: usize,
 ) -> Result<Option<MorphTargets>, GltfError<Error>> {
-    let primitive = prim.index();
+    let primitive = prim.index;
     let (mut positions, mut normals, mut tangents) = (Vec::new(), Vec::new(), Vec::new());
-    for (target, t) in prim.morph_targets().enumerate() {
-        for (attribute, acc, out, types) in [
-            (
-                "POSITION",
-                t.positions(),
-                &mut positions,
-                &FLOATS_AND_NORMALIZED[..],
-            ),
-            ("NORMAL", t.normals(), &mut normals, &SIGNED_FLOATS[..]),
-            ("TANGENT", t.tangents(), &mut tangents, &SIGNED_FLOATS[..]),
+    for (target, t) in prim.targets.iter().enumerate() {
+        for (attribute, out, types) in [
+            ("POSITION", &mut positions, &FLOATS_AND_NORMALIZED[..]),
+            ("NORMAL", &mut normals, &SIGNED_FLOATS[..]),
+            ("TANGENT", &mut tangents, &SIGNED_FLOATS[..]),
         ] {
+            let acc = find(t, attribute).map(|a| r.doc.accessor(a)).transpose()?;
             let deltas = match acc {
                 Some(acc) => {
-                    if acc.count() != vertices {
+                    if acc.count != vertices {
                         return Err(GltfError::MorphDeltas {
                             mesh,
                             primitive,
                             target,
                             attribute,
-                            count: acc.count(),
+                            count: acc.count,
                             vertices,
                         });
                     }
@@ -533,7 +537,7 @@ pub(super) fn read_morph_targets(
                         "NORMAL" => "morph target NORMAL deltas",
                         _ => "morph target TANGENT deltas",
                     };
-                    let d = r.vec3s(&acc, usage, types)?;
+                    let d = r.vec3s(acc, usage, types)?;
                     if let Some(vertex) = d.iter().position(|v| !v.is_finite()) {
                         return Err(GltfError::MorphDeltaValue {
                             mesh,
@@ -571,11 +575,11 @@ pub(super) struct RigidData {
 /// Reads one primitive that is drawn without a skin, with its morph targets.
 pub(super) fn read_rigid_primitive(
     r: &Reader<'_>,
-    prim: &gltf_crate::Primitive<'_>,
+    prim: &Primitive,
     mesh: usize,
 ) -> Result<RigidData, GltfError<Error>> {
     let g = read_geometry(r, prim, mesh)?;
-    let primitive = prim.index();
+    let primitive = prim.index;
     let v = g.positions.len();
     for (what, len) in [
         ("NORMAL", g.normals.as_ref().map(Vec::len)),

@@ -1,17 +1,17 @@
-//! The importer's own check of the raw JSON, before the gltf crate sees it.
+//! The importer's own check of the raw JSON tree, before anything is read from it.
 //!
-//! The gltf crate (1.4.1, the latest release) panics on some documents instead of reporting them: an
-//! accessor index out of range in a primitive's attributes (inside its own validation), an animation
-//! target node out of range, an animation target `path` that is not one of the spec's strings. So every
-//! index the importer (or the gltf crate on its behalf) follows, every enum it matches on, and every
-//! required field is checked here first, and a document that breaks one is a
-//! [`GltfError::Json`](super::GltfError::Json) naming the JSON path, for example
-//! `animations[0].channels[3].target.node`.
+//! Every index the importer follows, every enum it matches on, and every required field is checked
+//! here first, and a document that breaks one is a [`GltfError::Json`](super::GltfError::Json) naming
+//! the JSON path, for example `animations[0].channels[3].target.node`. The typed document
+//! ([`schema`](super::schema)) is then read from the checked tree. (Before, the gltf crate read the
+//! document, and it panicked on some of these: an accessor index out of range in a primitive's
+//! attributes, inside its own validation; an animation target node out of range; a target `path` that
+//! is not one of the spec's strings. docs/FUZZING.md lists them.)
 
 use super::error::GltfError;
 use super::limits::ImportLimits;
 use crate::Error;
-use ::gltf::json::Value;
+use serde_json::Value;
 
 /// A place in the document, written out only when it goes into an error.
 #[derive(Clone, Copy)]
@@ -42,10 +42,10 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
     GltfError::Json { path: s, reason }
 }
 
-/// What the check found to leave out: the document without the animation channels this importer
-/// ignores (`None` when there are none), and one warning per ignored channel.
+/// The checked document, without the animation channels this importer ignores and with the
+/// `KHR_animation_pointer` channels it plays rewritten, and one warning per ignored channel.
 pub(super) struct Checked {
-    pub(super) rewritten: Option<Vec<u8>>,
+    pub(super) value: Value,
     pub(super) warnings: Vec<String>,
 }
 
@@ -69,13 +69,11 @@ const POINTED: [&str; 4] = ["translation", "rotation", "scale", "weights"];
 ///   `weights` is rewritten as the channel `{"node": N, "path": ...}`, so it plays as that channel
 ///   would (a pointer to a node that does not exist is a [`GltfError::Json`]);
 /// - every other one (a pointer to any other property, an unknown extension's target) is ignored, as
-///   the spec says: taken out of the document before the gltf crate, which requires `target.node`,
-///   reads it, and each leaves a warning.
+///   the spec says: taken out of the document before it is read, and each leaves a warning.
 pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked> {
-    let mut value: Value =
-        ::gltf::json::deserialize::from_slice(bytes).map_err(|e| GltfError::Parse {
-            message: e.to_string(),
-        })?;
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| GltfError::Parse {
+        message: e.to_string(),
+    })?;
     if !value.is_object() {
         return Err(error(&[], "the document must be a JSON object"));
     }
@@ -84,7 +82,7 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
     let fates = checker.check()?;
     if fates.is_empty() {
         return Ok(Checked {
-            rewritten: None,
+            value,
             warnings: Vec::new(),
         });
     }
@@ -121,13 +119,7 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
         }
     }
     warnings.reverse();
-    let rewritten = ::gltf::json::serialize::to_vec(&value).map_err(|e| GltfError::Parse {
-        message: e.to_string(),
-    })?;
-    Ok(Checked {
-        rewritten: Some(rewritten),
-        warnings,
-    })
+    Ok(Checked { value, warnings })
 }
 
 impl<'v> Checker<'v> {

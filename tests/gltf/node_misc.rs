@@ -6,9 +6,12 @@
 
 use super::*;
 
+/// One LINEAR channel on node 1: path, key times, values.
+type Keys<'a> = (&'a str, &'a [f32], &'a [f32]);
+
 /// The rig with node 1 at rest rotation `rest` and one animation per entry of `animations`, each a
-/// list of (path, key times, values) channels on node 1 (LINEAR).
-fn rig(rest: Quat, animations: &[&[(&str, &[f32], &[f32])]]) -> GltfScene {
+/// list of channels on node 1.
+fn rig(rest: Quat, animations: &[&[Keys<'_>]]) -> GltfScene {
     let mut b = Builder::default();
     let mut doc = two_joint_rig(&mut b);
     doc["nodes"][1]["rotation"] = json!(rest.to_array());
