@@ -265,7 +265,8 @@ pub(super) struct Document {
     pub(super) animations: Vec<Animation>,
 }
 
-/// One JSON object and its path in the document (for errors).
+/// One JSON object and its path in the document (for errors). An optional name, `weights` or
+/// `normalized` set to `null` counts as absent, as the gltf crate's model read it.
 #[derive(Clone, Copy)]
 struct Obj<'v, 'p> {
     value: &'v Value,
@@ -320,7 +321,7 @@ impl<'v> Obj<'v, '_> {
     }
 
     fn string(&self, key: &str) -> Result<Option<String>> {
-        match self.value.get(key) {
+        match self.value.get(key).filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(json(self.at(key), "a string is expected")),
@@ -328,7 +329,7 @@ impl<'v> Obj<'v, '_> {
     }
 
     fn boolean(&self, key: &str) -> Result<bool> {
-        match self.value.get(key) {
+        match self.value.get(key).filter(|v| !v.is_null()) {
             None => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
             Some(_) => Err(json(self.at(key), "a boolean is expected")),
@@ -337,7 +338,7 @@ impl<'v> Obj<'v, '_> {
 
     /// An array of numbers as f32; `len`, when given, is the count the spec requires.
     fn floats(&self, key: &str, len: Option<usize>) -> Result<Option<Vec<f32>>> {
-        match self.value.get(key) {
+        match self.value.get(key).filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(Value::Array(items)) if len.is_none_or(|l| l == items.len()) => items
                 .iter()

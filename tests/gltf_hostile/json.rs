@@ -94,6 +94,144 @@ fn the_unedited_rig_loads_as_gltf_and_as_glb() {
     }
 }
 
+/// The fields the importer reads whose type the index check does not cover (names, `weights`,
+/// `normalized`, `extensionsRequired`) are typed when the document is read: a wrong type is
+/// `GltfError::Json` with its path, as the gltf crate's derived model refused them before (with a parse
+/// error). `extras` is free-form and never refused.
+#[test]
+fn wrongly_typed_fields_the_importer_reads_name_their_path() {
+    const STRING: &str = "a string is expected";
+    const NUMBERS: &str = "an array of numbers is expected";
+    refused(vec![
+        (set("/nodes/0/name", json!(5)), "nodes[0].name", STRING),
+        (set("/skins/0/name", json!([])), "skins[0].name", STRING),
+        (
+            set("/animations/0/name", json!(true)),
+            "animations[0].name",
+            STRING,
+        ),
+        (
+            set("/nodes/2/weights", json!(["a"])),
+            "nodes[2].weights",
+            NUMBERS,
+        ),
+        (
+            set("/meshes/0/weights", json!(1.0)),
+            "meshes[0].weights",
+            NUMBERS,
+        ),
+        (
+            set("/accessors/0/normalized", json!("yes")),
+            "accessors[0].normalized",
+            "a boolean is expected",
+        ),
+        (
+            set("/extensionsRequired", json!("KHR_mesh_quantization")),
+            "extensionsRequired",
+            "an array of strings is expected",
+        ),
+        (
+            set("/extensionsRequired", json!([7])),
+            "extensionsRequired[0]",
+            STRING,
+        ),
+    ]);
+    // null is an optional field left out, as before.
+    for (form, bytes) in forms(&|d| {
+        d["nodes"][0]["name"] = json!(null);
+        d["nodes"][2]["weights"] = json!(null);
+    }) {
+        let scene = GltfScene::from_slice(&bytes).unwrap_or_else(|e| panic!("{form}: {e}"));
+        assert_eq!(scene.node_name(0), None, "{form}");
+    }
+    for extras in [
+        json!(5),
+        json!({"targetNames": 3}),
+        json!({"targetNames": [1, "a"]}),
+    ] {
+        for (form, bytes) in forms(&|d| d["meshes"][0]["extras"] = extras.clone()) {
+            let scene = GltfScene::from_slice(&bytes).unwrap_or_else(|e| panic!("{form}: {e}"));
+            assert!(scene.target_names(0).is_empty(), "{form}");
+        }
+    }
+}
+
+/// The GLB container, read by the importer itself: a chunk of an unknown type between JSON and BIN is
+/// skipped (the spec says to ignore it); a first chunk that is not JSON, a chunk longer than the
+/// declared length (u32::MAX included) and a chunk header cut off are `GltfError::Glb`, naming the
+/// rule; bytes past the declared length are not read.
+#[test]
+fn glb_chunks_are_read_by_the_rules() {
+    let mut b = Builder::default();
+    let doc = rig(&mut b);
+    let good = b.glb(doc);
+    let (json, bin) = glb_chunks(&good).unwrap();
+    let bin = bin.unwrap();
+    let chunk = |kind: &[u8; 4], data: &[u8]| {
+        let mut c = (data.len() as u32).to_le_bytes().to_vec();
+        c.extend_from_slice(kind);
+        c.extend_from_slice(data);
+        c
+    };
+    let container = |chunks: &[Vec<u8>], extra: &[u8]| {
+        let body: Vec<u8> = chunks.concat();
+        let mut out = b"glTF".to_vec();
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&((12 + body.len()) as u32).to_le_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(extra);
+        out
+    };
+    let loads = |bytes: &[u8], what: &str| {
+        let scene = GltfScene::from_slice(bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(scene.primitives().len(), 1, "{what}");
+    };
+    loads(&good, "as written");
+    let unknown = chunk(b"XTRA", &[1, 2, 3, 4]);
+    loads(
+        &container(
+            &[
+                chunk(b"JSON", &json),
+                unknown.clone(),
+                chunk(b"BIN\0", &bin),
+            ],
+            &[],
+        ),
+        "an unknown chunk before BIN",
+    );
+    loads(
+        &container(
+            &[chunk(b"JSON", &json), chunk(b"BIN\0", &bin)],
+            b"trailing bytes",
+        ),
+        "bytes past the declared length",
+    );
+    let refused = |bytes: Vec<u8>, reason: &'static str| {
+        assert_eq!(
+            gltf_err(GltfScene::from_slice(&bytes)),
+            GltfError::Glb { reason },
+            "{reason}"
+        );
+    };
+    refused(
+        container(&[chunk(b"BIN\0", &bin), chunk(b"JSON", &json)], &[]),
+        "the first chunk is not JSON",
+    );
+    let mut long = container(&[chunk(b"JSON", &json)], &[]);
+    long[12..16].copy_from_slice(&(json.len() as u32 + 4).to_le_bytes());
+    refused(long.clone(), "a chunk runs past the declared length");
+    long[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    refused(long, "a chunk runs past the declared length");
+    refused(
+        container(&[chunk(b"JSON", &json), vec![8, 0, 0, 0]], &[]),
+        "a chunk header runs past the declared length",
+    );
+    let mut bin_long = container(&[chunk(b"JSON", &json), chunk(b"BIN\0", &bin)], &[]);
+    let at = 20 + json.len();
+    bin_long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    refused(bin_long, "a chunk runs past the declared length");
+}
+
 /// The gltf crate panicked on a target path that is not one of the spec's four strings.
 #[test]
 fn an_animation_target_path_outside_the_spec() {
