@@ -61,7 +61,8 @@ pub(super) fn parse<'a>(
 }
 
 /// Whether a required extension can be honoured: KHR_mesh_quantization is read (normalized integer
-/// attributes and keys); KHR_animation_pointer's channels at nodes' transforms and morph weights play
+/// attributes and keys); KHR_animation_pointer's channels at nodes' transforms and morph weights (and
+/// meshes' weights) play
 /// (the others are ignored with a warning, see `validate::check_json`); material, texture and light
 /// extensions do not change skinned geometry. Geometry compression (Draco, meshopt) and anything
 /// unknown cannot be.

@@ -31,7 +31,8 @@ pub(super) const INSTANCE_BYTES: usize = 512;
 pub struct ImportLimits {
     /// Bytes of the `.gltf`/`.glb` file, and of each external buffer file it names: 512 MiB.
     pub file_bytes: usize,
-    /// Nodes in the file: 65,536.
+    /// Nodes in the file: 65,536. Also bounds the node channels that `KHR_animation_pointer` channels
+    /// at a mesh's weights become (one per node showing that mesh's weights).
     pub nodes: usize,
     /// Key times of one animation channel: 1,048,576 (over 4 hours at 60 keys per second).
     pub keys_per_channel: usize,

@@ -319,8 +319,9 @@ impl GltfScene {
     /// What the importer left out of a file that loaded, one line each (empty for most files): the
     /// animation channels that target no node, which the spec says to ignore. A `KHR_animation_pointer`
     /// channel at a node's translation, rotation, scale or morph weights (`/nodes/N/rotation`...) plays
-    /// as the plain channel it means; one at anything else (a material, a camera, a mesh's default
-    /// weights, another extension's property) is left out here, naming its pointer.
+    /// as the plain channel it means, and one at a mesh's weights (`/meshes/M/weights`) as the weights
+    /// channel of each node of that mesh without weights of its own; one at anything else (a
+    /// material, a camera, another extension's property) is left out here, naming its pointer.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }

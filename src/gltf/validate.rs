@@ -52,8 +52,13 @@ pub(super) struct Checked {
 /// What becomes of an animation channel that targets no node (`target.node` absent).
 enum Fate {
     /// A `KHR_animation_pointer` channel on a node's translation, rotation, scale or morph weights:
-    /// rewritten as the plain channel it means, so it plays.
-    Plays { node: usize, path: &'static str },
+    /// rewritten as the plain channel it means, so it plays; one on a mesh's `weights`: rewritten as
+    /// one plain `weights` channel per node that shows the mesh's own weights (a node of that mesh
+    /// without `weights` of its own, which take precedence).
+    Plays {
+        nodes: Vec<usize>,
+        path: &'static str,
+    },
     /// Anything else (another extension's target, a pointer to a material, a camera, a mesh's default
     /// weights...): taken out, with this warning.
     Ignored(String),
@@ -67,7 +72,10 @@ const POINTED: [&str; 4] = ["translation", "rotation", "scale", "weights"];
 /// defined by an extension:
 /// - a `KHR_animation_pointer` channel whose pointer is `/nodes/N/translation`, `rotation`, `scale` or
 ///   `weights` is rewritten as the channel `{"node": N, "path": ...}`, so it plays as that channel
-///   would (a pointer to a node that does not exist is a [`GltfError::Json`]);
+///   would; one whose pointer is `/meshes/M/weights` as one `weights` channel per node of mesh `M`
+///   without `weights` of its own (these count against [`ImportLimits::nodes`], so a file cannot
+///   multiply its channels); a pointer to a node or mesh that does not exist is a
+///   [`GltfError::Json`];
 /// - every other one (a pointer to any other property, an unknown extension's target) is ignored, as
 ///   the spec says: taken out of the document before it is read, and each leaves a warning.
 pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked> {
@@ -80,6 +88,14 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
     let checker = Checker { root: &value };
     ImportLimits::check("nodes", checker.len("nodes"), limits.nodes)?;
     let fates = checker.check()?;
+    let expanded = fates
+        .iter()
+        .map(|(_, _, f)| match f {
+            Fate::Plays { nodes, .. } if nodes.len() > 1 => nodes.len(),
+            _ => 0,
+        })
+        .fold(0usize, usize::saturating_add);
+    ImportLimits::check("nodes", expanded, limits.nodes)?;
     if fates.is_empty() {
         return Ok(Checked {
             value,
@@ -98,17 +114,21 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
             continue;
         };
         match fate {
-            Fate::Plays { node, path } => {
-                let target = channels
-                    .get_mut(channel)
-                    .and_then(|c| c.get_mut("target"))
-                    .and_then(Value::as_object_mut);
-                if let Some(target) = target {
-                    // The plain target it means, and nothing of the extension left.
-                    target.clear();
-                    target.insert("node".into(), Value::from(node));
-                    target.insert("path".into(), Value::from(path));
-                }
+            Fate::Plays { nodes, path } => {
+                let Some(original) = channels.get(channel).cloned() else {
+                    continue;
+                };
+                // The plain target it means, and nothing of the extension left; one channel per node.
+                let plain = |node: usize| {
+                    let mut c = original.clone();
+                    if let Some(target) = c.get_mut("target").and_then(Value::as_object_mut) {
+                        target.clear();
+                        target.insert("node".into(), Value::from(node));
+                        target.insert("path".into(), Value::from(path));
+                    }
+                    c
+                };
+                channels.splice(channel..=channel, nodes.into_iter().map(plain));
             }
             Fate::Ignored(why) => {
                 channels.remove(channel);
@@ -326,6 +346,17 @@ impl<'v> Checker<'v> {
             )?;
         }
         index(self.root, &[], "scene", scenes, false)?;
+        // Each mesh's nodes that show its own weights (no `weights` of their own), for pointers at
+        // a mesh's weights; the nodes were checked above.
+        let mut mesh_users = vec![Vec::new(); meshes];
+        for (n, node) in self.objects("nodes")?.into_iter().enumerate() {
+            let mesh = node.get("mesh").and_then(Value::as_u64);
+            let users = mesh.and_then(|m| mesh_users.get_mut(usize::try_from(m).ok()?));
+            let own = node.get("weights").filter(|w| !w.is_null());
+            if let (Some(users), None) = (users, own) {
+                users.push(n);
+            }
+        }
         for (i, a) in self.objects("animations")?.into_iter().enumerate() {
             let p = [Seg::Key("animations"), Seg::Index(i)];
             let sp = [p[0], p[1], Seg::Key("samplers")];
@@ -355,7 +386,7 @@ impl<'v> Checker<'v> {
                     // An extension's target: KHR_animation_pointer's "pointer" path plays where it
                     // points at a node's property; the others are ignored, as the spec says.
                     optional_string(target, &tp, "path")?;
-                    ignored.push((i, k, pointer_fate(target, &tp, nodes)?));
+                    ignored.push((i, k, pointer_fate(target, &tp, nodes, &mesh_users)?));
                     continue;
                 }
                 one_of_strings(
@@ -374,7 +405,12 @@ impl<'v> Checker<'v> {
 /// What becomes of a channel target without a node (see [`Fate`]). The pointer is a JSON pointer
 /// (RFC 6901): played only in its plain form `/nodes/N/<property>`, `N` written as JSON pointer writes an
 /// array index (digits, no leading zero), a node of the document.
-fn pointer_fate(target: &Value, path: &[Seg<'_>], nodes: usize) -> Result<Fate> {
+fn pointer_fate(
+    target: &Value,
+    path: &[Seg<'_>],
+    nodes: usize,
+    mesh_users: &[Vec<usize>],
+) -> Result<Fate> {
     let pointer = match target.get("path") {
         Some(Value::String(p)) if p == "pointer" => target
             .get("extensions")
@@ -404,18 +440,39 @@ fn pointer_fate(target: &Value, path: &[Seg<'_>], nodes: usize) -> Result<Fate> 
         parts.next(),
         parts.next(),
     );
-    if let (Some(""), Some("nodes"), Some(index), Some(property), None) =
-        (empty, kind, index, property, rest)
-    {
-        let canonical = !index.is_empty()
+    let canonical = |index: &str| {
+        !index.is_empty()
             && index.bytes().all(|b| b.is_ascii_digit())
-            && (index == "0" || !index.starts_with('0'));
-        if let (true, Some(&known)) = (canonical, POINTED.iter().find(|&&p| p == property)) {
-            return match index.parse::<usize>() {
-                Ok(node) if node < nodes => Ok(Fate::Plays { node, path: known }),
-                _ => Err(error(&pp(), "the pointer names a node that does not exist")),
-            };
+            && (index == "0" || !index.starts_with('0'))
+    };
+    match (empty, kind, index, property, rest) {
+        (Some(""), Some("nodes"), Some(index), Some(property), None) if canonical(index) => {
+            if let Some(&known) = POINTED.iter().find(|&&p| p == property) {
+                return match index.parse::<usize>() {
+                    Ok(node) if node < nodes => Ok(Fate::Plays {
+                        nodes: vec![node],
+                        path: known,
+                    }),
+                    _ => Err(error(&pp(), "the pointer names a node that does not exist")),
+                };
+            }
         }
+        (Some(""), Some("meshes"), Some(index), Some("weights"), None) if canonical(index) => {
+            let Some(users) = index.parse::<usize>().ok().and_then(|m| mesh_users.get(m)) else {
+                return Err(error(&pp(), "the pointer names a mesh that does not exist"));
+            };
+            if users.is_empty() {
+                return Ok(Fate::Ignored(format!(
+                    "KHR_animation_pointer '/meshes/{index}/weights': no node shows that mesh's own \
+                     weights (every node of it has weights of its own, or none draws it)"
+                )));
+            }
+            return Ok(Fate::Plays {
+                nodes: users.clone(),
+                path: "weights",
+            });
+        }
+        _ => {}
     }
     // The pointer is the file's text: shown escaped and at most 64 characters long.
     let shown: String = pointer.chars().take(64).collect();
@@ -426,7 +483,7 @@ fn pointer_fate(target: &Value, path: &[Seg<'_>], nodes: usize) -> Result<Fate> 
     };
     Ok(Fate::Ignored(format!(
         "KHR_animation_pointer '{}{more}' is not a node's translation, rotation, scale or weights, \
-         the properties this importer plays",
+         nor a mesh's weights, the properties this importer plays",
         crate::text::Escaped(&shown)
     )))
 }

@@ -1,5 +1,6 @@
 //! `KHR_animation_pointer` channels: a pointer at a node's translation, rotation, scale or morph weights
-//! plays exactly as the plain channel it means; a pointer at anything else is ignored with a warning
+//! plays exactly as the plain channel it means, one at a mesh's weights as the plain weights channels
+//! of the nodes that show them (bounded); a pointer at anything else is ignored with a warning
 //! (escaped, shortened); a pointer at a node that does not exist, or one that is not a string, names
 //! its JSON path.
 
@@ -144,6 +145,7 @@ fn other_pointers_are_ignored_with_a_warning() {
     for p in [
         "/nodes/1/matrix",
         "/nodes/1/extensions/KHR_node_visibility/visible",
+        // Node 2, the mesh's only node, has weights of its own: nothing shows the mesh's.
         "/meshes/0/weights",
         "/materials/0/pbrMetallicRoughness/baseColorFactor",
         "/nodes/01/translation",
@@ -229,4 +231,106 @@ fn a_pointer_at_no_node_or_not_a_string_names_its_path() {
             "{e}"
         );
     }
+}
+
+/// The rig of [`rig_with`] with the weights channel's target `weights`, edited: node 2 leaves its own
+/// weights out, node 3 draws the same mesh without weights of its own, node 4 draws it with its own
+/// (0.5), so a pointer at the mesh's weights drives nodes 2 and 3, not 4. `extra` targets get one
+/// more channel each on the weights sampler.
+fn three_instances(
+    weights: Value,
+    extra: &[Value],
+    limits_nodes: Option<usize>,
+) -> Result<GltfScene, Error> {
+    let bytes = rig_with(
+        [
+            plain(1, "translation"),
+            plain(1, "rotation"),
+            plain(1, "scale"),
+            weights,
+        ],
+        json!({}),
+    );
+    let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+    doc["nodes"][2].as_object_mut().unwrap().remove("weights");
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    nodes.push(json!({"mesh": 0, "skin": 0}));
+    nodes.push(json!({"mesh": 0, "skin": 0, "weights": [0.5]}));
+    doc["scenes"][0]["nodes"] = json!([0, 2, 3, 4]);
+    for target in extra {
+        doc["animations"][0]["channels"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"sampler": 3, "target": target}));
+    }
+    let mut options = LoadOptions::default();
+    if let Some(n) = limits_nodes {
+        options.limits.nodes = n;
+    }
+    GltfScene::from_slice_with(&serde_json::to_vec(&doc).unwrap(), None, &options)
+}
+
+/// Every skinned position and every instance's morph weights at `t`, as bits.
+fn instance_bits(scene: &GltfScene, t: f32) -> Vec<u32> {
+    let mut frame = scene.frame_buffers().backend(Backend::Reference);
+    scene.evaluate(Some(0), t, Wrap::Clamp, &mut frame).unwrap();
+    let mut out = Vec::new();
+    for (i, m) in frame.meshes().iter().enumerate() {
+        out.extend(frame.mesh_weights(i).unwrap().iter().map(|x| x.to_bits()));
+        for p in &m.positions {
+            out.extend(p.to_array().map(f32::to_bits));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_pointer_at_a_meshs_weights_drives_the_nodes_that_show_them() {
+    let pointed = three_instances(pointer("/meshes/0/weights"), &[], None).unwrap();
+    assert!(pointed.warnings().is_empty(), "{:?}", pointed.warnings());
+    let plain_file = three_instances(plain(2, "weights"), &[plain(3, "weights")], None).unwrap();
+    assert_eq!(pointed.primitives().len(), 3);
+    for t in [0.0, 0.5, 1.0, 1.7, 2.5] {
+        assert_eq!(
+            instance_bits(&plain_file, t),
+            instance_bits(&pointed, t),
+            "t = {t}"
+        );
+    }
+    // At t = 1 the clip's weight is 1 on nodes 2 and 3; node 4 keeps its own 0.5.
+    let mut frame = pointed.frame_buffers();
+    pointed
+        .evaluate(Some(0), 1.0, Wrap::Clamp, &mut frame)
+        .unwrap();
+    let by_node: Vec<(usize, f32)> = pointed
+        .primitives()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.node(), frame.mesh_weights(i).unwrap()[0]))
+        .collect();
+    assert_eq!(by_node, [(2, 1.0), (3, 1.0), (4, 0.5)]);
+
+    // A mesh that does not exist names the pointer's path.
+    let e = match three_instances(pointer("/meshes/1/weights"), &[], None) {
+        Err(Error::Gltf(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        e,
+        GltfError::Json {
+            path: "animations[0].channels[3].target.extensions.KHR_animation_pointer.pointer"
+                .into(),
+            reason: "the pointer names a mesh that does not exist"
+        }
+    );
+    // The node channels the pointers become count against ImportLimits::nodes (5 nodes here): three
+    // pointers of two nodes each ask for 6.
+    let pointers = [pointer("/meshes/0/weights"), pointer("/meshes/0/weights")];
+    match three_instances(pointer("/meshes/0/weights"), &pointers, Some(5)) {
+        Err(Error::Gltf(GltfError::Limit { limit, value, max })) => {
+            assert_eq!((limit, value, max), ("nodes", 6, 5))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(three_instances(pointer("/meshes/0/weights"), &pointers[..1], Some(5)).is_ok());
 }
