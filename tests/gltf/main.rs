@@ -448,4 +448,5 @@ mod built;
 mod names;
 mod node_misc;
 mod pointer;
+mod skin_cases;
 mod stages;
