@@ -142,11 +142,12 @@ impl<'a> Reader<'a> {
                 available,
             };
         let components = count.saturating_mul(comps);
-        // Counts the accessor against the load's budget, once, before anything is allocated for it.
+        // Counts every read against the predicted allocation (a copy is made each time), and the
+        // accessor against the load's budget once, before anything is allocated for it.
         let charge = || {
             let mut charged = self.charged.borrow_mut();
             if charged.contains(&acc.index) {
-                return Ok(());
+                return self.tally.components(components);
             }
             let left = self.budget.get();
             if components > left {

@@ -39,8 +39,9 @@ pub(super) fn read_clip(
     // normalized once), so that many channels on one sampler cannot multiply the file's data.
     let mut time_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
     let mut value_cache: HashMap<(usize, bool, usize), Arc<[f32]>> = HashMap::new();
+    let mut weight_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
-    for (channel_index, ch) in anim.channels.iter().enumerate() {
+    for ch in &anim.channels {
         let property = match ch.path {
             Path::Translation => Some(Property::Translation),
             Path::Rotation => Some(Property::Rotation),
@@ -126,14 +127,24 @@ pub(super) fn read_clip(
                     targets: outputs.targets,
                 });
             }
-            let values = r.floats(output)?;
-            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-                return Err(GltfError::KeyValue {
-                    animation: a,
-                    sampler: s,
-                    key: i / (outputs.targets * per_key),
-                });
-            }
+            // Channels on one sampler share its values, read and checked once (a pointer at a mesh's
+            // weights becomes one channel per node of the mesh).
+            let values: Arc<[f32]> = match weight_cache.get(&output.index) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = r.floats(output)?;
+                    if let Some(i) = v.iter().position(|v| !v.is_finite()) {
+                        return Err(GltfError::KeyValue {
+                            animation: a,
+                            sampler: s,
+                            key: i / (outputs.targets * per_key),
+                        });
+                    }
+                    let v: Arc<[f32]> = v.into();
+                    weight_cache.insert(output.index, v.clone());
+                    v
+                }
+            };
             start = start.min(times[0]);
             end = end.max(times[times.len() - 1]);
             if !(end - start).is_finite() {
@@ -147,7 +158,7 @@ pub(super) fn read_clip(
                 node,
                 interpolation,
                 times,
-                values: values.into(),
+                values,
                 targets: outputs.targets,
                 skinned: outputs.skinned,
                 rigid: outputs.rigid,
@@ -205,7 +216,7 @@ pub(super) fn read_clip(
                 if let Some((key, length_squared)) = bad {
                     return Err(GltfError::RotationKey {
                         animation: a,
-                        channel: channel_index,
+                        channel: ch.index,
                         key,
                         length_squared,
                     });

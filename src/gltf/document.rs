@@ -52,7 +52,7 @@ pub(super) fn parse<'a>(
             }
         }
     }
-    let document = Document::from_json(&checked.value)?;
+    let document = Document::from_json(&checked.value, &checked.origins)?;
     Ok(Parsed {
         document,
         blob,

@@ -65,8 +65,8 @@ pub enum GltfError<E> {
         reason: &'static str,
     },
     /// Rule: `extensionsRequired` names only extensions this importer honours: KHR_mesh_quantization,
-    /// KHR_animation_pointer (whose channels at nodes' translation, rotation, scale and morph weights
-    /// play) and those that do not change geometry (materials, textures, lights).
+    /// KHR_animation_pointer (whose channels at nodes' translation, rotation, scale and morph weights,
+    /// and at meshes' weights, play) and those that do not change geometry (materials, textures, lights).
     UnsupportedExtension {
         /// The extension.
         name: String,

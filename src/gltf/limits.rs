@@ -53,7 +53,7 @@ pub struct ImportLimits {
     pub triangles: usize,
     /// The bytes the load is predicted to allocate, checked before each part is allocated: 1 GiB.
     /// The prediction is a documented estimate, not a measurement: 4 bytes per accessor component
-    /// read (each accessor once), 4 per index, 12 per triangle, 512 per node, 512 per primitive
+    /// read (every read, since each makes a copy; the importer reads an accessor once per use it cannot share), 4 per index, 12 per triangle, 512 per node, 512 per primitive
     /// instance beside its output, and the output bytes of one frame (as
     /// [`ImportLimits::output_bytes`] counts them). It leaves out the JSON text and tree and the
     /// buffers, which [`ImportLimits::file_bytes`] bounds.

@@ -14,6 +14,7 @@ use crate::{
     Attribute, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh, SkinnedMesh, WeightPolicy,
 };
 use glam::{Vec3, Vec4};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Options of [`GltfScene::load_with`](crate::gltf::GltfScene::load_with) and
@@ -230,19 +231,30 @@ pub(super) fn read_primitive(
         mut triangles,
     } = read_geometry(r, prim, mesh)?;
     let mut targets = read_morph_targets(r, prim, mesh, positions.len())?;
-    let sets = prim
-        .attributes
-        .iter()
-        .filter_map(|(s, _)| set_of("JOINTS_", s).or_else(|| set_of("WEIGHTS_", s)))
-        .map(|k| k as usize + 1)
+    // The accessor of each JOINTS_k and WEIGHTS_k, by set number (read as a u32, so "JOINTS_01" is
+    // set 1; of two names for one set, the later in key order, which is sorted, wins).
+    let mut joint_sets: HashMap<u32, usize> = HashMap::new();
+    let mut weight_sets: HashMap<u32, usize> = HashMap::new();
+    for (name, accessor) in &prim.attributes {
+        if let Some(k) = set_of("JOINTS_", name) {
+            joint_sets.insert(k, *accessor);
+        } else if let Some(k) = set_of("WEIGHTS_", name) {
+            weight_sets.insert(k, *accessor);
+        }
+    }
+    let sets = joint_sets
+        .keys()
+        .chain(weight_sets.keys())
+        .map(|&k| (k as usize).saturating_add(1))
         .max()
         .unwrap_or(0);
-    // The accessor of JOINTS_k or WEIGHTS_k (the set number read as a u32, as "JOINTS_01" is set 1).
     let set_accessor = |prefix: &str, k: usize| {
-        prim.attributes
-            .iter()
-            .find(|(s, _)| set_of(prefix, s).is_some_and(|x| x as usize == k))
-            .map(|&(_, a)| a)
+        let sets = if prefix == "JOINTS_" {
+            &joint_sets
+        } else {
+            &weight_sets
+        };
+        u32::try_from(k).ok().and_then(|k| sets.get(&k).copied())
     };
     // Grown set by set, not reserved from the largest set number: a file may name JOINTS_4294967295,
     // and the loop stops at the first missing set.

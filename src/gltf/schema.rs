@@ -185,7 +185,8 @@ pub(super) struct Node {
     pub(super) weights: Option<Vec<f32>>,
 }
 
-/// A primitive's attributes or one morph target's: (semantic, accessor) in the file's order.
+/// A primitive's attributes or one morph target's: (semantic, accessor), sorted by semantic (the JSON
+/// tree's object keys are sorted).
 pub(super) type Attributes = Vec<(String, usize)>;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -230,6 +231,9 @@ pub(super) struct Skin {
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Channel {
+    /// The channel's index in the file (a `KHR_animation_pointer` channel at a mesh's weights
+    /// becomes several channels, each with its index; ignored channels are gone).
+    pub(super) index: usize,
     pub(super) sampler: usize,
     pub(super) node: usize,
     pub(super) path: Path,
@@ -434,8 +438,9 @@ impl Document {
         })
     }
 
-    /// The typed document of a checked JSON tree.
-    pub(super) fn from_json(root: &Value) -> Result<Document> {
+    /// The typed document of a checked JSON tree; `origins[a]`, when given, is the file's index of
+    /// each channel of animation `a` (see [`validate::Checked`](super::validate::Checked)).
+    pub(super) fn from_json(root: &Value, origins: &[Option<Vec<usize>>]) -> Result<Document> {
         let top = || String::new();
         let r = Obj {
             value: root,
@@ -602,7 +607,8 @@ impl Document {
                     interpolation,
                 })
             })?;
-            let channels = a.each("channels", |_, c| {
+            let origin = origins.get(index).and_then(Option::as_deref);
+            let channels = a.each("channels", |k, c| {
                 let (node, path) = c
                     .object("target", |t| {
                         let path = match t.string("path")?.as_deref() {
@@ -621,6 +627,7 @@ impl Document {
                     })?
                     .ok_or_else(|| json(c.at("target"), "a required object is missing"))?;
                 Ok(Channel {
+                    index: origin.and_then(|o| o.get(k).copied()).unwrap_or(k),
                     sampler: c.required_uint("sampler")?,
                     node,
                     path,

@@ -43,10 +43,22 @@ fn error(path: &[Seg<'_>], reason: &'static str) -> GltfError<Error> {
 }
 
 /// The checked document, without the animation channels this importer ignores and with the
-/// `KHR_animation_pointer` channels it plays rewritten, and one warning per ignored channel.
+/// `KHR_animation_pointer` channels it plays rewritten as plain ones; for each animation, the file's
+/// index of each of its channels now (`None` for an animation left as it was); and one warning per
+/// ignored channel.
 pub(super) struct Checked {
     pub(super) value: Value,
+    pub(super) origins: Vec<Option<Vec<usize>>>,
     pub(super) warnings: Vec<String>,
+}
+
+/// What a `KHR_animation_pointer` channel the importer plays points at.
+#[derive(Clone, Copy)]
+enum Pointed {
+    /// `/nodes/N/<path>`.
+    Node(usize),
+    /// `/meshes/M/weights`: every node of mesh M without `weights` of its own.
+    MeshWeights(usize),
 }
 
 /// What becomes of an animation channel that targets no node (`target.node` absent).
@@ -56,28 +68,37 @@ enum Fate {
     /// one plain `weights` channel per node that shows the mesh's own weights (a node of that mesh
     /// without `weights` of its own, which take precedence).
     Plays {
-        nodes: Vec<usize>,
+        pointed: Pointed,
         path: &'static str,
     },
-    /// Anything else (another extension's target, a pointer to a material, a camera, a mesh's default
-    /// weights...): taken out, with this warning.
+    /// Anything else (another extension's target, a pointer to a material, a camera...): taken out,
+    /// with this warning.
     Ignored(String),
 }
 
 /// The node properties a `KHR_animation_pointer` channel may animate here, as glTF's own target paths.
 const POINTED: [&str; 4] = ["translation", "rotation", "scale", "weights"];
 
-/// Checks the raw JSON of a glTF document (see the [module docs](crate::gltf::validate)), and the node limit, before the gltf
-/// crate builds a structure per node. An animation channel without `target.node` has its target
+/// What the check found: each channel without a node, with its fate, in document order, and each
+/// mesh's nodes that show its own weights.
+struct Found {
+    fates: Vec<(usize, usize, Fate)>,
+    mesh_users: Vec<Vec<usize>>,
+}
+
+/// Checks the raw JSON of a glTF document (see the [module docs](crate::gltf::validate)), and the node
+/// limit, before anything is read from it. An animation channel without `target.node` has its target
 /// defined by an extension:
 /// - a `KHR_animation_pointer` channel whose pointer is `/nodes/N/translation`, `rotation`, `scale` or
-///   `weights` is rewritten as the channel `{"node": N, "path": ...}`, so it plays as that channel
-///   would; one whose pointer is `/meshes/M/weights` as one `weights` channel per node of mesh `M`
-///   without `weights` of its own (these count against [`ImportLimits::nodes`], so a file cannot
-///   multiply its channels); a pointer to a node or mesh that does not exist is a
-///   [`GltfError::Json`];
+///   `weights` is rewritten as the channel `{"sampler": S, "target": {"node": N, "path": ...}}`, so it
+///   plays as that channel would; one whose pointer is `/meshes/M/weights` as one `weights` channel
+///   per node of mesh `M` without `weights` of its own (these count against [`ImportLimits::nodes`],
+///   checked as they are found, so a file cannot multiply its channels); a pointer to a node or mesh
+///   that does not exist is a [`GltfError::Json`];
 /// - every other one (a pointer to any other property, an unknown extension's target) is ignored, as
 ///   the spec says: taken out of the document before it is read, and each leaves a warning.
+///
+/// Each animation with such channels is rebuilt in one pass over its channels.
 pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked> {
     let mut value: Value = serde_json::from_slice(bytes).map_err(|e| GltfError::Parse {
         message: e.to_string(),
@@ -87,59 +108,78 @@ pub(super) fn check_json(bytes: &[u8], limits: &ImportLimits) -> Result<Checked>
     }
     let checker = Checker { root: &value };
     ImportLimits::check("nodes", checker.len("nodes"), limits.nodes)?;
-    let fates = checker.check()?;
-    let expanded = fates
-        .iter()
-        .map(|(_, _, f)| match f {
-            Fate::Plays { nodes, .. } if nodes.len() > 1 => nodes.len(),
-            _ => 0,
-        })
-        .fold(0usize, usize::saturating_add);
-    ImportLimits::check("nodes", expanded, limits.nodes)?;
+    let Found { fates, mesh_users } = checker.check(limits.nodes)?;
+    let animations = checker.len("animations");
     if fates.is_empty() {
         return Ok(Checked {
             value,
+            origins: vec![None; animations],
             warnings: Vec::new(),
         });
     }
     let mut warnings = Vec::new();
-    // Taken out from the last, so that the indices of those still to take out stay valid.
-    for (animation, channel, fate) in fates.into_iter().rev() {
+    let mut origins: Vec<Option<Vec<usize>>> = vec![None; animations];
+    let mut fates = fates.into_iter().peekable();
+    while let Some(&(animation, _, _)) = fates.peek() {
+        // This animation's fates, in channel order.
+        let mut here = Vec::new();
+        while let Some((_, channel, fate)) = fates.next_if(|f| f.0 == animation) {
+            here.push((channel, fate));
+        }
         let channels = value
             .get_mut("animations")
             .and_then(|a| a.get_mut(animation))
             .and_then(|a| a.get_mut("channels"))
             .and_then(Value::as_array_mut);
-        let Some(channels) = channels.filter(|c| channel < c.len()) else {
+        let Some(channels) = channels else {
             continue;
         };
-        match fate {
-            Fate::Plays { nodes, path } => {
-                let Some(original) = channels.get(channel).cloned() else {
-                    continue;
-                };
-                // The plain target it means, and nothing of the extension left; one channel per node.
-                let plain = |node: usize| {
-                    let mut c = original.clone();
-                    if let Some(target) = c.get_mut("target").and_then(Value::as_object_mut) {
-                        target.clear();
+        let old = std::mem::take(channels);
+        let mut origin = Vec::with_capacity(old.len());
+        let mut here = here.into_iter().peekable();
+        for (k, c) in old.into_iter().enumerate() {
+            let Some((_, fate)) = here.next_if(|(channel, _)| *channel == k) else {
+                channels.push(c);
+                origin.push(k);
+                continue;
+            };
+            match fate {
+                Fate::Plays { pointed, path } => {
+                    // A plain channel of the same sampler, and nothing else of the original.
+                    let sampler = c.get("sampler").cloned().unwrap_or(Value::Null);
+                    let one;
+                    let users: &[usize] = match pointed {
+                        Pointed::Node(n) => {
+                            one = [n];
+                            &one
+                        }
+                        Pointed::MeshWeights(m) => mesh_users.get(m).map_or(&[], Vec::as_slice),
+                    };
+                    for &node in users {
+                        let mut target = serde_json::Map::new();
                         target.insert("node".into(), Value::from(node));
                         target.insert("path".into(), Value::from(path));
+                        let mut plain = serde_json::Map::new();
+                        plain.insert("sampler".into(), sampler.clone());
+                        plain.insert("target".into(), Value::Object(target));
+                        channels.push(Value::Object(plain));
+                        origin.push(k);
                     }
-                    c
-                };
-                channels.splice(channel..=channel, nodes.into_iter().map(plain));
-            }
-            Fate::Ignored(why) => {
-                channels.remove(channel);
-                warnings.push(format!(
-                    "animations[{animation}].channels[{channel}]: {why}; ignored"
-                ));
+                }
+                Fate::Ignored(why) => warnings.push(format!(
+                    "animations[{animation}].channels[{k}]: {why}; ignored"
+                )),
             }
         }
+        if let Some(slot) = origins.get_mut(animation) {
+            *slot = Some(origin);
+        }
     }
-    warnings.reverse();
-    Ok(Checked { value, warnings })
+    Ok(Checked {
+        value,
+        origins,
+        warnings,
+    })
 }
 
 impl<'v> Checker<'v> {
@@ -158,9 +198,12 @@ impl<'v> Checker<'v> {
     }
 
     /// Checks the document; returns the (animation, channel) pairs whose target names no node, in
-    /// document order, each with what becomes of it.
-    fn check(&self) -> Result<Vec<(usize, usize, Fate)>> {
+    /// document order, each with what becomes of it, and each mesh's nodes that show its own
+    /// weights. The channels that pointers at a mesh's weights become are counted as they are found,
+    /// against `max_expanded` ([`ImportLimits::nodes`]).
+    fn check(&self, max_expanded: usize) -> Result<Found> {
         let mut ignored = Vec::new();
+        let mut expanded = 0usize;
         match self.root.get("asset") {
             Some(Value::Object(asset)) => {
                 if !matches!(asset.get("version"), Some(Value::String(_))) {
@@ -386,7 +429,17 @@ impl<'v> Checker<'v> {
                     // An extension's target: KHR_animation_pointer's "pointer" path plays where it
                     // points at a node's property; the others are ignored, as the spec says.
                     optional_string(target, &tp, "path")?;
-                    ignored.push((i, k, pointer_fate(target, &tp, nodes, &mesh_users)?));
+                    let fate = pointer_fate(target, &tp, nodes, &mesh_users)?;
+                    if let Fate::Plays {
+                        pointed: Pointed::MeshWeights(m),
+                        ..
+                    } = fate
+                    {
+                        let users = mesh_users.get(m).map_or(0, Vec::len);
+                        expanded = expanded.saturating_add(users);
+                        ImportLimits::check("nodes", expanded, max_expanded)?;
+                    }
+                    ignored.push((i, k, fate));
                     continue;
                 }
                 one_of_strings(
@@ -398,7 +451,10 @@ impl<'v> Checker<'v> {
                 )?;
             }
         }
-        Ok(ignored)
+        Ok(Found {
+            fates: ignored,
+            mesh_users,
+        })
     }
 }
 
@@ -450,7 +506,7 @@ fn pointer_fate(
             if let Some(&known) = POINTED.iter().find(|&&p| p == property) {
                 return match index.parse::<usize>() {
                     Ok(node) if node < nodes => Ok(Fate::Plays {
-                        nodes: vec![node],
+                        pointed: Pointed::Node(node),
                         path: known,
                     }),
                     _ => Err(error(&pp(), "the pointer names a node that does not exist")),
@@ -458,7 +514,11 @@ fn pointer_fate(
             }
         }
         (Some(""), Some("meshes"), Some(index), Some("weights"), None) if canonical(index) => {
-            let Some(users) = index.parse::<usize>().ok().and_then(|m| mesh_users.get(m)) else {
+            let Some((m, users)) = index
+                .parse::<usize>()
+                .ok()
+                .and_then(|m| Some((m, mesh_users.get(m)?)))
+            else {
                 return Err(error(&pp(), "the pointer names a mesh that does not exist"));
             };
             if users.is_empty() {
@@ -468,7 +528,7 @@ fn pointer_fate(
                 )));
             }
             return Ok(Fate::Plays {
-                nodes: users.clone(),
+                pointed: Pointed::MeshWeights(m),
                 path: "weights",
             });
         }

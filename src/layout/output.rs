@@ -23,9 +23,10 @@ pub enum Renormalize {
     Fast,
 }
 
-/// Which skinned attributes a [`Frame`](crate::Frame) writes. A ray-pick or a collider needs positions
-/// only: a positions-only CesiumMan frame took 0.82x the time of a whole one on AVX2 (docs/RESULTS.md,
-/// "Frames that skin only what they ask for").
+/// Which skinned attributes a [`Frame`](crate::Frame) or a [`CrowdFrame`](crate::CrowdFrame) writes.
+/// A ray-pick or a collider needs positions only: a positions-only CesiumMan frame took 0.82x the time
+/// of a whole one on AVX2, and a crowd of 100 of them 0.71x (docs/RESULTS.md, "Frames that skin only
+/// what they ask for").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum VertexOutputs {
     /// Positions, and normals and tangents where the mesh has them. The default.

@@ -242,6 +242,22 @@ fn three_instances(
     extra: &[Value],
     limits_nodes: Option<usize>,
 ) -> Result<GltfScene, Error> {
+    let mut doc = three_instances_doc(weights);
+    for target in extra {
+        doc["animations"][0]["channels"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"sampler": 3, "target": target}));
+    }
+    let mut options = LoadOptions::default();
+    if let Some(n) = limits_nodes {
+        options.limits.nodes = n;
+    }
+    GltfScene::from_slice_with(&serde_json::to_vec(&doc).unwrap(), None, &options)
+}
+
+/// The document of [`three_instances`], before its extra channels.
+fn three_instances_doc(weights: Value) -> Value {
     let bytes = rig_with(
         [
             plain(1, "translation"),
@@ -257,17 +273,7 @@ fn three_instances(
     nodes.push(json!({"mesh": 0, "skin": 0}));
     nodes.push(json!({"mesh": 0, "skin": 0, "weights": [0.5]}));
     doc["scenes"][0]["nodes"] = json!([0, 2, 3, 4]);
-    for target in extra {
-        doc["animations"][0]["channels"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!({"sampler": 3, "target": target}));
-    }
-    let mut options = LoadOptions::default();
-    if let Some(n) = limits_nodes {
-        options.limits.nodes = n;
-    }
-    GltfScene::from_slice_with(&serde_json::to_vec(&doc).unwrap(), None, &options)
+    doc
 }
 
 /// Every skinned position and every instance's morph weights at `t`, as bits.
@@ -333,4 +339,74 @@ fn a_pointer_at_a_meshs_weights_drives_the_nodes_that_show_them() {
         other => panic!("{other:?}"),
     }
     assert!(three_instances(pointer("/meshes/0/weights"), &pointers[..1], Some(5)).is_ok());
+}
+
+/// One animation mixing, in file order, a pointer at the mesh's weights (two nodes), a plain rotation
+/// channel, an ignored pointer and a pointer at node 1's translation: the warning names the file's
+/// channel 2, and the rest play. With bad rotation keys, the error names the file's channel 1, not
+/// its index after the rewrite (2, after the two channels the mesh pointer became).
+#[test]
+fn mixed_pointers_keep_the_files_channel_indices() {
+    let material = pointer("/materials/0/pbrMetallicRoughness/baseColorFactor");
+    let channels = |rotation_sampler: usize| {
+        json!([
+            {"sampler": 3, "target": pointer("/meshes/0/weights")},
+            {"sampler": rotation_sampler, "target": plain(1, "rotation")},
+            {"sampler": 0, "target": material.clone()},
+            {"sampler": 0, "target": pointer("/nodes/1/translation")}
+        ])
+    };
+    let mut doc = three_instances_doc(plain(2, "weights"));
+    doc["animations"][0]["channels"] = channels(1);
+    let scene = load(&serde_json::to_vec(&doc).unwrap());
+    assert_eq!(scene.warnings().len(), 1, "{:?}", scene.warnings());
+    assert!(
+        scene.warnings()[0]
+            .starts_with("animations[0].channels[2]: KHR_animation_pointer '/materials/"),
+        "{}",
+        scene.warnings()[0]
+    );
+    let clip = &scene.clips()[0];
+    let mut weighted: Vec<usize> = clip.weight_channels().iter().map(|w| w.node()).collect();
+    weighted.sort_unstable();
+    assert_eq!(weighted, [2, 3]);
+    let mut moved: Vec<(usize, Property)> = clip
+        .channels()
+        .iter()
+        .map(|c| (c.node(), c.property()))
+        .collect();
+    moved.sort_by_key(|&(n, p)| (n, p as u8));
+    assert_eq!(moved, [(1, Property::Translation), (1, Property::Rotation)]);
+
+    // The same channels on a file whose rotation keys are zero quaternions.
+    let mut b = Builder::default();
+    let mut doc = two_joint_rig(&mut b);
+    let delta = b.f32s(&[0.0; 9], "VEC3");
+    doc["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": delta}]);
+    doc["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"mesh": 0, "skin": 0}));
+    let times = b.f32s(&[0.0, 1.0], "SCALAR");
+    let moves = b.f32s(&[0.0; 6], "VEC3");
+    let zeros = b.f32s(&[0.0; 8], "VEC4");
+    let weights = b.f32s(&[0.0, 1.0], "SCALAR");
+    doc["animations"] = json!([{
+        "samplers": [
+            {"input": times, "output": moves},
+            {"input": times, "output": zeros},
+            {"input": times, "output": weights},
+            {"input": times, "output": weights}
+        ],
+        "channels": channels(1)
+    }]);
+    match gltf_err(&b.gltf(doc)) {
+        GltfError::RotationKey {
+            animation,
+            channel,
+            key,
+            ..
+        } => assert_eq!((animation, channel, key), (0, 1, 0)),
+        e => panic!("{e}"),
+    }
 }

@@ -10,7 +10,7 @@ use ispc_skinning::gltf::READ_BUDGET_SLACK;
 use std::time::Instant;
 
 /// The most bytes a load of a `file`-byte file may hold at once: the read budget in f32s, the JSON
-/// tree the importer checks before the gltf crate sees the file (documented as at most 48 bytes per
+/// tree the importer checks and reads its document from (documented as at most 48 bytes per
 /// byte of JSON: a `serde_json::Value` is 32 bytes, and an array of one-digit numbers spends two bytes
 /// of JSON on each; the file's size bounds the JSON's), plus 16 MiB.
 fn budget(file: usize) -> usize {
@@ -249,4 +249,67 @@ fn buffers_naming_one_external_file_do_not_read_it_each() {
         budget(on_disk)
     );
     shared_or_refused(result);
+}
+
+/// The rig with a morph target on its mesh, `extra` more nodes drawing that mesh (none with weights of
+/// its own), and a weights sampler of `keys` keys: the ground for pointers at the mesh's weights.
+fn morph_rig(b: &mut Builder, extra: usize, keys: usize) -> Value {
+    let mut doc = rig(b);
+    let delta = b.f32s(&[0.0; 9], "VEC3");
+    doc["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": delta}]);
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    nodes.extend((0..extra).map(|_| json!({"mesh": 0, "skin": 0})));
+    let times: Vec<f32> = (0..keys).map(|i| i as f32).collect();
+    let t = b.f32s(&times, "SCALAR");
+    let w = b.f32s(&vec![0.5; keys], "SCALAR");
+    doc["animations"][0]["samplers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"input": t, "output": w}));
+    doc
+}
+
+fn mesh_pointer(extras: &Value) -> Value {
+    json!({"sampler": 1, "extras": extras, "target": {"path": "pointer",
+        "extensions": {"KHR_animation_pointer": {"pointer": "/meshes/0/weights"}}}})
+}
+
+/// One `KHR_animation_pointer` channel at a mesh drawn by 1,001 nodes, carrying 1 MB of `extras`, on a
+/// sampler of 16,384 weight keys: it becomes 1,001 plain weights channels, each a new small object (not
+/// a copy of the channel's extras) sharing one read of the keys.
+#[test]
+fn a_pointer_at_a_meshs_weights_shares_its_keys_and_leaves_its_extras() {
+    let mut b = Builder::default();
+    let mut doc = morph_rig(&mut b, 1_000, 16_384);
+    let extras = json!({"blob": "x".repeat(1 << 20)});
+    doc["animations"][0]["channels"]
+        .as_array_mut()
+        .unwrap()
+        .push(mesh_pointer(&extras));
+    let bytes = b.glb(doc);
+    let scene = within_budget("a mesh pointer on 1,001 nodes", &bytes).unwrap();
+    assert_eq!(scene.clips()[0].weight_channels().len(), 1_001);
+}
+
+/// 20,000 pointers at the weights of a mesh drawn by 4,001 nodes would become 80 million channels:
+/// refused by the node limit (65,536 by default) as they are counted, before any is made.
+#[test]
+fn pointers_at_a_meshs_weights_meet_the_node_limit_before_expanding() {
+    let mut b = Builder::default();
+    let mut doc = morph_rig(&mut b, 3_998, 4);
+    let channel = mesh_pointer(&json!(null));
+    doc["animations"][0]["channels"]
+        .as_array_mut()
+        .unwrap()
+        .extend(std::iter::repeat_n(channel, 20_000));
+    let bytes = b.glb(doc);
+    match within_budget("20,000 mesh pointers on 4,001 nodes", &bytes) {
+        Err(Error::Gltf(GltfError::Limit { limit, value, max })) => {
+            assert_eq!(limit, "nodes");
+            assert_eq!(max, 1 << 16);
+            // Refused at the first pointer that passes the limit.
+            assert!(value > max && value <= max + 4_001, "{value}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
 }
