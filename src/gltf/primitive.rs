@@ -204,9 +204,14 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Erro
     }
 }
 
-/// The set number of a JOINTS_n or WEIGHTS_n attribute name (`prefix` is "JOINTS_" or "WEIGHTS_").
+/// The set number of a JOINTS_n or WEIGHTS_n attribute name (`prefix` is "JOINTS_" or "WEIGHTS_"):
+/// `n` written in decimal digits without a leading zero, so that each set has one name ("JOINTS_01"
+/// and "JOINTS_+1" are no set's name, and are left out as unknown attributes are).
 fn set_of(prefix: &str, name: &str) -> Option<u32> {
-    name.strip_prefix(prefix)?.parse().ok()
+    let n = name.strip_prefix(prefix)?;
+    let canonical =
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+    canonical.then(|| n.parse().ok()).flatten()
 }
 
 /// Reads one primitive of a mesh and prepares it for a skin of `joint_count` joints.
@@ -231,8 +236,7 @@ pub(super) fn read_primitive(
         mut triangles,
     } = read_geometry(r, prim, mesh)?;
     let mut targets = read_morph_targets(r, prim, mesh, positions.len())?;
-    // The accessor of each JOINTS_k and WEIGHTS_k, by set number (read as a u32, so "JOINTS_01" is
-    // set 1; of two names for one set, the later in key order, which is sorted, wins).
+    // The accessor of each JOINTS_k and WEIGHTS_k, by set number (see set_of: one name per set).
     let mut joint_sets: HashMap<u32, usize> = HashMap::new();
     let mut weight_sets: HashMap<u32, usize> = HashMap::new();
     for (name, accessor) in &prim.attributes {

@@ -98,6 +98,15 @@ fn broken_files_give_the_error_naming_their_rule() {
         .remove("POSITION");
     expect_err!(&b.gltf(d), GltfError::MissingAttribute { mesh: 0, primitive: 0, attribute } if attribute == "POSITION");
 
+    // A second set named other than JOINTS_n/WEIGHTS_n with n in plain decimal: JOINTS_01 and
+    // WEIGHTS_+1 are no set's names (left out as unknown attributes are), so the file has one set.
+    // (Read as set 1, either would have asked for its missing partner.)
+    for name in ["JOINTS_01", "WEIGHTS_+1"] {
+        let mut d = doc.clone();
+        d["meshes"][0]["primitives"][0]["attributes"][name] = json!(1);
+        assert_eq!(load(&b.gltf(d)).primitives().len(), 1, "{name}");
+    }
+
     // JOINTS_1 without WEIGHTS_1.
     let mut d = doc.clone();
     d["meshes"][0]["primitives"][0]["attributes"]["JOINTS_1"] = json!(1);

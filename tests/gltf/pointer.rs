@@ -400,13 +400,32 @@ fn mixed_pointers_keep_the_files_channel_indices() {
         ],
         "channels": channels(1)
     }]);
-    match gltf_err(&b.gltf(doc)) {
+    match gltf_err(&b.gltf(doc.clone())) {
         GltfError::RotationKey {
             animation,
             channel,
             key,
             ..
         } => assert_eq!((animation, channel, key), (0, 1, 0)),
+        e => panic!("{e}"),
+    }
+    // The bad rotation in an animation without pointers (channel 1), before one with them.
+    let rewritten = doc["animations"][0].clone();
+    let mut plain_first = rewritten.clone();
+    plain_first["channels"] = json!([
+        {"sampler": 0, "target": plain(1, "translation")},
+        {"sampler": 1, "target": plain(1, "rotation")}
+    ]);
+    let mut pointers_next = rewritten;
+    pointers_next["channels"] = json!([
+        {"sampler": 3, "target": pointer("/meshes/0/weights")},
+        {"sampler": 0, "target": material.clone()}
+    ]);
+    doc["animations"] = json!([plain_first, pointers_next]);
+    match gltf_err(&b.gltf(doc)) {
+        GltfError::RotationKey {
+            animation, channel, ..
+        } => assert_eq!((animation, channel), (0, 1)),
         e => panic!("{e}"),
     }
 }
