@@ -186,6 +186,9 @@ pub struct MorphTargets {
     positions: Vec<Option<Vec<Vec3>>>,
     normals: Vec<Option<Vec<Vec3>>>,
     tangents: Vec<Option<Vec<Vec3>>>,
+    /// Per target, the largest absolute position delta on each axis over the vertices (zero where
+    /// the target moves no position): how far a weight of 1 can move a vertex, for pose bounds.
+    reach: Vec<Vec3>,
 }
 
 /// Which stream of a mesh a morph applies to.
@@ -232,12 +235,26 @@ impl MorphTargets {
                 numeric::check_finite(what, bytemuck::cast_slice(d), 3)?;
             }
         }
+        let reach = positions
+            .iter()
+            .map(|d| {
+                d.iter()
+                    .flatten()
+                    .fold(Vec3::ZERO, |m, delta| m.max(delta.abs()))
+            })
+            .collect();
         Ok(MorphTargets {
             vertex_count,
             positions,
             normals,
             tangents,
+            reach,
         })
+    }
+
+    /// Per target, the largest absolute position delta on each axis (see the field).
+    pub(crate) fn reach(&self) -> &[Vec3] {
+        &self.reach
     }
 
     /// Number of targets.
@@ -269,6 +286,8 @@ impl MorphTargets {
             positions: gather(&self.positions),
             normals: gather(&self.normals),
             tangents: gather(&self.tangents),
+            // The same deltas in another vertex order reach as far.
+            reach: self.reach.clone(),
         }
     }
 

@@ -51,6 +51,7 @@ pub(crate) mod crowd_play;
 mod frame;
 pub(crate) mod morph;
 pub(crate) mod play;
+mod pose_bounds;
 pub(crate) mod rigid;
 mod stages;
 

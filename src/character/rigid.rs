@@ -35,6 +35,8 @@ pub struct RigidMesh {
     tangents: Option<Vec<Vec3>>,
     handedness: Vec<f32>,
     morph: Option<MorphTargets>,
+    /// The box (min, max) of the positions, `None` without vertices (for pose bounds).
+    bounds: Option<(Vec3, Vec3)>,
 }
 
 impl RigidMesh {
@@ -77,12 +79,18 @@ impl RigidMesh {
         let handedness = tangents
             .as_ref()
             .map_or_else(Vec::new, |t| t.iter().map(|t| t.w).collect());
+        let bounds = positions.first().map(|&first| {
+            positions
+                .iter()
+                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p)))
+        });
         Ok(RigidMesh {
             positions,
             normals,
             tangents: tangents.map(|t| t.iter().map(|t| t.truncate()).collect()),
             handedness,
             morph: None,
+            bounds,
         })
     }
 
@@ -125,6 +133,11 @@ impl RigidMesh {
     /// The morph targets, when there are any.
     pub fn morph_targets(&self) -> Option<&MorphTargets> {
         self.morph.as_ref()
+    }
+
+    /// The box (min, max) of the unmorphed positions, `None` without vertices.
+    pub(crate) fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        self.bounds
     }
 
     /// The lengths of this mesh's outputs (positions, normals, tangents), as

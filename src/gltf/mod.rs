@@ -595,6 +595,16 @@ impl GltfScene {
         self.character.skin(frame)
     }
 
+    /// The box of every vertex the skin and rigid stages would write for the frame's palettes and
+    /// model matrices, without touching a vertex (for a GPU-skinned scene: call it after
+    /// [`GltfScene::palettes`] or [`Character::evaluate_pose`]); see [`Character::pose_bounds`].
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`].
+    pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
+        self.character.pose_bounds(frame)
+    }
+
     /// Stage 5: every rigid primitive (a mesh on a node without a skin, [`GltfScene::rigid_primitives`]),
     /// morphed by the frame's weights and moved by its node's world matrix; see [`Character::rigid`].
     /// Without it, the rigid parts keep the previous frame's vertices.

@@ -41,6 +41,7 @@ use crate::layout::mesh::{
     SKIN_BLOCK,
 };
 use crate::skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
+use glam::Vec3;
 
 /// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
 /// (summing to 1) get largest-remainder rounding: each is rounded down, and the units still missing
@@ -238,6 +239,12 @@ pub struct SkinnedMesh {
     /// (see [`SkinnedMesh::bounded_by`]).
     magnitude: f64,
     weight_sum: f64,
+    /// Each joint's box of the bind positions of the vertices it influences (min > max when it
+    /// influences none), one per joint of the palette, and the smallest and largest sum of one
+    /// vertex's weights as the kernels read them: what [`SkinnedMesh::joint_box`] and
+    /// [`SkinnedMesh::weight_sums`] report.
+    joint_boxes: Vec<(Vec3, Vec3)>,
+    weight_sums: (f32, f32),
     /// The kernels' layout; group k holds the vertices with k influences (k = 0 only with
     /// `WeightPolicy::Keep`).
     pub(crate) kernel: KernelMesh,
@@ -349,6 +356,9 @@ impl SkinnedMesh {
 
         // Pass 2: each vertex's group (see `group_of_runs`), then pass 3 fills the groups in that order.
         let count = |v: usize| starts[v + 1] - starts[v];
+        let empty = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        let mut joint_boxes = vec![empty; used_joints];
+        let mut weight_sums = (f32::INFINITY, f32::NEG_INFINITY);
         for (v, k) in group_of_runs(n, count) {
             let g = &mut groups[k];
             // v < n <= MAX_VERTICES < u32::MAX, checked above; the conversion says so instead of
@@ -387,6 +397,12 @@ impl SkinnedMesh {
                 ],
             );
             let own = &kept[starts[v]..starts[v + 1]];
+            let at_p = Vec3::new(p[0], p[1], p[2]);
+            for &(j, _) in own {
+                if let Some(b) = joint_boxes.get_mut(j as usize) {
+                    *b = (b.0.min(at_p), b.1.max(at_p));
+                }
+            }
             // A vertex promoted to a group of more influences repeats its first joint with weight 0:
             // the extra products add exact zeros, and a joint the vertex already uses cannot bring in a
             // non-finite matrix that the vertex's own result would not have had.
@@ -395,12 +411,17 @@ impl SkinnedMesh {
             if options.compact_influences {
                 let quantized = quantize_unorm16(own, options.weights)
                     .map_err(|weight| Error::CompactWeight { vertex: v, weight })?;
+                let mut sum = 0.0f32;
                 for (&(j, _), &q) in own.iter().zip(&quantized) {
                     // Joints come from u8 or u16 attributes, so they fit the low 16 bits.
                     g.table.push(j, unorm16(q), q);
+                    sum += unorm16(q);
                 }
+                weight_sums = (weight_sums.0.min(sum), weight_sums.1.max(sum));
                 padding.for_each(|(j, _)| g.table.push(j, 0.0, 0));
             } else {
+                let sum: f32 = own.iter().map(|i| i.1).sum();
+                weight_sums = (weight_sums.0.min(sum), weight_sums.1.max(sum));
                 for (j, w) in own.iter().copied().chain(padding) {
                     g.table.push(j, w, 0);
                 }
@@ -421,6 +442,10 @@ impl SkinnedMesh {
             }
         }
         let joint_count = options.joint_count.unwrap_or(used_joints);
+        joint_boxes.resize(joint_count, empty);
+        if n == 0 {
+            weight_sums = (0.0, 0.0);
+        }
         Ok(SkinnedMesh {
             vertex_count: n,
             joint_count,
@@ -431,6 +456,8 @@ impl SkinnedMesh {
             magnitude,
             // Compact weights are rounded to unorm16: each by at most half a unit.
             weight_sum: weight_sum + MAX_INFLUENCES as f64 / 65535.0,
+            joint_boxes,
+            weight_sums,
             kernel: KernelMesh::new(n, joint_count, groups),
         })
     }
@@ -466,6 +493,25 @@ impl SkinnedMesh {
     /// A [`SkinningJob`](crate::SkinningJob) needs a palette at least this long.
     pub fn joint_count(&self) -> usize {
         self.joint_count
+    }
+
+    /// The box (min, max) of the bind positions of the vertices that palette entry `joint` influences
+    /// with a non-zero weight, or `None` when it influences none (or does not exist). A skinned
+    /// position is a weighted sum of its joints' palette matrices applied to its bind position, so the
+    /// boxes, moved by a frame's palettes, bound the skinned mesh without reading its vertices
+    /// ([`Character::pose_bounds`](crate::Character::pose_bounds)).
+    pub fn joint_box(&self, joint: usize) -> Option<(Vec3, Vec3)> {
+        self.joint_boxes
+            .get(joint)
+            .copied()
+            .filter(|(min, max)| min.cmple(*max).all())
+    }
+
+    /// The smallest and largest sum of one vertex's weights, as the kernels read them (1 within
+    /// rounding for normalized weights; compact weights are rounded to 16 bits; any sum with
+    /// [`WeightPolicy::Keep`]). (0, 0) for a mesh without vertices.
+    pub fn weight_sums(&self) -> (f32, f32) {
+        self.weight_sums
     }
 
     /// True when normals were given.

@@ -1,0 +1,180 @@
+//! Bounds of a posed character without its vertices: for GPU-skinned characters (culling, shadows,
+//! picking broad phase), from the palettes alone.
+//!
+//! At prepare, each skinned mesh keeps each joint's box of the bind positions it influences
+//! ([`SkinnedMesh::joint_box`](crate::SkinnedMesh::joint_box)) and the range of its vertices' weight
+//! sums; each rigid mesh its positions' box; each morph target how far it moves a vertex on each axis.
+//! Per frame:
+//! - a skinned vertex is `Σ w_i P_i v` over its joints `i`: with weights summing to 1 that is a convex
+//!   combination of points `P_i v`, each inside joint `i`'s box moved by its palette entry `P_i`, so
+//!   inside the union of the moved boxes; a weight sum `s` other than 1 scales that point by `s`, so
+//!   the union is scaled by the mesh's smallest and largest sum;
+//! - morph targets move a bind position by at most `Σ |w_t| reach_t` on each axis before skinning, so
+//!   each box grows by that first;
+//! - a rigid mesh's box (grown by its morph weights the same way) is moved by its joint's model matrix;
+//! - a box is moved exactly by its centre and its extent through `|M|`, then padded by 32 f32 epsilons
+//!   of the magnitude of its terms, more than the kernels' rounding ((k + 4) eps of that magnitude for
+//!   k <= 8 influences, tests/isa_parity).
+//!
+//! The cost is one box per joint of each mesh, about what the palettes cost (docs/RESULTS.md).
+
+use super::crowd::CrowdFrame;
+use super::frame::Frame;
+use super::Character;
+use crate::error::Error;
+use crate::layout::palette::PaletteMatrix;
+use crate::SkinnedMesh;
+use glam::{Mat4, Vec3};
+
+/// A box being grown: (min, max), empty when min > max.
+#[derive(Clone, Copy)]
+struct Grow(Vec3, Vec3);
+
+impl Grow {
+    const EMPTY: Grow = Grow(Vec3::INFINITY, Vec3::NEG_INFINITY);
+
+    fn add(&mut self, lo: Vec3, hi: Vec3) {
+        self.0 = self.0.min(lo);
+        self.1 = self.1.max(hi);
+    }
+
+    fn get(self) -> Option<(Vec3, Vec3)> {
+        self.0.cmple(self.1).all().then_some((self.0, self.1))
+    }
+}
+
+/// A palette entry as a column-major matrix.
+fn palette_matrix(p: &PaletteMatrix) -> Mat4 {
+    Mat4::from_cols_array_2d(&p.rows).transpose()
+}
+
+/// The box of the affine `m` applied to every point of (lo, hi), padded for the kernels' rounding:
+/// its centre moved, its half-extent through `|M|`, in whole columns (a few SIMD operations).
+fn moved(m: &Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
+    let (c, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+    let far = lo.abs().max(hi.abs());
+    let (x, y, z, w) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
+    let centre = x * c.x + y * c.y + z * c.z + w;
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let extent = ax * e.x + ay * e.y + az * e.z;
+    let terms = ax * far.x + ay * far.y + az * far.z + w.abs();
+    let grow = extent + terms * (32.0 * f32::EPSILON);
+    ((centre - grow).truncate(), (centre + grow).truncate())
+}
+
+/// How far morph targets with `weights` move a bind position on each axis.
+fn morph_reach(reach: &[Vec3], weights: &[f32]) -> Vec3 {
+    reach
+        .iter()
+        .zip(weights)
+        .fold(Vec3::ZERO, |sum, (r, w)| sum + *r * w.abs())
+}
+
+/// The box of a skinned mesh's vertices for one palette (`entries` its joints' entries), its bind
+/// boxes grown by `reach`.
+fn skinned_box(mesh: &SkinnedMesh, entries: &[PaletteMatrix], reach: Vec3) -> Grow {
+    let mut union = Grow::EMPTY;
+    for (j, entry) in entries.iter().enumerate().take(mesh.joint_count()) {
+        if let Some((lo, hi)) = mesh.joint_box(j) {
+            let (lo, hi) = moved(&palette_matrix(entry), lo - reach, hi + reach);
+            union.add(lo, hi);
+        }
+    }
+    let (low, high) = mesh.weight_sums();
+    let mut scaled = Grow::EMPTY;
+    if let Some((lo, hi)) = union.get() {
+        // s * x over s in [low, high] and x in [lo, hi] is extreme at the corners.
+        for s in [low, high] {
+            let (a, b) = (lo * s, hi * s);
+            scaled.add(a.min(b), a.max(b));
+        }
+    }
+    // A vertex without influences (WeightPolicy::Keep) skins to the origin.
+    if low <= 0.0 && mesh.vertex_count() > 0 {
+        scaled.add(Vec3::ZERO, Vec3::ZERO);
+    }
+    scaled
+}
+
+impl Character {
+    /// The axis-aligned box (min, max) of every position the skin and rigid stages write for the
+    /// frame's current palettes, model matrices and morph weights, computed from each joint's box
+    /// in bind space ([`SkinnedMesh::joint_box`](crate::SkinnedMesh::joint_box)) without reading or
+    /// skinning a vertex: the bounds a GPU-skinned character needs for culling. Call it after
+    /// [`palettes`](Character::palettes) (or [`evaluate_pose`](Character::evaluate_pose)); it reads
+    /// only the frame. It contains every written position (tested on every asset and random poses),
+    /// and is larger than [`Frame::bounds`], which reads the written positions. `None` for a
+    /// character without vertices.
+    ///
+    /// How: a skinned vertex is `Σ w_i P_i v` over its joints `i`. With weights summing to 1 that is
+    /// a convex combination of the points `P_i v`, each inside joint `i`'s bind box moved by its
+    /// palette entry `P_i`, so inside the union of the moved boxes; a weight sum `s` other than 1
+    /// scales the point by `s`, so the union is scaled by the mesh's smallest and largest sum
+    /// ([`SkinnedMesh::weight_sums`](crate::SkinnedMesh::weight_sums)). Morph targets move a bind
+    /// position by at most `Σ |w_t| reach_t` on each axis, so each box first grows by that. A rigid
+    /// mesh's box, grown the same way, is moved by its joint's model matrix. Each box is moved by its
+    /// centre and its extent through `|M|`, then padded by 32 f32 epsilons of the magnitude of its
+    /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 8 influences).
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a frame of another character.
+    pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
+        self.check_frame(frame)?;
+        let mut all = Grow::EMPTY;
+        for (i, (mesh, &skin)) in self.meshes.iter().zip(&self.mesh_skins).enumerate() {
+            let reach = match (self.mesh_morphs.get(i), frame.mesh_weights.get(i)) {
+                (Some(Some(morph)), Some(weights)) => morph_reach(morph.targets.reach(), weights),
+                _ => Vec3::ZERO,
+            };
+            let entries = frame.palettes.get(skin).map_or(&[][..], Vec::as_slice);
+            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).get() {
+                all.add(lo, hi);
+            }
+        }
+        for ((mesh, &level), weights) in self
+            .rigid
+            .iter()
+            .zip(&self.rigid_levels)
+            .zip(&frame.rigid_weights)
+        {
+            let (Some((lo, hi)), Some(model)) = (mesh.bounds(), frame.models.get(level)) else {
+                continue;
+            };
+            let reach = mesh
+                .morph_targets()
+                .map_or(Vec3::ZERO, |m| morph_reach(m.reach(), weights));
+            let (lo, hi) = moved(model, lo - reach, hi + reach);
+            all.add(lo, hi);
+        }
+        Ok(all.get())
+    }
+
+    /// [`pose_bounds`](Character::pose_bounds) for every instance of a crowd, from its palettes (the
+    /// crowd runs no morph targets and no rigid meshes): one box per instance, `None` for a character
+    /// without skinned vertices.
+    ///
+    /// # Errors
+    /// [`Error::WrongFrame`] for a crowd frame of another character.
+    pub fn crowd_pose_bounds(
+        &self,
+        crowd: &CrowdFrame,
+    ) -> Result<Vec<Option<(Vec3, Vec3)>>, Error> {
+        self.check_crowd(crowd)?;
+        let instances = crowd.instances();
+        let mut out = Vec::with_capacity(instances);
+        for instance in 0..instances {
+            let mut all = Grow::EMPTY;
+            for (mesh, &skin) in self.meshes.iter().zip(&self.mesh_skins) {
+                let entries = crowd
+                    .palettes(skin)
+                    .and_then(|p| p.instance(instance))
+                    .unwrap_or(&[]);
+                if let Some((lo, hi)) = skinned_box(mesh, entries, Vec3::ZERO).get() {
+                    all.add(lo, hi);
+                }
+            }
+            out.push(all.get());
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,229 @@
+//! `Character::pose_bounds` and `Character::crowd_pose_bounds`: the box computed from the palettes and
+//! each joint's bind box contains every position the frame's stages write, on every backend: for the
+//! shared assets at several times of every clip (skipped visibly when absent), and for procedural
+//! characters under random poses and placements with normalized, kept (sums from 0.3 to 2, and a vertex
+//! without influences), compact and LOD-truncated weights, morph targets at weights from -1.5 to 1.5 and
+//! a rigid mesh with its own targets. A box that misses a vertex prints the vertex and the box.
+
+mod common;
+
+use common::{backends, scenes, Rng};
+use glam::{Quat, Vec3};
+use ispc_skinning::{
+    Attribute, Character, CharacterSkin, Frame, MeshInput, MorphTargets, PrepareOptions, RigidMesh,
+    Skeleton, SkinnedMesh, WeightPolicy,
+};
+
+/// Asserts that every position lies inside `bounds`.
+fn contains(what: &str, bounds: Option<(Vec3, Vec3)>, positions: &[Vec3]) {
+    if positions.is_empty() {
+        return;
+    }
+    let (lo, hi) =
+        bounds.unwrap_or_else(|| panic!("{what}: no bounds for {} vertices", positions.len()));
+    for (v, p) in positions.iter().enumerate() {
+        assert!(
+            p.cmpge(lo).all() && p.cmple(hi).all(),
+            "{what}: vertex {v} at {p} is outside the pose bounds {lo} .. {hi}"
+        );
+    }
+}
+
+/// Every position a frame wrote.
+fn written(frame: &Frame) -> Vec<Vec3> {
+    frame
+        .meshes()
+        .iter()
+        .chain(frame.rigid_meshes())
+        .flat_map(|m| m.positions.iter().copied())
+        .collect()
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn pose_bounds_contain_every_asset_vertex() {
+    use ispc_skinning::gltf::{GltfScene, Wrap};
+    let Some(dir) = common::assets() else { return };
+    for asset in [
+        "SimpleSkin/SimpleSkin.gltf",
+        "RiggedSimple/RiggedSimple.glb",
+        "RiggedFigure/RiggedFigure.glb",
+        "CesiumMan/CesiumMan.glb",
+        "Fox/Fox.glb",
+        "RobotExpressive/RobotExpressive.glb",
+    ] {
+        let scene = GltfScene::load(dir.join(asset)).unwrap();
+        for backend in backends() {
+            let mut frame = scene.frame_buffers().backend(backend);
+            let mut runs = vec![(None, 0.0)];
+            for (c, clip) in scene.clips().iter().enumerate() {
+                for k in 0..5 {
+                    runs.push((Some(c), clip.start() + clip.duration() * k as f32 / 4.0));
+                }
+            }
+            for (clip, t) in runs {
+                scene.evaluate(clip, t, Wrap::Clamp, &mut frame).unwrap();
+                let bounds = scene.character().pose_bounds(&frame).unwrap();
+                let what = format!("{asset} {backend:?} clip {clip:?} at {t}");
+                contains(&what, bounds, &written(&frame));
+                // The box from the written positions lies inside it too.
+                if let (Some((lo, hi)), Some((a, b))) = (bounds, frame.bounds()) {
+                    assert!(a.cmpge(lo).all() && b.cmple(hi).all(), "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// How the procedural character's weights are prepared.
+#[derive(Clone, Copy, Debug)]
+enum Weights {
+    Normalized,
+    /// Kept as given, each vertex's scaled by a factor from 0.3 to 2, vertex 0 without influences.
+    Kept,
+    Compact,
+    /// At most two influences per vertex.
+    Lod,
+}
+
+/// The scenes crate's character (20 joints, 228 vertices) with its mesh prepared as `weights` says,
+/// morph targets on it, and a rigid box with its own targets on joint 3.
+fn character(weights: Weights, rng: &mut Rng) -> Character {
+    let c = scenes::character(20, 3, 4);
+    let n = c.parents.len();
+    let skeleton = Skeleton::from_parents(&c.parents).unwrap();
+    let mut w = c.weights.clone();
+    let mut options = PrepareOptions::new(n);
+    match weights {
+        Weights::Normalized => {}
+        Weights::Kept => {
+            options.weights = WeightPolicy::Keep;
+            for vw in &mut w {
+                let s = rng.range(0.3, 2.0);
+                *vw = vw.map(|x| x * s);
+            }
+            w[0] = [0.0; 4];
+        }
+        Weights::Compact => options = options.compact_influences(true),
+        Weights::Lod => options = options.max_influences(2),
+    }
+    let input = MeshInput::new(
+        Attribute::vec3(&c.positions),
+        Attribute::joints_u16(&c.joints),
+        Attribute::weights_f32(&w),
+    )
+    .normals(Attribute::vec3(&c.normals));
+    let mesh = SkinnedMesh::prepare(&input, &options).unwrap();
+    let skin = CharacterSkin {
+        joints: (0..n).collect(),
+        inverse_binds: c.inverse_binds.clone(),
+    };
+    let v = c.positions.len();
+    let deltas = |rng: &mut Rng, count: usize| -> Vec<Vec3> {
+        (0..count)
+            .map(|_| {
+                Vec3::new(
+                    rng.range(-0.3, 0.3),
+                    rng.range(-0.3, 0.3),
+                    rng.range(-0.3, 0.3),
+                )
+            })
+            .collect()
+    };
+    let targets = MorphTargets::new(
+        v,
+        vec![Some(deltas(rng, v)), None, Some(deltas(rng, v))],
+        vec![None; 3],
+        vec![None; 3],
+    )
+    .unwrap();
+    let cube: Vec<Vec3> = (0..8)
+        .map(|i| Vec3::new((i & 1) as f32, ((i >> 1) & 1) as f32, (i >> 2) as f32) - 0.5)
+        .collect();
+    let rigid_targets =
+        MorphTargets::new(8, vec![Some(deltas(rng, 8))], vec![None], vec![None]).unwrap();
+    let rigid = RigidMesh::new(cube, None, None)
+        .unwrap()
+        .with_morph_targets(rigid_targets)
+        .unwrap();
+    Character::new(
+        skeleton,
+        c.bind_translations.clone(),
+        vec![Quat::IDENTITY; n],
+        vec![Vec3::ONE; n],
+        vec![skin],
+        vec![(mesh, 0)],
+    )
+    .unwrap()
+    .with_mesh_morph_targets(0, targets)
+    .unwrap()
+    .with_rigid_meshes(vec![(rigid, 3)])
+    .unwrap()
+}
+
+#[test]
+fn pose_bounds_contain_every_vertex_of_random_poses() {
+    let mut rng = Rng::new(7);
+    for weights in [
+        Weights::Normalized,
+        Weights::Kept,
+        Weights::Compact,
+        Weights::Lod,
+    ] {
+        let c = character(weights, &mut rng);
+        let n = c.skeleton().len();
+        for backend in backends() {
+            let mut frame = c.frame_buffers().backend(backend);
+            for round in 0..12 {
+                let (t, q, s) =
+                    scenes::animated_pose(n, 0.37 * round as f32, round % 2 == 1, round);
+                frame.set_pose(&t, &q, &s).unwrap();
+                frame.root = common::random_transform(&mut rng, 0.5..2.0, -50.0..50.0);
+                let mw = [
+                    rng.range(-1.5, 1.5),
+                    rng.range(-1.5, 1.5),
+                    rng.range(-1.5, 1.5),
+                ];
+                frame
+                    .set_mesh_weights(0, if round == 0 { &[0.0; 3] } else { &mw })
+                    .unwrap();
+                frame.set_rigid_weights(0, &[rng.range(-1.5, 1.5)]).unwrap();
+                c.evaluate(&mut frame).unwrap();
+                let what = format!("{weights:?} {backend:?} round {round}");
+                contains(&what, c.pose_bounds(&frame).unwrap(), &written(&frame));
+            }
+        }
+    }
+}
+
+#[test]
+fn crowd_pose_bounds_contain_every_instance() {
+    let mut rng = Rng::new(9);
+    for weights in [Weights::Normalized, Weights::Kept] {
+        let c = character(weights, &mut rng);
+        let n = c.skeleton().len();
+        for backend in backends() {
+            let mut crowd = c.crowd_buffers(17).unwrap().backend(backend);
+            for i in 0..17 {
+                let (t, q, s) = scenes::animated_pose(n, 0.41 * i as f32, true, 30 + i as u64);
+                for j in 0..n {
+                    crowd.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
+                }
+                crowd.roots_mut()[i] = common::random_transform(&mut rng, 0.5..2.0, -50.0..50.0);
+            }
+            c.evaluate_crowd(&mut crowd).unwrap();
+            let bounds = c.crowd_pose_bounds(&crowd).unwrap();
+            assert_eq!(bounds.len(), 17);
+            for (i, b) in bounds.iter().enumerate() {
+                let what = format!("{weights:?} {backend:?} instance {i}");
+                contains(&what, *b, crowd.positions(0, i).unwrap());
+            }
+        }
+    }
+    // Another character's crowd frame is refused.
+    let other = character(Weights::Lod, &mut rng);
+    let crowd = other.crowd_buffers(2).unwrap();
+    let c = character(Weights::Normalized, &mut rng);
+    assert!(c.crowd_pose_bounds(&crowd).is_err());
+    assert!(c.pose_bounds(&other.frame_buffers()).is_err());
+}
