@@ -227,3 +227,26 @@ fn crowd_pose_bounds_contain_every_instance() {
     assert!(c.crowd_pose_bounds(&crowd).is_err());
     assert!(c.pose_bounds(&other.frame_buffers()).is_err());
 }
+
+/// Morph weights near `f32::MAX` overflow the box: a typed error, never `Ok` with infinities (or a box
+/// from which a NaN was dropped).
+#[test]
+fn an_overflowing_box_is_an_error() {
+    let mut rng = Rng::new(3);
+    let c = character(Weights::Normalized, &mut rng);
+    let mut frame = c.frame_buffers();
+    c.evaluate_pose(&mut frame).unwrap();
+    frame
+        .set_mesh_weights(0, &[f32::MAX, 0.0, f32::MAX])
+        .unwrap();
+    assert!(matches!(
+        c.pose_bounds(&frame),
+        Err(ispc_skinning::Error::ResultNotFinite {
+            stage: "pose bounds",
+            index: 0,
+            ..
+        })
+    ));
+    frame.set_mesh_weights(0, &[0.0; 3]).unwrap();
+    assert!(c.pose_bounds(&frame).unwrap().is_some());
+}

@@ -26,20 +26,35 @@ use crate::layout::palette::PaletteMatrix;
 use crate::SkinnedMesh;
 use glam::{Mat4, Vec3};
 
-/// A box being grown: (min, max), empty when min > max.
+/// A box being grown: (min, max), empty when min > max, and whether a box added to it was not finite
+/// (an overflow, or a NaN that min and max would drop).
 #[derive(Clone, Copy)]
-struct Grow(Vec3, Vec3);
+struct Grow(Vec3, Vec3, bool);
 
 impl Grow {
-    const EMPTY: Grow = Grow(Vec3::INFINITY, Vec3::NEG_INFINITY);
+    const EMPTY: Grow = Grow(Vec3::INFINITY, Vec3::NEG_INFINITY, false);
 
     fn add(&mut self, lo: Vec3, hi: Vec3) {
+        self.2 |= !(lo.is_finite() && hi.is_finite());
         self.0 = self.0.min(lo);
         self.1 = self.1.max(hi);
     }
 
     fn get(self) -> Option<(Vec3, Vec3)> {
         self.0.cmple(self.1).all().then_some((self.0, self.1))
+    }
+
+    /// The box, or [`Error::ResultNotFinite`] when finite inputs overflowed (morph weights of
+    /// 1e38, say): `index` is the mesh (skinned ones first, then rigid) or the crowd instance.
+    fn finite(self, index: usize) -> Result<Option<(Vec3, Vec3)>, Error> {
+        if self.2 {
+            return Err(Error::ResultNotFinite {
+                stage: "pose bounds",
+                what: "bounding box",
+                index,
+            });
+        }
+        Ok(self.get())
     }
 }
 
@@ -81,7 +96,10 @@ fn skinned_box(mesh: &SkinnedMesh, entries: &[PaletteMatrix], reach: Vec3) -> Gr
         }
     }
     let (low, high) = mesh.weight_sums();
-    let mut scaled = Grow::EMPTY;
+    let mut scaled = Grow {
+        2: union.2,
+        ..Grow::EMPTY
+    };
     if let Some((lo, hi)) = union.get() {
         // s * x over s in [low, high] and x in [lo, hi] is extreme at the corners.
         for s in [low, high] {
@@ -117,19 +135,23 @@ impl Character {
     /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 8 influences).
     ///
     /// # Errors
-    /// [`Error::WrongFrame`] for a frame of another character.
+    /// [`Error::WrongFrame`] for a frame of another character; [`Error::ResultNotFinite`] (stage
+    /// "pose bounds", `index` the skinned mesh, or the rigid mesh after the skinned ones) where
+    /// finite inputs overflow, as morph weights near `f32::MAX` can.
     pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
         self.check_frame(frame)?;
         let mut all = Grow::EMPTY;
+        let mut part = 0;
         for (i, (mesh, &skin)) in self.meshes.iter().zip(&self.mesh_skins).enumerate() {
             let reach = match (self.mesh_morphs.get(i), frame.mesh_weights.get(i)) {
                 (Some(Some(morph)), Some(weights)) => morph_reach(morph.targets.reach(), weights),
                 _ => Vec3::ZERO,
             };
             let entries = frame.palettes.get(skin).map_or(&[][..], Vec::as_slice);
-            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).get() {
+            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).finite(part)? {
                 all.add(lo, hi);
             }
+            part += 1;
         }
         for ((mesh, &level), weights) in self
             .rigid
@@ -144,7 +166,11 @@ impl Character {
                 .morph_targets()
                 .map_or(Vec3::ZERO, |m| morph_reach(m.reach(), weights));
             let (lo, hi) = moved(model, lo - reach, hi + reach);
+            let mut one = Grow::EMPTY;
+            one.add(lo, hi);
+            one.finite(part)?;
             all.add(lo, hi);
+            part += 1;
         }
         Ok(all.get())
     }
@@ -154,7 +180,8 @@ impl Character {
     /// without skinned vertices.
     ///
     /// # Errors
-    /// [`Error::WrongFrame`] for a crowd frame of another character.
+    /// [`Error::WrongFrame`] for a crowd frame of another character; [`Error::ResultNotFinite`]
+    /// naming the first instance whose box overflowed.
     pub fn crowd_pose_bounds(
         &self,
         crowd: &CrowdFrame,
@@ -173,7 +200,7 @@ impl Character {
                     all.add(lo, hi);
                 }
             }
-            out.push(all.get());
+            out.push(all.finite(instance)?);
         }
         Ok(out)
     }
