@@ -240,7 +240,8 @@ pub struct SkinnedMesh {
     magnitude: f64,
     weight_sum: f64,
     /// Each joint's box of the bind positions of the vertices it influences (min > max when it
-    /// influences none), one per joint of the palette, and the smallest and largest sum of one
+    /// influences none), for the joints up to the largest one used (not `joint_count`, which a caller
+    /// may set to anything), and the smallest and largest sum of one
     /// vertex's weights as the kernels read them: what [`SkinnedMesh::joint_box`] and
     /// [`SkinnedMesh::weight_sums`] report.
     joint_boxes: Vec<(Vec3, Vec3)>,
@@ -442,7 +443,6 @@ impl SkinnedMesh {
             }
         }
         let joint_count = options.joint_count.unwrap_or(used_joints);
-        joint_boxes.resize(joint_count, empty);
         if n == 0 {
             weight_sums = (0.0, 0.0);
         }
