@@ -1,14 +1,16 @@
 //! `Character::pose_bounds` and `Character::crowd_pose_bounds`: the box computed from the palettes and
 //! each joint's bind box contains every position the frame's stages write, on every backend: for the
 //! shared assets at several times of every clip (skipped visibly when absent), and for procedural
-//! characters under random poses and placements with normalized, kept (sums from 0.3 to 2, and a vertex
-//! without influences), compact and LOD-truncated weights, morph targets at weights from -1.5 to 1.5 and
-//! a rigid mesh with its own targets. A box that misses a vertex prints the vertex and the box.
+//! characters under random poses and placements (mirrored ones too) with normalized, kept (sums from
+//! 0.3 to 2, and a vertex without influences), compact and LOD-truncated weights and their kept forms,
+//! 40 morph targets at weights from -1.5 to 1.5 and a rigid mesh with its own targets. A box that misses
+//! a vertex prints the vertex and the box; without morph weights the box must also stay within a few
+//! times the written positions' box (a box of 1e30 would contain everything).
 
 mod common;
 
 use common::{backends, scenes, Rng};
-use glam::{Quat, Vec3};
+use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
     Attribute, Character, CharacterSkin, Frame, MeshInput, MorphTargets, PrepareOptions, RigidMesh,
     Skeleton, SkinnedMesh, WeightPolicy,
@@ -27,6 +29,21 @@ fn contains(what: &str, bounds: Option<(Vec3, Vec3)>, positions: &[Vec3]) {
             "{what}: vertex {v} at {p} is outside the pose bounds {lo} .. {hi}"
         );
     }
+}
+
+/// Asserts that the pose bounds are not much larger than the written positions' box: each joint's
+/// box moved as a box can grow by at most sqrt(3) on an axis, and the morph reach and the weight sums
+/// add a little; 3x the largest extent, plus a unit, would still catch a box of 1e30.
+fn not_too_large(what: &str, bounds: Option<(Vec3, Vec3)>, written: Option<(Vec3, Vec3)>) {
+    let (Some((lo, hi)), Some((a, b))) = (bounds, written) else {
+        return;
+    };
+    let size = (b - a).max_element();
+    let grow = (a - lo).max(hi - b).max_element();
+    assert!(
+        grow <= 3.0 * size + 1.0,
+        "{what}: pose bounds {lo} .. {hi} are far larger than the written box {a} .. {b}"
+    );
 }
 
 /// Every position a frame wrote.
@@ -66,24 +83,33 @@ fn pose_bounds_contain_every_asset_vertex() {
                 let bounds = scene.character().pose_bounds(&frame).unwrap();
                 let what = format!("{asset} {backend:?} clip {clip:?} at {t}");
                 contains(&what, bounds, &written(&frame));
-                // The box from the written positions lies inside it too.
+                // The box from the written positions lies inside it too, and not far inside.
                 if let (Some((lo, hi)), Some((a, b))) = (bounds, frame.bounds()) {
                     assert!(a.cmpge(lo).all() && b.cmple(hi).all(), "{what}");
                 }
+                not_too_large(&what, bounds, frame.bounds());
             }
         }
     }
 }
 
+/// Morph targets of the procedural character's mesh.
+const TARGETS: usize = 40;
+
 /// How the procedural character's weights are prepared.
 #[derive(Clone, Copy, Debug)]
 enum Weights {
     Normalized,
-    /// Kept as given, each vertex's scaled by a factor from 0.3 to 2, vertex 0 without influences.
+    /// Kept as given, each vertex's scaled by a factor from 0.3 to 2 (to 1 when compact, whose weights
+    /// are unorm16), vertex 0 without influences.
     Kept,
     Compact,
     /// At most two influences per vertex.
     Lod,
+    /// Kept as given (as `Kept`) and compact.
+    KeptCompact,
+    /// Kept as given (as `Kept`) and at most two per vertex.
+    KeptLod,
 }
 
 /// The scenes crate's character (20 joints, 228 vertices) with its mesh prepared as `weights` says,
@@ -96,10 +122,24 @@ fn character(weights: Weights, rng: &mut Rng) -> Character {
     let mut options = PrepareOptions::new(n);
     match weights {
         Weights::Normalized => {}
-        Weights::Kept => {
+        Weights::Kept | Weights::KeptCompact | Weights::KeptLod => {
             options.weights = WeightPolicy::Keep;
+            if matches!(weights, Weights::KeptCompact) {
+                options = options.compact_influences(true);
+            }
+            if matches!(weights, Weights::KeptLod) {
+                options = options.max_influences(2);
+            }
             for vw in &mut w {
-                let s = rng.range(0.3, 2.0);
+                // Compact weights are unorm16: each at most 1.
+                let s = rng.range(
+                    0.3,
+                    if matches!(weights, Weights::KeptCompact) {
+                        1.0
+                    } else {
+                        2.0
+                    },
+                );
                 *vw = vw.map(|x| x * s);
             }
             w[0] = [0.0; 4];
@@ -130,13 +170,12 @@ fn character(weights: Weights, rng: &mut Rng) -> Character {
             })
             .collect()
     };
-    let targets = MorphTargets::new(
-        v,
-        vec![Some(deltas(rng, v)), None, Some(deltas(rng, v))],
-        vec![None; 3],
-        vec![None; 3],
-    )
-    .unwrap();
+    // 40 targets (one moving no position), so that the morph's own rounding counts.
+    let positions = (0..TARGETS)
+        .map(|t| (t != 1).then(|| deltas(rng, v)))
+        .collect();
+    let targets =
+        MorphTargets::new(v, positions, vec![None; TARGETS], vec![None; TARGETS]).unwrap();
     let cube: Vec<Vec3> = (0..8)
         .map(|i| Vec3::new((i & 1) as f32, ((i >> 1) & 1) as f32, (i >> 2) as f32) - 0.5)
         .collect();
@@ -169,6 +208,8 @@ fn pose_bounds_contain_every_vertex_of_random_poses() {
         Weights::Kept,
         Weights::Compact,
         Weights::Lod,
+        Weights::KeptCompact,
+        Weights::KeptLod,
     ] {
         let c = character(weights, &mut rng);
         let n = c.skeleton().len();
@@ -179,18 +220,29 @@ fn pose_bounds_contain_every_vertex_of_random_poses() {
                     scenes::animated_pose(n, 0.37 * round as f32, round % 2 == 1, round);
                 frame.set_pose(&t, &q, &s).unwrap();
                 frame.root = common::random_transform(&mut rng, 0.5..2.0, -50.0..50.0);
-                let mw = [
-                    rng.range(-1.5, 1.5),
-                    rng.range(-1.5, 1.5),
-                    rng.range(-1.5, 1.5),
-                ];
-                frame
-                    .set_mesh_weights(0, if round == 0 { &[0.0; 3] } else { &mw })
-                    .unwrap();
+                if round % 3 == 2 {
+                    // A mirror: palettes with a negative determinant.
+                    frame.root *= Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0));
+                }
+                let mw: Vec<f32> = (0..TARGETS)
+                    .map(|_| {
+                        if round == 0 {
+                            0.0
+                        } else {
+                            rng.range(-1.5, 1.5)
+                        }
+                    })
+                    .collect();
+                frame.set_mesh_weights(0, &mw).unwrap();
                 frame.set_rigid_weights(0, &[rng.range(-1.5, 1.5)]).unwrap();
                 c.evaluate(&mut frame).unwrap();
                 let what = format!("{weights:?} {backend:?} round {round}");
-                contains(&what, c.pose_bounds(&frame).unwrap(), &written(&frame));
+                let bounds = c.pose_bounds(&frame).unwrap();
+                contains(&what, bounds, &written(&frame));
+                if round == 0 {
+                    // Without morph weights (whose reach adds up over 40 targets).
+                    not_too_large(&what, bounds, frame.bounds());
+                }
             }
         }
     }
@@ -199,7 +251,12 @@ fn pose_bounds_contain_every_vertex_of_random_poses() {
 #[test]
 fn crowd_pose_bounds_contain_every_instance() {
     let mut rng = Rng::new(9);
-    for weights in [Weights::Normalized, Weights::Kept] {
+    for weights in [
+        Weights::Normalized,
+        Weights::Kept,
+        Weights::Compact,
+        Weights::KeptLod,
+    ] {
         let c = character(weights, &mut rng);
         let n = c.skeleton().len();
         for backend in backends() {
@@ -236,9 +293,10 @@ fn an_overflowing_box_is_an_error() {
     let c = character(Weights::Normalized, &mut rng);
     let mut frame = c.frame_buffers();
     c.evaluate_pose(&mut frame).unwrap();
-    frame
-        .set_mesh_weights(0, &[f32::MAX, 0.0, f32::MAX])
-        .unwrap();
+    let mut huge = [0.0; TARGETS];
+    huge[0] = f32::MAX;
+    huge[2] = f32::MAX;
+    frame.set_mesh_weights(0, &huge).unwrap();
     assert!(matches!(
         c.pose_bounds(&frame),
         Err(ispc_skinning::Error::ResultNotFinite {
@@ -247,6 +305,6 @@ fn an_overflowing_box_is_an_error() {
             ..
         })
     ));
-    frame.set_mesh_weights(0, &[0.0; 3]).unwrap();
+    frame.set_mesh_weights(0, &[0.0; TARGETS]).unwrap();
     assert!(c.pose_bounds(&frame).unwrap().is_some());
 }

@@ -14,7 +14,7 @@
 //! - a rigid mesh's box (grown by its morph weights the same way) is moved by its joint's model matrix;
 //! - a box is moved exactly by its centre and its extent through `|M|`, then padded by 32 f32 epsilons
 //!   of the magnitude of its terms, more than the kernels' rounding ((k + 4) eps of that magnitude for
-//!   k <= 8 influences, tests/isa_parity).
+//!   k <= 8 influences, tests/isa_parity), plus one epsilon per morph target with a non-zero weight.
 //!
 //! The cost is one box per joint of each mesh, about what the palettes cost (docs/RESULTS.md).
 
@@ -63,9 +63,10 @@ fn palette_matrix(p: &PaletteMatrix) -> Mat4 {
     Mat4::from_cols_array_2d(&p.rows).transpose()
 }
 
-/// The box of the affine `m` applied to every point of (lo, hi), padded for the kernels' rounding:
-/// its centre moved, its half-extent through `|M|`, in whole columns (a few SIMD operations).
-fn moved(m: &Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
+/// The box of the affine `m` applied to every point of (lo, hi), padded for the rounding of a result
+/// made of `terms` rounded additions: its centre moved, its half-extent through `|M|`, in whole columns
+/// (a few SIMD operations).
+fn moved(m: &Mat4, lo: Vec3, hi: Vec3, rounding: f32) -> (Vec3, Vec3) {
     let (c, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
     let far = lo.abs().max(hi.abs());
     let (x, y, z, w) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
@@ -73,25 +74,36 @@ fn moved(m: &Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
     let extent = ax * e.x + ay * e.y + az * e.z;
     let terms = ax * far.x + ay * far.y + az * far.z + w.abs();
-    let grow = extent + terms * (32.0 * f32::EPSILON);
+    let grow = extent + terms * (rounding * f32::EPSILON);
     ((centre - grow).truncate(), (centre + grow).truncate())
 }
 
-/// How far morph targets with `weights` move a bind position on each axis.
-fn morph_reach(reach: &[Vec3], weights: &[f32]) -> Vec3 {
-    reach
+/// How far morph targets with `weights` move a bind position on each axis, and the epsilons of
+/// rounding to pad a moved box by: 32 for the kernels' blend and transform ((k + 4) epsilons of the
+/// terms' magnitude for k <= 8 influences), plus one per target with a non-zero weight, whose deltas
+/// the morph adds one after another ((T + k + 4) epsilons, tests/isa_parity/fused_morph.rs).
+fn morph_reach(reach: &[Vec3], weights: &[f32]) -> (Vec3, f32) {
+    let (sum, targets) = reach
         .iter()
         .zip(weights)
-        .fold(Vec3::ZERO, |sum, (r, w)| sum + *r * w.abs())
+        .filter(|(_, w)| **w != 0.0)
+        .fold((Vec3::ZERO, 0usize), |(sum, n), (r, w)| {
+            (sum + *r * w.abs(), n + 1)
+        });
+    (sum, 32.0 + targets as f32)
 }
 
 /// The box of a skinned mesh's vertices for one palette (`entries` its joints' entries), its bind
-/// boxes grown by `reach`.
-fn skinned_box(mesh: &SkinnedMesh, entries: &[PaletteMatrix], reach: Vec3) -> Grow {
+/// boxes grown by `reach` and padded by `rounding` epsilons (see [`morph_reach`]).
+fn skinned_box(
+    mesh: &SkinnedMesh,
+    entries: &[PaletteMatrix],
+    (reach, rounding): (Vec3, f32),
+) -> Grow {
     let mut union = Grow::EMPTY;
     for (j, entry) in entries.iter().enumerate().take(mesh.joint_count()) {
         if let Some((lo, hi)) = mesh.joint_box(j) {
-            let (lo, hi) = moved(&palette_matrix(entry), lo - reach, hi + reach);
+            let (lo, hi) = moved(&palette_matrix(entry), lo - reach, hi + reach, rounding);
             union.add(lo, hi);
         }
     }
@@ -132,7 +144,8 @@ impl Character {
     /// position by at most `Σ |w_t| reach_t` on each axis, so each box first grows by that. A rigid
     /// mesh's box, grown the same way, is moved by its joint's model matrix. Each box is moved by its
     /// centre and its extent through `|M|`, then padded by 32 f32 epsilons of the magnitude of its
-    /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 8 influences).
+    /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 8 influences), plus one
+    /// epsilon per morph target with a non-zero weight (the morph adds their deltas in turn).
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a frame of another character; [`Error::ResultNotFinite`] (stage
@@ -141,36 +154,34 @@ impl Character {
     pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
         self.check_frame(frame)?;
         let mut all = Grow::EMPTY;
-        let mut part = 0;
         for (i, (mesh, &skin)) in self.meshes.iter().zip(&self.mesh_skins).enumerate() {
             let reach = match (self.mesh_morphs.get(i), frame.mesh_weights.get(i)) {
                 (Some(Some(morph)), Some(weights)) => morph_reach(morph.targets.reach(), weights),
-                _ => Vec3::ZERO,
+                _ => (Vec3::ZERO, 32.0),
             };
             let entries = frame.palettes.get(skin).map_or(&[][..], Vec::as_slice);
-            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).finite(part)? {
+            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).finite(i)? {
                 all.add(lo, hi);
             }
-            part += 1;
         }
-        for ((mesh, &level), weights) in self
+        for (r, ((mesh, &level), weights)) in self
             .rigid
             .iter()
             .zip(&self.rigid_levels)
             .zip(&frame.rigid_weights)
+            .enumerate()
         {
             let (Some((lo, hi)), Some(model)) = (mesh.bounds(), frame.models.get(level)) else {
                 continue;
             };
-            let reach = mesh
+            let (reach, rounding) = mesh
                 .morph_targets()
-                .map_or(Vec3::ZERO, |m| morph_reach(m.reach(), weights));
-            let (lo, hi) = moved(model, lo - reach, hi + reach);
+                .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
+            let (lo, hi) = moved(model, lo - reach, hi + reach, rounding);
             let mut one = Grow::EMPTY;
             one.add(lo, hi);
-            one.finite(part)?;
+            one.finite(self.meshes.len() + r)?;
             all.add(lo, hi);
-            part += 1;
         }
         Ok(all.get())
     }
@@ -196,7 +207,9 @@ impl Character {
                     .palettes(skin)
                     .and_then(|p| p.instance(instance))
                     .unwrap_or(&[]);
-                if let Some((lo, hi)) = skinned_box(mesh, entries, Vec3::ZERO).get() {
+                if let Some((lo, hi)) =
+                    skinned_box(mesh, entries, (Vec3::ZERO, 32.0)).finite(instance)?
+                {
                     all.add(lo, hi);
                 }
             }

@@ -600,7 +600,7 @@ impl GltfScene {
     /// [`GltfScene::palettes`] or [`Character::evaluate_pose`]); see [`Character::pose_bounds`].
     ///
     /// # Errors
-    /// [`Error::WrongFrame`].
+    /// [`Error::WrongFrame`]; [`Error::ResultNotFinite`] where finite inputs overflow.
     pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
         self.character.pose_bounds(frame)
     }

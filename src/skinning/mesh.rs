@@ -531,6 +531,7 @@ impl SkinnedMesh {
     /// Spare capacity and the fixed-size parts of the struct are not counted.
     pub fn heap_bytes(&self) -> usize {
         self.counts.len()
+            + std::mem::size_of_val(self.joint_boxes.as_slice())
             + self
                 .kernel
                 .groups()
