@@ -828,7 +828,8 @@ fn compact_influences_halve_the_influence_bytes() {
     // SkinnedMesh::heap_bytes: a positions-only vertex holds 12 bytes of attributes, a 4-byte index and
     // a 1-byte influence count, plus 8 bytes per influence, or 4 when compact. One influence of weight 1 is rigid in both forms:
     // its joint alone, 4 bytes. Attributes and influences are padded to whole blocks of 16 vertices
-    // (100 vertices take 112 places); the indices and counts are not.
+    // (100 vertices take 112 places); the indices and counts are not. Each joint up to the largest
+    // used keeps its bind box for pose bounds: 24 bytes.
     let mut rng = Rng::new(11);
     let n = 100;
     let padded = 112;
@@ -841,12 +842,24 @@ fn compact_influences_halve_the_influence_bytes() {
         };
         let compact = prepare_eight(&p, &joints, &weights, &options).unwrap();
         let per_influence = if k == 1 { 4 } else { 8 };
+        let used = joints
+            .iter()
+            .zip(&weights)
+            .flat_map(|(j, w)| j.iter().zip(w).filter(|(_, &w)| w > 0.0))
+            .map(|(&j, _)| usize::from(j) + 1)
+            .max()
+            .unwrap_or(0);
+        let boxes = 24 * used;
         assert_eq!(
             exact.heap_bytes(),
-            padded * (12 + per_influence * k) + 5 * n,
+            padded * (12 + per_influence * k) + 5 * n + boxes,
             "k={k}"
         );
-        assert_eq!(compact.heap_bytes(), padded * (12 + 4 * k) + 5 * n, "k={k}");
+        assert_eq!(
+            compact.heap_bytes(),
+            padded * (12 + 4 * k) + 5 * n + boxes,
+            "k={k}"
+        );
     }
 }
 
