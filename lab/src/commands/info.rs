@@ -60,7 +60,7 @@ pub fn run() -> Result<(), String> {
     let env = std::env::var("ISPC_SKINNING_ISA").ok();
     println!("ISPC_SKINNING_ISA: {}", env.as_deref().unwrap_or("(unset)"));
     // The selection is reported last and is an error (non-zero exit) when the override cannot run.
-    let selected = Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+    let selected = super::isa_override()?;
     println!("selected:  {}", selected.name());
     // What Backend::Auto runs each kernel family on (the per-CPU table may narrow one).
     let cpu = CpuIdentity::detect().map_or("no CPUID".to_string(), |c| {

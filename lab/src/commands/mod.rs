@@ -1,6 +1,8 @@
 //! The commands other than `bench` (which is [`crate::report::run`]): `info` and `skin`, and the picture
 //! `skin --out PATH.png` draws.
 
+use ispc_skinning::Backend;
+
 #[cfg(feature = "gltf")]
 pub mod blend;
 pub mod info;
@@ -29,6 +31,15 @@ impl Failure {
             message: message.into(),
         }
     }
+}
+
+/// What `Backend::Auto` follows here ([`Backend::selected`]), its error named after the variable that
+/// set it: `info`, `skin` and `bench` check it before any work, as a request that cannot be carried out.
+///
+/// # Errors
+/// When `ISPC_SKINNING_ISA` names an ISA that cannot run here, or none.
+pub fn isa_override() -> Result<Backend, String> {
+    Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))
 }
 
 impl From<String> for Failure {

@@ -170,7 +170,7 @@ impl SkinArgs {
             }
             (None, true) => Ok(Backend::Reference),
             (None, false) => {
-                Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+                super::isa_override()?;
                 Ok(Backend::Auto)
             }
         }

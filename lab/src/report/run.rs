@@ -67,7 +67,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     }
     // An ISPC_SKINNING_ISA that cannot run here is a request that cannot be carried out: refused
     // before the minutes of measuring, not printed as an error in every Auto column.
-    Backend::selected().map_err(|e| format!("ISPC_SKINNING_ISA: {e}"))?;
+    crate::commands::isa_override()?;
     let isas = Isa::available();
     let build = ispc_skinning::build_info();
     println!(
