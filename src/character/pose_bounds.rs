@@ -22,39 +22,23 @@ use super::crowd::CrowdFrame;
 use super::frame::Frame;
 use super::Character;
 use crate::error::Error;
+use crate::layout::bounds::Bounds;
 use crate::layout::palette::PaletteMatrix;
 use crate::SkinnedMesh;
 use glam::{Mat4, Vec3};
 
-/// A box being grown: (min, max), empty when min > max, and whether a box added to it was not finite
-/// (an overflow, or a NaN that min and max would drop).
-#[derive(Clone, Copy)]
-struct Grow(Vec3, Vec3, bool);
-
-impl Grow {
-    const EMPTY: Grow = Grow(Vec3::INFINITY, Vec3::NEG_INFINITY, false);
-
-    fn add(&mut self, lo: Vec3, hi: Vec3) {
-        self.2 |= !(lo.is_finite() && hi.is_finite());
-        self.0 = self.0.min(lo);
-        self.1 = self.1.max(hi);
-    }
-
-    fn get(self) -> Option<(Vec3, Vec3)> {
-        self.0.cmple(self.1).all().then_some((self.0, self.1))
-    }
-
-    /// The box, or [`Error::ResultNotFinite`] when finite inputs overflowed (morph weights of
-    /// 1e38, say): `index` is the mesh (skinned ones first, then rigid) or the crowd instance.
-    fn finite(self, index: usize) -> Result<Option<(Vec3, Vec3)>, Error> {
-        if self.2 {
-            return Err(Error::ResultNotFinite {
-                stage: "pose bounds",
-                what: "bounding box",
-                index,
-            });
-        }
-        Ok(self.get())
+/// The box from `lo` to `hi`, or [`Error::ResultNotFinite`] when finite inputs overflowed it (morph
+/// weights of 1e38, say; a NaN, which `min` and `max` would drop, included): `index` is the mesh
+/// (skinned ones first, then rigid) or the crowd instance.
+fn checked(lo: Vec3, hi: Vec3, index: usize) -> Result<Bounds, Error> {
+    if lo.is_finite() && hi.is_finite() {
+        Ok(Bounds::new(lo, hi))
+    } else {
+        Err(Error::ResultNotFinite {
+            stage: "pose bounds",
+            what: "bounding box",
+            index,
+        })
     }
 }
 
@@ -94,36 +78,35 @@ fn morph_reach(reach: &[Vec3], weights: &[f32]) -> (Vec3, f32) {
 }
 
 /// The box of a skinned mesh's vertices for one palette (`entries` its joints' entries), its bind
-/// boxes grown by `reach` and padded by `rounding` epsilons (see [`morph_reach`]).
+/// boxes grown by `reach` and padded by `rounding` epsilons (see [`morph_reach`]); `index` names it
+/// in an error.
 fn skinned_box(
     mesh: &SkinnedMesh,
     entries: &[PaletteMatrix],
     (reach, rounding): (Vec3, f32),
-) -> Grow {
-    let mut union = Grow::EMPTY;
+    index: usize,
+) -> Result<Bounds, Error> {
+    let mut union = Bounds::EMPTY;
     for (j, entry) in entries.iter().enumerate().take(mesh.joint_count()) {
         if let Some((lo, hi)) = mesh.joint_box(j) {
             let (lo, hi) = moved(&palette_matrix(entry), lo - reach, hi + reach, rounding);
-            union.add(lo, hi);
+            union = union.merge(checked(lo, hi, index)?);
         }
     }
     let (low, high) = mesh.weight_sums();
-    let mut scaled = Grow {
-        2: union.2,
-        ..Grow::EMPTY
-    };
+    let mut scaled = Bounds::EMPTY;
     if let Some((lo, hi)) = union.get() {
         // s * x over s in [low, high] and x in [lo, hi] is extreme at the corners.
         for s in [low, high] {
             let (a, b) = (lo * s, hi * s);
-            scaled.add(a.min(b), a.max(b));
+            scaled = scaled.merge(checked(a.min(b), a.max(b), index)?);
         }
     }
     // A vertex without influences (WeightPolicy::Keep) skins to the origin.
     if low <= 0.0 && mesh.vertex_count() > 0 {
-        scaled.add(Vec3::ZERO, Vec3::ZERO);
+        scaled = scaled.merge(Bounds::new(Vec3::ZERO, Vec3::ZERO));
     }
-    scaled
+    Ok(scaled)
 }
 
 impl Character {
@@ -153,16 +136,14 @@ impl Character {
     /// finite inputs overflow, as morph weights near `f32::MAX` can.
     pub fn pose_bounds(&self, frame: &Frame) -> Result<Option<(Vec3, Vec3)>, Error> {
         self.check_frame(frame)?;
-        let mut all = Grow::EMPTY;
+        let mut all = Bounds::EMPTY;
         for (i, (mesh, &skin)) in self.meshes.iter().zip(&self.mesh_skins).enumerate() {
             let reach = match (self.mesh_morphs.get(i), frame.mesh_weights.get(i)) {
                 (Some(Some(morph)), Some(weights)) => morph_reach(morph.targets.reach(), weights),
                 _ => (Vec3::ZERO, 32.0),
             };
             let entries = frame.palettes.get(skin).map_or(&[][..], Vec::as_slice);
-            if let Some((lo, hi)) = skinned_box(mesh, entries, reach).finite(i)? {
-                all.add(lo, hi);
-            }
+            all = all.merge(skinned_box(mesh, entries, reach, i)?);
         }
         for (r, ((mesh, &level), weights)) in self
             .rigid
@@ -178,10 +159,7 @@ impl Character {
                 .morph_targets()
                 .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
             let (lo, hi) = moved(model, lo - reach, hi + reach, rounding);
-            let mut one = Grow::EMPTY;
-            one.add(lo, hi);
-            one.finite(self.meshes.len() + r)?;
-            all.add(lo, hi);
+            all = all.merge(checked(lo, hi, self.meshes.len() + r)?);
         }
         Ok(all.get())
     }
@@ -201,19 +179,15 @@ impl Character {
         let instances = crowd.instances();
         let mut out = Vec::with_capacity(instances);
         for instance in 0..instances {
-            let mut all = Grow::EMPTY;
+            let mut all = Bounds::EMPTY;
             for (mesh, &skin) in self.meshes.iter().zip(&self.mesh_skins) {
                 let entries = crowd
                     .palettes(skin)
                     .and_then(|p| p.instance(instance))
                     .unwrap_or(&[]);
-                if let Some((lo, hi)) =
-                    skinned_box(mesh, entries, (Vec3::ZERO, 32.0)).finite(instance)?
-                {
-                    all.add(lo, hi);
-                }
+                all = all.merge(skinned_box(mesh, entries, (Vec3::ZERO, 32.0), instance)?);
             }
-            out.push(all.finite(instance)?);
+            out.push(all.get());
         }
         Ok(out)
     }

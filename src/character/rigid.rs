@@ -18,6 +18,7 @@
 
 use crate::backend::Resolved;
 use crate::error::Error;
+use crate::layout::bounds::Bounds;
 use crate::layout::output::{Renormalize, VertexOutputs};
 use crate::morph::{MorphStream, MorphTargets};
 use crate::numeric;
@@ -79,11 +80,7 @@ impl RigidMesh {
         let handedness = tangents
             .as_ref()
             .map_or_else(Vec::new, |t| t.iter().map(|t| t.w).collect());
-        let bounds = positions.first().map(|&first| {
-            positions
-                .iter()
-                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p)))
-        });
+        let bounds = Bounds::of(&positions).get();
         Ok(RigidMesh {
             positions,
             normals,

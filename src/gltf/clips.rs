@@ -36,10 +36,12 @@ pub(super) fn read_clip(
     let mut tracks: HashMap<*const f32, usize> = HashMap::new();
     let mut same_times: HashMap<Vec<u32>, Arc<[f32]>> = HashMap::new();
     // Channels that share a sampler's accessors share the keys read from them (read, checked and
-    // normalized once), so that many channels on one sampler cannot multiply the file's data.
+    // normalized once), so that many channels on one sampler cannot multiply the file's data. Values
+    // are keyed by (accessor, normalized as rotations, values per key); morph weights use the same
+    // cache (their accessor is SCALAR, checked before the lookup, so it never shares a key with a
+    // translation's or scale's).
     let mut time_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
     let mut value_cache: HashMap<(usize, bool, usize), Arc<[f32]>> = HashMap::new();
-    let mut weight_cache: HashMap<usize, Arc<[f32]>> = HashMap::new();
     let (mut start, mut end) = (f32::INFINITY, f32::NEG_INFINITY);
     for ch in &anim.channels {
         let property = match ch.path {
@@ -129,7 +131,8 @@ pub(super) fn read_clip(
             }
             // Channels on one sampler share its values, read and checked once (a pointer at a mesh's
             // weights becomes one channel per node of the mesh).
-            let values: Arc<[f32]> = match weight_cache.get(&output.index) {
+            let value_key = (output.index, false, per_key);
+            let values: Arc<[f32]> = match value_cache.get(&value_key) {
                 Some(v) => v.clone(),
                 None => {
                     let v = r.floats(output)?;
@@ -141,7 +144,7 @@ pub(super) fn read_clip(
                         });
                     }
                     let v: Arc<[f32]> = v.into();
-                    weight_cache.insert(output.index, v.clone());
+                    value_cache.insert(value_key, v.clone());
                     v
                 }
             };

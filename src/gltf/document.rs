@@ -77,6 +77,13 @@ fn extension_is_harmless(name: &str) -> bool {
         )
 }
 
+/// The little-endian u32 at byte `i` of `bytes`, `None` past their end.
+fn le_u32(bytes: &[u8], i: usize) -> Option<usize> {
+    bytes
+        .get(i..i.checked_add(4)?)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+}
+
 /// A GLB container's JSON chunk and its `BIN` chunk, if any.
 type Chunks<'a> = (&'a [u8], Option<&'a [u8]>);
 
@@ -85,13 +92,8 @@ type Chunks<'a> = (&'a [u8], Option<&'a [u8]>);
 /// chunk's bytes and the `BIN` chunk's, each checked to lie inside the declared length. Chunks of
 /// other types after them are skipped, as the spec asks.
 fn glb_chunks(bytes: &[u8]) -> Result<Chunks<'_>, GltfError<Error>> {
-    let word = |i: usize| {
-        bytes
-            .get(i..i.checked_add(4)?)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
     let glb = |reason| GltfError::Glb { reason };
-    let (Some(version), Some(length)) = (word(4), word(8)) else {
+    let (Some(version), Some(length)) = (le_u32(bytes, 4), le_u32(bytes, 8)) else {
         return Err(glb("the 12-byte header is truncated"));
     };
     if version != 2 {
@@ -103,11 +105,7 @@ fn glb_chunks(bytes: &[u8]) -> Result<Chunks<'_>, GltfError<Error>> {
         ));
     }
     let bytes = &bytes[..length];
-    let word = |i: usize| {
-        bytes
-            .get(i..i.checked_add(4)?)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-    };
+    let word = |i: usize| le_u32(bytes, i);
     // One chunk at `at`: its type and data, inside the declared length.
     let chunk = |at: usize| -> Result<(usize, &[u8]), GltfError<Error>> {
         let (Some(len), Some(kind)) = (word(at), at.checked_add(4).and_then(word)) else {

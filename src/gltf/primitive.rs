@@ -209,9 +209,9 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Erro
 /// and "JOINTS_+1" are no set's name, and are left out as unknown attributes are).
 fn set_of(prefix: &str, name: &str) -> Option<u32> {
     let n = name.strip_prefix(prefix)?;
-    let canonical =
-        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
-    canonical.then(|| n.parse().ok()).flatten()
+    super::validate::plain_decimal(n)
+        .then(|| n.parse().ok())
+        .flatten()
 }
 
 /// Reads one primitive of a mesh and prepares it for a skin of `joint_count` joints.

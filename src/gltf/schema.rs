@@ -61,17 +61,19 @@ pub(super) enum Dimensions {
 }
 
 impl Dimensions {
+    const ALL: [Dimensions; 7] = [
+        Dimensions::Scalar,
+        Dimensions::Vec2,
+        Dimensions::Vec3,
+        Dimensions::Vec4,
+        Dimensions::Mat2,
+        Dimensions::Mat3,
+        Dimensions::Mat4,
+    ];
+
+    /// The element type the spec's `name` names.
     fn from_name(name: &str) -> Option<Dimensions> {
-        Some(match name {
-            "SCALAR" => Dimensions::Scalar,
-            "VEC2" => Dimensions::Vec2,
-            "VEC3" => Dimensions::Vec3,
-            "VEC4" => Dimensions::Vec4,
-            "MAT2" => Dimensions::Mat2,
-            "MAT3" => Dimensions::Mat3,
-            "MAT4" => Dimensions::Mat4,
-            _ => return None,
-        })
+        Dimensions::ALL.into_iter().find(|d| d.name() == name)
     }
 
     /// Components per element.

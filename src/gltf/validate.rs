@@ -496,13 +496,8 @@ fn pointer_fate(
         parts.next(),
         parts.next(),
     );
-    let canonical = |index: &str| {
-        !index.is_empty()
-            && index.bytes().all(|b| b.is_ascii_digit())
-            && (index == "0" || !index.starts_with('0'))
-    };
     match (empty, kind, index, property, rest) {
-        (Some(""), Some("nodes"), Some(index), Some(property), None) if canonical(index) => {
+        (Some(""), Some("nodes"), Some(index), Some(property), None) if plain_decimal(index) => {
             if let Some(&known) = POINTED.iter().find(|&&p| p == property) {
                 return match index.parse::<usize>() {
                     Ok(node) if node < nodes => Ok(Fate::Plays {
@@ -513,7 +508,7 @@ fn pointer_fate(
                 };
             }
         }
-        (Some(""), Some("meshes"), Some(index), Some("weights"), None) if canonical(index) => {
+        (Some(""), Some("meshes"), Some(index), Some("weights"), None) if plain_decimal(index) => {
             let Some((m, users)) = index
                 .parse::<usize>()
                 .ok()
@@ -546,6 +541,12 @@ fn pointer_fate(
          nor a mesh's weights, the properties this importer plays",
         crate::text::Escaped(&shown)
     )))
+}
+
+/// Whether `s` is a number written the one plain way: decimal digits, no sign, no leading zero (as a
+/// JSON pointer writes an array index, and as a JOINTS_n set number is read here).
+pub(super) fn plain_decimal(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
 }
 
 fn with<'a>(path: &[Seg<'a>], key: &'a str) -> Vec<Seg<'a>> {

@@ -19,6 +19,11 @@ impl Bounds {
         f32::NEG_INFINITY,
     ]);
 
+    /// The box from `min` to `max`.
+    pub(crate) fn new(min: Vec3, max: Vec3) -> Bounds {
+        Bounds([min.x, min.y, min.z, max.x, max.y, max.z])
+    }
+
     /// The box of both boxes' points.
     pub(crate) fn merge(self, other: Bounds) -> Bounds {
         let [a, b] = [self.0, other.0];
