@@ -10,8 +10,8 @@
 //! | no targets                                        | reference backend only, with a cargo warning                 |
 //! | `compile-kernels` feature on and an ISPC found    | compile: one `ispc_compile::Config` per ISA, each on its own thread (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
 //! | `ISPC_SKINNING_COMPILE=1` and no compile possible | build error naming the fix                                   |
-//! | `prebuilt/<target triple>/` exists                | link it (`ispc_rt::PackagedModule`) after checking its MANIFEST |
-//! | the triple is one that should have prebuilt files | build error naming the fix                                   |
+//! | the triple has a kernel package (`PREBUILT_TRIPLES`) | link its files (`ispc_rt::PackagedModule`) after checking its MANIFEST; the package `ispc-skinning-kernels-<triple>` (a target-specific dependency) says where they are as `DEP_ISPC_SKINNING_KERNELS_<TRIPLE>_DIR` |
+//! | that package or a file of it is missing or stale  | build error naming the fix                                   |
 //! | any other triple                                  | reference backend only, with a cargo warning                 |
 //! | `ISPC_SKINNING_EXPORT_PREBUILT=DIR`               | also copy what was compiled, with its MANIFEST, into DIR (tools/regen-prebuilt) |
 //! | `ISPC_SKINNING_VERBOSE=1`                         | report the compiler and its version as `cargo:warning`       |
@@ -37,8 +37,10 @@ const ISPC_VERSION: &str = "1.26.0";
 /// safe Rust layer validates every input before a kernel runs; `--pic` because the objects end up in
 /// position-independent Rust executables. `configure` below sets exactly these on each Config.
 const ISPC_FLAGS: &str = "-O3 --pic --opt=disable-assertions --math-lib=default";
-/// The triples with packaged kernels (tools/regen-prebuilt makes them). A build for one of these with a
-/// missing or damaged `prebuilt/<triple>/` is an error, never a silent fallback to the reference.
+/// The triples with packaged kernels (tools/regen-prebuilt makes them, in `prebuilt/<triple>/`, each a
+/// package `ispc-skinning-kernels-<triple>` that Cargo.toml depends on for that target only). A build
+/// for one of these with a missing or damaged kernel package is an error, never a silent fallback to the
+/// reference.
 const PREBUILT_TRIPLES: &[&str] = &[
     "x86_64-unknown-linux-gnu",
     "aarch64-unknown-linux-gnu",
@@ -129,7 +131,6 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=ispc");
-    println!("cargo:rerun-if-changed=prebuilt/{triple}");
     println!("cargo:rerun-if-changed=prebuilt/{TYPES_FILE}");
     // Every ISA the crate can name becomes a known cfg, so `#[cfg(ispc_avx512)]` never warns.
     println!(
@@ -142,7 +143,15 @@ fn main() {
         Vec::new()
     };
     let sources = ispc_sources(&manifest_dir.join("ispc"));
-    let prebuilt_dir = manifest_dir.join("prebuilt").join(&triple);
+    // The kernel package's own build script names its directory (`links` metadata), wherever Cargo
+    // unpacked it: prebuilt/<triple>/ in the repository, the registry's copy for a user.
+    let links = format!("ispc_skinning_kernels_{}", triple.replace('-', "_"));
+    let dep_var = format!("DEP_{}_DIR", links.to_uppercase());
+    println!("cargo:rerun-if-env-changed={dep_var}");
+    let prebuilt_dir = env::var_os(&dep_var).map(PathBuf::from);
+    if let Some(dir) = &prebuilt_dir {
+        println!("cargo:rerun-if-changed={}", dir.display());
+    }
 
     let linked = if !kernels_feature {
         Linked::Reference("the `kernels` feature is off".into())
@@ -161,9 +170,16 @@ fn main() {
         &sources,
     ) {
         Linked::Kernels(how)
-    } else if prebuilt_dir.join("MANIFEST").is_file() || PREBUILT_TRIPLES.contains(&triple.as_str())
-    {
-        link_prebuilt(&manifest_dir, &prebuilt_dir, &triple, &targets, &sources);
+    } else if PREBUILT_TRIPLES.contains(&triple.as_str()) {
+        let dir = prebuilt_dir.unwrap_or_else(|| {
+            fail(format!(
+                "the kernel package ispc-skinning-kernels-{triple} is not a dependency of this build \
+                 ({dep_var} is unset): keep its [target.{triple}.dependencies] entry in Cargo.toml and \
+                 the `kernels` feature that turns it on, or build with `--features compile-kernels` and \
+                 ISPC installed (tools/install-ispc) to compile the kernels"
+            ))
+        });
+        link_prebuilt(&manifest_dir, &dir, &triple, &targets, &sources);
         Linked::Kernels(format!("prebuilt ISPC {ISPC_VERSION} kernels"))
     } else {
         let why = format!("no prebuilt kernels for {triple}");
@@ -699,10 +715,12 @@ fn link_prebuilt(
 ) {
     let fix = "regenerate them with tools/regen-prebuilt, or build with `--features compile-kernels` and \
                ISPC installed (tools/install-ispc) to compile the kernels";
+    let shown = dir.display();
     let manifest = fs::read_to_string(dir.join("MANIFEST")).unwrap_or_else(|_| {
         fail(format!(
-            "there are no prebuilt kernels for {triple} (prebuilt/{triple}/MANIFEST is missing, and this \
-             target should have them); restore prebuilt/ from the package or repository, or {fix}"
+            "there are no prebuilt kernels for {triple} ({shown}/MANIFEST is missing, and this \
+             target should have them); restore the package ispc-skinning-kernels-{triple} (prebuilt/{triple}/ \
+             in the repository), or {fix}"
         ))
     });
     let field = |key: &str| -> Vec<&str> {
@@ -713,7 +731,7 @@ fn link_prebuilt(
     };
     let stale = |what: String| -> ! {
         fail(format!(
-            "the prebuilt kernels in prebuilt/{triple} are stale: {what}; {fix}"
+            "the prebuilt kernels in {shown} are stale: {what}; {fix}"
         ))
     };
     let version = field("ispc_version").first().copied().unwrap_or("");
@@ -765,9 +783,13 @@ fn link_prebuilt(
         stale(format!("{path} is in the manifest but no longer exists"));
     }
     // Every file the build needs is listed, present and intact: a damaged archive is caught here, with
-    // the fix named, and never as a link error from inside rustc.
+    // the fix named, and never as a link error from inside rustc. The shared struct declarations are
+    // this package's (prebuilt/ispc_skinning_types.rs), recorded as `../` of the kernels' folder, which
+    // is where they lie in the repository.
     let files = pairs("file");
-    let mut needed: Vec<String> = vec![format!("../{TYPES_FILE}")];
+    let types_name = format!("../{TYPES_FILE}");
+    let types_path = manifest_dir.join("prebuilt").join(TYPES_FILE);
+    let mut needed: Vec<String> = vec![types_name.clone()];
     for t in targets {
         needed.push(lib_file(&t.lib(), triple));
         needed.push(format!("{}.rs", t.lib()));
@@ -776,17 +798,26 @@ fn link_prebuilt(
         let Some((_, hash)) = files.iter().find(|(p, _)| p == name) else {
             stale(format!("{name} is not in MANIFEST"))
         };
-        match file_sha256(&dir.join(name)) {
-            None => fail(format!("prebuilt/{triple}/{name} is missing; restore prebuilt/ from the package or repository, or {fix}")),
+        let path = if *name == types_name {
+            types_path.clone()
+        } else {
+            dir.join(name)
+        };
+        match file_sha256(&path) {
+            None => fail(format!(
+                "{} is missing; restore it from the package or repository, or {fix}",
+                path.display()
+            )),
             Some(actual) if actual != *hash => fail(format!(
-                "prebuilt/{triple}/{name} is damaged (its SHA-256 differs from MANIFEST); restore it, or {fix}"
+                "{} is damaged (its SHA-256 differs from MANIFEST); restore it, or {fix}",
+                path.display()
             )),
             Some(_) => {}
         }
     }
     println!(
         "cargo:rustc-env=ISPC_SKINNING_TYPES={}",
-        dir.join("..").join(TYPES_FILE).display()
+        types_path.display()
     );
     if triple.ends_with("windows-gnu") {
         // ispc_rt names a Windows library NAME<triple>.lib for both ABIs, but for windows-gnu rustc (which
