@@ -86,10 +86,14 @@ fn prepare(d: &Data, compact: bool) -> SkinnedMesh {
         joints: [
             Some(Attribute::joints_u16(&d.joints[0])),
             Some(Attribute::joints_u16(&d.joints[1])),
+            None,
+            None,
         ],
         weights: [
             Some(Attribute::weights_f32(&d.weights[0])),
             Some(Attribute::weights_f32(&d.weights[1])),
+            None,
+            None,
         ],
         influences: None,
     };

@@ -194,8 +194,8 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
 static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
                              uniform bool WT, uniform bool PACKED, uniform bool RN, const uniform SkinCall &c)
 {
-    // A compact group's weights, decoded a gang at a time.
-    uniform float decoded[8 * W];
+    // A compact group's weights, decoded a gang at a time (at most 16 influences per vertex).
+    uniform float decoded[16 * W];
     varying GangBox box;
     box_empty(box);
     // Whole gangs, then the last partial one: with the gang's size a constant, the loop keeps no count of
@@ -277,6 +277,11 @@ SKIN_K(5)
 SKIN_K(6)
 SKIN_K(7)
 SKIN_K(8)
+// Beyond eight, only 12 and 16: SkinnedMesh::prepare promotes a vertex of 9 to 11 influences to 12, and
+// one of 13 to 15 to 16, with zero weights (exact, as for runs), so that rare meshes with many
+// influences do not cost every user six more copies of these loops.
+SKIN_K(12)
+SKIN_K(16)
 #undef SKIN_K
 
 // Rigid skinning (van Waveren's one-influence LOD, the common case of machine parts and props): every
@@ -291,7 +296,7 @@ static noinline unmasked void skin_rigid(uniform bool wn, uniform bool wt, const
 // kernel reads it once per call. Flags are int32 rather than bool so that both sides agree on the layout
 // without relying on a C bool's size.
 struct SkinGroupArgs {
-    int32 influences;       // k, the influences per vertex (1 when rigid)
+    int32 influences;       // k, the influences per vertex: 0 to 8, 12 or 16 (1 when rigid)
     int32 rigid;            // one influence of weight 1: only joints are read
     int32 compact;          // packed influences in joints (u16 joint, unorm16 weight); weights not read
     int32 components;       // floats per vertex in the AoSoA blocks: 3 (p), 6 (p n) or 10 (p n t)
@@ -356,5 +361,7 @@ export void EXPORT(skin_group)(uniform const SkinGroupArgs * uniform a)
     case 6: skin_k6(compact, wn, wt, c); break;
     case 7: skin_k7(compact, wn, wt, c); break;
     case 8: skin_k8(compact, wn, wt, c); break;
+    case 12: skin_k12(compact, wn, wt, c); break;
+    case 16: skin_k16(compact, wn, wt, c); break;
     }
 }

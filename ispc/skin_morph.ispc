@@ -21,7 +21,7 @@
 // has active[s] targets; target t of it reads deltas[8 * s + t], the packed rows of the call's first
 // block on, with weight morph_weights[8 * s + t].
 struct FusedMorphArgs {
-    int32 influences;       // k, the influences per vertex (1 when rigid)
+    int32 influences;       // k, the influences per vertex: 0 to 8, 12 or 16 (1 when rigid)
     int32 rigid;            // one influence of weight 1: only joints are read
     int32 components;       // floats per vertex in the AoSoA blocks: 3, 6 or 10; every one present is written
     int32 first;            // >= 0: outputs go to first + v; < 0: to vertices[v]
@@ -165,6 +165,8 @@ FUSED_K(5)
 FUSED_K(6)
 FUSED_K(7)
 FUSED_K(8)
+FUSED_K(12)
+FUSED_K(16)
 #undef FUSED_K
 
 static noinline unmasked void fm_rigid(const uniform FusedMorphArgs * uniform a) { fm_call(1, true, a); }
@@ -188,5 +190,7 @@ export void EXPORT(skin_morph_fused)(uniform const FusedMorphArgs * uniform a)
     case 6: fm_k6(a); break;
     case 7: fm_k7(a); break;
     case 8: fm_k8(a); break;
+    case 12: fm_k12(a); break;
+    case 16: fm_k16(a); break;
     }
 }

@@ -1,4 +1,4 @@
-//! Mesh input as given (issue 14): 1 to 8 influences per vertex without padding, the joint count taken
+//! Mesh input as given (issue 14): 1 to 16 influences per vertex without padding, the joint count taken
 //! from the mesh, builder-style normals, tangents and options. Each rule of the new paths has its test,
 //! and a mesh given flat must prepare, and skin, exactly as the same mesh padded to four-wide attributes.
 
@@ -489,7 +489,7 @@ fn a_palette_shorter_than_the_inferred_joint_count_is_refused_by_the_job() {
 }
 
 #[test]
-fn influences_per_vertex_are_one_to_eight() {
+fn influences_per_vertex_are_one_to_sixteen() {
     let positions = [Vec3::ZERO; 2];
     let none = MeshInput::from_influences::<0>(&positions, &[[]; 2], &[[]; 2]);
     let zero = MeshInput::from_flat_influences(&positions, &[], &[], 0);
@@ -504,28 +504,30 @@ fn influences_per_vertex_are_one_to_eight() {
         );
         assert_eq!(
             err.to_string(),
-            "influence count out of range: influences per vertex is 0, but must be 1 to 8"
+            "influence count out of range: influences per vertex is 0, but must be 1 to 16"
         );
     }
-    let nine = MeshInput::from_influences(&positions, &[[0u16; 9]; 2], &[[0.1f32; 9]; 2]);
-    let err = SkinnedMesh::prepare(&nine, &PrepareOptions::default()).unwrap_err();
+    let seventeen = MeshInput::from_influences(&positions, &[[0u16; 17]; 2], &[[0.1f32; 17]; 2]);
+    let err = SkinnedMesh::prepare(&seventeen, &PrepareOptions::default()).unwrap_err();
     assert_eq!(
         err,
         Error::InfluenceCount {
             what: "influences per vertex",
-            count: 9
+            count: 17
         }
     );
-    const { assert!(MAX_INFLUENCES == 8) };
+    let sixteen = MeshInput::from_influences(&positions, &[[0u16; 16]; 2], &[[0.1f32; 16]; 2]);
+    assert!(SkinnedMesh::prepare(&sixteen, &PrepareOptions::default()).is_ok());
+    const { assert!(MAX_INFLUENCES == 16) };
 }
 
-/// `max_influences` 0 would drop every influence, and 9 cannot be stored: both are refused, not
-/// clamped to 1 or 8.
+/// `max_influences` 0 would drop every influence, and 17 cannot be stored: both are refused, not
+/// clamped to 1 or 16.
 #[test]
-fn max_influences_is_one_to_eight() {
+fn max_influences_is_one_to_sixteen() {
     let positions = [Vec3::ZERO; 2];
     let input = MeshInput::from_influences(&positions, &[[0u16, 1]; 2], &[[0.5f32, 0.5]; 2]);
-    for k in [0, 9, usize::MAX] {
+    for k in [0, 17, usize::MAX] {
         let err =
             SkinnedMesh::prepare(&input, &PrepareOptions::default().max_influences(k)).unwrap_err();
         assert_eq!(
@@ -536,7 +538,7 @@ fn max_influences_is_one_to_eight() {
             }
         );
     }
-    for k in 1..=8 {
+    for k in 1..=16 {
         assert!(SkinnedMesh::prepare(&input, &PrepareOptions::default().max_influences(k)).is_ok());
     }
 }

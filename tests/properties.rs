@@ -152,10 +152,14 @@ impl Case {
             joints: [
                 Some(a(J0, self.joint_format)),
                 Some(a(J0 + jsize, self.joint_format)),
+                None,
+                None,
             ],
             weights: [
                 Some(a(J0 + 2 * jsize, self.weight_format)),
                 Some(a(J0 + 2 * jsize + wsize, self.weight_format)),
+                None,
+                None,
             ],
             influences: None,
         };

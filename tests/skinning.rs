@@ -135,7 +135,7 @@ fn joints_and_weights_come_in_pairs() {
             attribute: "JOINTS_1"
         }
     );
-    input.weights = [None, None];
+    input.weights = [None; 4];
     assert_eq!(
         prepare(&input).unwrap_err(),
         Error::AttributeMissing {
@@ -390,9 +390,13 @@ fn interleaved_input_equals_separate_streams_and_outputs_agree() {
         joints: [
             Some(Attribute::new(&buf, 40, stride, n, Format::U16x4)),
             None,
+            None,
+            None,
         ],
         weights: [
             Some(Attribute::new(&buf, 48, stride, n, Format::Unorm16x4)),
+            None,
+            None,
             None,
         ],
         influences: None,
@@ -401,8 +405,8 @@ fn interleaved_input_equals_separate_streams_and_outputs_agree() {
         positions: Attribute::vec3(&pos),
         normals: Some(Attribute::vec3(&nrm)),
         tangents: Some(Attribute::vec4(&tan)),
-        joints: [Some(Attribute::joints_u16(&jnt)), None],
-        weights: [Some(Attribute::weights_unorm16(&wgt)), None],
+        joints: [Some(Attribute::joints_u16(&jnt)), None, None, None],
+        weights: [Some(Attribute::weights_unorm16(&wgt)), None, None, None],
         influences: None,
     };
     let options = PrepareOptions::new(6);
@@ -719,10 +723,14 @@ fn prepare_eight(
         joints: [
             Some(Attribute::joints_u16(&j[0])),
             Some(Attribute::joints_u16(&j[1])),
+            None,
+            None,
         ],
         weights: [
             Some(Attribute::weights_f32(&w[0])),
             Some(Attribute::weights_f32(&w[1])),
+            None,
+            None,
         ],
         influences: None,
     };
@@ -887,7 +895,7 @@ fn runs_of_mixed_counts_are_promoted_exactly_and_keep_their_own_counts() {
         Attribute::weights_f32(&weights),
     );
     let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(6)).unwrap();
-    let mut histogram = [0usize; 9];
+    let mut histogram = [0usize; ispc_skinning::MAX_INFLUENCES + 1];
     (0..n).for_each(|v| histogram[count(v)] += 1);
     assert_eq!(mesh.influence_histogram(), histogram);
     let perm = mesh.permutation();

@@ -7,7 +7,7 @@
 //! the calls. Each section may replace the pool's NaN and infinities by 1, so that finite extremes reach
 //! the arithmetic past the finiteness checks. The calls, on a skeleton of 1 to 64 joints:
 //!
-//! - a character: `SkinnedMesh::prepare` (0 to 255 vertices, positions, normals, tangents, 1 to 8
+//! - a character: `SkinnedMesh::prepare` (0 to 255 vertices, positions, normals, tangents, 1 to 16
 //!   weights per vertex from the pool), `CharacterSkin::from_bind_pose` or explicit inverse binds,
 //!   `Character::new`, morph targets on the mesh, a rigid mesh with morph targets; a `Frame` on the
 //!   input's backend (any ISA, or the reference), renormalization and threads, with a root, driven by

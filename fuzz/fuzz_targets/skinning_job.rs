@@ -1,6 +1,6 @@
 //! `skinning_job`: a small prepared mesh skinned into arbitrary outputs.
 //!
-//! The mesh is valid (up to 255 vertices, 1 to 8 influences, optional normals and tangents, f32 or
+//! The mesh is valid (up to 255 vertices, 1 to 16 influences, optional normals and tangents, f32 or
 //! compact influences, optionally reordered so that streaming stores apply). The palette has an
 //! arbitrary length and matrices; the output is separate streams of arbitrary lengths, or an
 //! interleaved byte buffer with an arbitrary length, stride and attribute offsets that starts at any

@@ -155,7 +155,7 @@ pub struct MeshSpec {
     pub tangents: bool,
     pub compact: bool,
     pub keep_weights: bool,
-    /// Influence LOD: 1 to 8 (the value modulo 8, plus 1).
+    /// Influence LOD: 1 to 16 (the value modulo 16, plus 1).
     pub max_influences: u8,
     /// Reorder the vertices by [`SkinnedMesh::permutation`], so the influence groups are contiguous and
     /// streaming stores can apply.
@@ -163,7 +163,7 @@ pub struct MeshSpec {
 }
 
 impl MeshSpec {
-    /// Prepares the mesh: 1 to 8 influences per vertex, valid weights, unit normals and tangents. It is
+    /// Prepares the mesh: 1 to 16 influences per vertex, valid weights, unit normals and tangents. It is
     /// valid input, so `prepare` must accept it.
     pub fn build(&self) -> SkinnedMesh {
         let n = self.vertices as usize;
@@ -172,18 +172,19 @@ impl MeshSpec {
         let mut positions = Vec::with_capacity(n);
         let mut normals = Vec::with_capacity(n);
         let mut tangents = Vec::with_capacity(n);
-        let mut influence_joints = vec![0u16; 8 * n];
-        let mut influence_weights = vec![0f32; 8 * n];
+        const K: usize = ispc_skinning::MAX_INFLUENCES;
+        let mut influence_joints = vec![0u16; K * n];
+        let mut influence_weights = vec![0f32; K * n];
         for v in 0..n {
             positions.push(Vec3::new(rng.unit(), rng.unit(), rng.unit()) * 10.0);
             let normal = Vec3::new(rng.unit(), rng.unit(), rng.unit()).normalize_or(Vec3::Y);
             normals.push(normal);
             let sign = if rng.next_u32() & 1 == 0 { 1.0 } else { -1.0 };
             tangents.push(normal.any_orthonormal_vector().extend(sign));
-            // Unused slots keep weight 0, so the vertex has 1 to 8 influences.
-            for k in 0..1 + rng.below(8) {
-                influence_joints[8 * v + k] = rng.below(joints) as u16;
-                influence_weights[8 * v + k] = 0.05 + rng.unit().abs();
+            // Unused slots keep weight 0, so the vertex has 1 to 16 influences.
+            for k in 0..1 + rng.below(K) {
+                influence_joints[K * v + k] = rng.below(joints) as u16;
+                influence_weights[K * v + k] = 0.05 + rng.unit().abs();
             }
         }
         let prepare = |order: &[usize]| {
@@ -193,10 +194,10 @@ impl MeshSpec {
                 pick(&tangents, order, 1),
             );
             let (j, w) = (
-                pick(&influence_joints, order, 8),
-                pick(&influence_weights, order, 8),
+                pick(&influence_joints, order, K),
+                pick(&influence_weights, order, K),
             );
-            let mut input = MeshInput::from_flat_influences(&p, &j, &w, 8);
+            let mut input = MeshInput::from_flat_influences(&p, &j, &w, K);
             if self.normals {
                 input = input.normals(ispc_skinning::Attribute::vec3(&nn));
             }
@@ -204,7 +205,7 @@ impl MeshSpec {
                 input = input.tangents(ispc_skinning::Attribute::vec4(&t));
             }
             let options = PrepareOptions::default()
-                .max_influences(1 + self.max_influences as usize % 8)
+                .max_influences(1 + self.max_influences as usize % K)
                 .compact_influences(self.compact)
                 .weights(if self.keep_weights && !self.compact {
                     ispc_skinning::WeightPolicy::Keep

@@ -201,10 +201,14 @@ fn mesh(n: usize, k: usize) -> SkinnedMesh {
         joints: [
             Some(Attribute::joints_u16(&joints[0])),
             Some(Attribute::joints_u16(&joints[1])),
+            None,
+            None,
         ],
         weights: [
             Some(Attribute::weights_f32(&weights[0])),
             Some(Attribute::weights_f32(&weights[1])),
+            None,
+            None,
         ],
         influences: None,
     };

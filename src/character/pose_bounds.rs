@@ -14,7 +14,7 @@
 //! - a rigid mesh's box (grown by its morph weights the same way) is moved by its joint's model matrix;
 //! - a box is moved exactly by its centre and its extent through `|M|`, then padded by 32 f32 epsilons
 //!   of the magnitude of its terms, more than the kernels' rounding ((k + 4) eps of that magnitude for
-//!   k <= 8 influences, tests/isa_parity), plus one epsilon per morph target with a non-zero weight.
+//!   k <= 16 influences, tests/isa_parity), plus one epsilon per morph target with a non-zero weight.
 //!
 //! The cost is one box per joint of each mesh, about what the palettes cost (docs/RESULTS.md).
 
@@ -64,7 +64,7 @@ fn moved(m: &Mat4, lo: Vec3, hi: Vec3, rounding: f32) -> (Vec3, Vec3) {
 
 /// How far morph targets with `weights` move a bind position on each axis, and the epsilons of
 /// rounding to pad a moved box by: 32 for the kernels' blend and transform ((k + 4) epsilons of the
-/// terms' magnitude for k <= 8 influences), plus one per target with a non-zero weight, whose deltas
+/// terms' magnitude for k <= 16 influences), plus one per target with a non-zero weight, whose deltas
 /// the morph adds one after another ((T + k + 4) epsilons, tests/isa_parity/fused_morph.rs).
 fn morph_reach(reach: &[Vec3], weights: &[f32]) -> (Vec3, f32) {
     let (sum, targets) = reach
@@ -127,7 +127,7 @@ impl Character {
     /// position by at most `Σ |w_t| reach_t` on each axis, so each box first grows by that. A rigid
     /// mesh's box, grown the same way, is moved by its joint's model matrix. Each box is moved by its
     /// centre and its extent through `|M|`, then padded by 32 f32 epsilons of the magnitude of its
-    /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 8 influences), plus one
+    /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 16 influences), plus one
     /// epsilon per morph target with a non-zero weight (the morph adds their deltas in turn).
     ///
     /// # Errors

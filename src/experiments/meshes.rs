@@ -14,7 +14,7 @@ use crate::SkinnedMesh;
 #[derive(Clone, Debug, PartialEq)]
 pub struct BaseVectorMesh {
     joint_count: usize,
-    /// Influences of each vertex (0 to 8).
+    /// Influences of each vertex (0 to 16, as the kernels' groups hold them).
     pub(crate) counts: Vec<u8>,
     /// Palette index of each influence, vertex after vertex.
     pub(crate) joints: Vec<u32>,

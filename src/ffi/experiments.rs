@@ -183,7 +183,7 @@ pub(crate) fn skin_p_base(
 ) {
     let n = counts.len();
     let total = joints.len();
-    // Each call's offsets stay below 16 bytes times 8 influences times the chunk.
+    // Each call's offsets stay below 16 bytes times 16 influences times the chunk.
     assert!(
         (1..=1 << 20).contains(&chunk),
         "a chunk of 1 to 2^20 vertices"
@@ -203,7 +203,10 @@ pub(crate) fn skin_p_base(
         if v % chunk == 0 {
             assert_eq!(chunk_firsts[v / chunk], f, "chunk firsts follow the counts");
         }
-        assert!(c <= 8, "at most 8 influences per vertex");
+        assert!(
+            usize::from(c) <= crate::layout::mesh::MAX_INFLUENCES,
+            "at most 16 influences per vertex"
+        );
         f += c as usize;
     }
     assert!(
@@ -224,7 +227,7 @@ pub(crate) fn skin_p_base(
         // are read inside their slices; every joint is below palette.len() (asserted), 16 floats per
         // entry. It writes 3 floats per vertex from 3 * start on, inside positions (3n floats).
         // Chunks cover disjoint vertex ranges, so threads never write the same float. The kernel's own
-        // offsets stay below 16 bytes times 8 influences times the chunk, far below 2^31.
+        // offsets stay below 16 bytes times 16 influences times the chunk, far below 2^31.
         unsafe {
             (isa.kernels().skin_p_base)(
                 (end - start) as i32,

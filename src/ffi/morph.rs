@@ -3,7 +3,9 @@
 
 use super::{FusedMorphArgs, MorphFloatsFn, MorphRowsFn, Runnable, MAX_ITEMS_PER_CALL};
 use crate::layout::bounds::Bounds;
-use crate::layout::mesh::{padded, InfluenceTable, KernelMesh, MAX_VERTICES, SKIN_BLOCK};
+use crate::layout::mesh::{
+    kernel_influences, padded, InfluenceTable, KernelMesh, MAX_VERTICES, SKIN_BLOCK,
+};
 use crate::layout::palette::PaletteMatrix;
 
 /// Most targets one kernel call takes (the kernel reads an array of this many delta pointers at most).
@@ -236,6 +238,12 @@ pub(crate) fn skin_morph_fused(
         if count == 0 {
             continue;
         }
+        // The kernel's switch has a loop for 0 to 8, 12 and 16 influences only and skips any other count.
+        assert!(
+            kernel_influences(g.influences) == g.influences,
+            "the fused kernel skins {} influences per vertex",
+            g.influences
+        );
         let (joints, weights) = match &g.table {
             InfluenceTable::F32 {
                 offsets: joints,

@@ -10,7 +10,9 @@
 
 use super::{Runnable, SkinGroupArgs};
 use crate::layout::bounds::Bounds;
-use crate::layout::mesh::{padded, InfluenceGroup, InfluenceTable, KernelMesh, SKIN_BLOCK};
+use crate::layout::mesh::{
+    kernel_influences, padded, InfluenceGroup, InfluenceTable, KernelMesh, SKIN_BLOCK,
+};
 use crate::layout::output::{overlap, OutputView};
 use crate::layout::palette::PaletteMatrix;
 use std::marker::PhantomData;
@@ -393,6 +395,11 @@ unsafe fn skin_block(
     // vertex makes every such read land inside the group's arrays.
     assert_eq!(start % SKIN_BLOCK, 0, "a kernel call starts a block");
     let k = g.influences;
+    // The kernel's switch has a loop for 0 to 8, 12 and 16 influences only and skips any other count.
+    assert!(
+        len == 0 || kernel_influences(k) == k,
+        "the kernels skin {k} influences per vertex"
+    );
     let c = g.components;
     // The kernels' encoding: a negative first means "read vertices".
     let (vertices, first) = match indices {

@@ -45,8 +45,8 @@
 //!   [`SkinnedPrimitive`] per mesh primitive, sorted by node index then primitive index, whether or not
 //!   the node is in a scene. A mesh instanced on several nodes is prepared once per skin size and shared.
 //!   Attributes: POSITION (required), NORMAL, TANGENT, and every JOINTS_n/WEIGHTS_n pair. Vertices with
-//!   more than 8 influences (JOINTS_2 and up) keep the heaviest 8, the crate's influence LOD rule; fewer
-//!   with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
+//!   more than 16 influences (JOINTS_4 and up) keep the heaviest 16, the crate's influence LOD rule;
+//!   fewer with [`LoadOptions::max_influences`]. Weights are normalized per vertex by default
 //!   ([`LoadOptions::weights`]). Any primitive mode is skinned; [`SkinnedPrimitive::triangles`] lists the
 //!   triangles of triangle, strip and fan primitives (empty for points and lines). Vertices keep the
 //!   file's order unless [`LoadOptions::vertex_order`] is [`VertexOrder::ByInfluenceCount`], which

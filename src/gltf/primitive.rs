@@ -24,7 +24,8 @@ pub struct LoadOptions {
     /// Weights that do not sum to 1; [`WeightPolicy::Normalize`] by default (the spec requires a sum of 1,
     /// and quantized weights miss it slightly).
     pub weights: WeightPolicy,
-    /// Influence LOD: keep at most this many influences per vertex, the heaviest (1 to 8; 8 by default).
+    /// Influence LOD: keep at most this many influences per vertex, the heaviest (1 to 16; 16 by
+    /// default).
     pub max_influences: usize,
     /// How much a file may ask for; [`ImportLimits::default`] by default.
     pub limits: ImportLimits,
@@ -311,8 +312,8 @@ pub(super) fn read_primitive(
     {
         check_len(what, v, len).map_err(wrap)?;
     }
-    if sets > 2 {
-        (joints, weights) = keep_heaviest_eight(&joints, &weights).map_err(wrap)?;
+    if sets > MAX_INFLUENCES / 4 {
+        (joints, weights) = keep_heaviest(&joints, &weights).map_err(wrap)?;
     }
     let mut prep = PrepareOptions::new(joint_count);
     prep.weights = options.weights;
@@ -327,9 +328,9 @@ pub(super) fn read_primitive(
             Attribute::joints_u16(&joints[0]),
             Attribute::weights_f32(&weights[0]),
         );
-        if let (Some(j), Some(w)) = (joints.get(1), weights.get(1)) {
-            input.joints[1] = Some(Attribute::joints_u16(j));
-            input.weights[1] = Some(Attribute::weights_f32(w));
+        for (set, (j, w)) in joints.iter().zip(weights).enumerate().skip(1) {
+            input.joints[set] = Some(Attribute::joints_u16(j));
+            input.weights[set] = Some(Attribute::weights_f32(w));
         }
         input.normals = normals.map(Attribute::vec3);
         input.tangents = tangents.map(Attribute::vec4);
@@ -626,17 +627,18 @@ pub(super) fn read_rigid_primitive(
     })
 }
 
-/// Reduces any number of JOINTS_n/WEIGHTS_n sets to two (8 influences), keeping each vertex's heaviest
-/// influences: the crate's influence LOD rule, applied before [`SkinnedMesh::prepare`] because its input
-/// has room for two sets. Invalid weights are reported here, as prepare would.
+/// Reduces any number of JOINTS_n/WEIGHTS_n sets to four ([`MAX_INFLUENCES`], 16 influences), keeping
+/// each vertex's heaviest influences: the crate's influence LOD rule, applied before
+/// [`SkinnedMesh::prepare`] because its input has room for four sets. Invalid weights are reported here,
+/// as prepare would.
 #[allow(clippy::type_complexity)]
-fn keep_heaviest_eight(
+fn keep_heaviest(
     joints: &[Vec<[u16; 4]>],
     weights: &[Vec<[f32; 4]>],
 ) -> Result<(Vec<Vec<[u16; 4]>>, Vec<Vec<[f32; 4]>>), Error> {
     let v = joints.first().map_or(0, Vec::len);
-    let mut j_out = vec![vec![[0u16; 4]; v]; 2];
-    let mut w_out = vec![vec![[0f32; 4]; v]; 2];
+    let mut j_out = vec![vec![[0u16; 4]; v]; MAX_INFLUENCES / 4];
+    let mut w_out = vec![vec![[0f32; 4]; v]; MAX_INFLUENCES / 4];
     let mut influences: Vec<(u16, f32)> = Vec::new();
     for vertex in 0..v {
         influences.clear();

@@ -16,8 +16,20 @@ pub(crate) const SKIN_CHUNK: usize = 16 * 1024;
 /// with 32-bit byte offsets.
 pub const MAX_VERTICES: usize = (i32::MAX as usize) / 16;
 
-/// Most influences per vertex (JOINTS_0 and JOINTS_1).
-pub const MAX_INFLUENCES: usize = 8;
+/// Most influences per vertex: four glTF sets (JOINTS_0 to JOINTS_3).
+pub const MAX_INFLUENCES: usize = 16;
+
+/// The influence count whose kernel skins a vertex of `k` influences: `k` itself up to 8, else 12 or
+/// 16. The kernels have one loop per count up to 8 and only 12 and 16 beyond, so a vertex of 9 to 15
+/// influences is promoted with zero-weight influences (exact: each added product is zero), as runs
+/// are (see `group_of_runs` in skinning/mesh.rs). `k` is at most [`MAX_INFLUENCES`].
+pub(crate) fn kernel_influences(k: usize) -> usize {
+    match k {
+        0..=8 => k,
+        9..=12 => 12,
+        _ => 16,
+    }
+}
 
 /// Vertices per AoSoA block of a group's attributes (VBLOCK in ispc/skin.ispc). Every ISA's gang
 /// width (4, 8 or 16) divides it, so a gang's run of one component is one contiguous load, and every
@@ -225,7 +237,8 @@ pub(crate) struct KernelMesh {
 impl KernelMesh {
     /// Checks the invariants the FFI relies on and wraps the groups. A broken one is a bug in the
     /// caller (mesh preparation), not an input error, so it panics, in release builds too:
-    /// - group k holds the vertices with k influences, k = 0..=MAX_INFLUENCES;
+    /// - group k holds the vertices with k influences, k = 0..=MAX_INFLUENCES, and only the counts
+    ///   with a kernel ([`kernel_influences`]) hold any;
     /// - each group holds `components` floats (3, 6 or 10, the same in every group) and k influences per
     ///   vertex for its vertex count padded to whole blocks ([`padded`]); a rigid table has k = 1;
     /// - every joint index is below `joint_count`;
@@ -268,6 +281,10 @@ impl KernelMesh {
                 "group {k}: k influences per vertex, padding included"
             );
             assert!(!g.rigid() || k == 1, "only one-influence groups are rigid");
+            assert!(
+                count == 0 || kernel_influences(k) == k,
+                "group {k}: only counts with a kernel hold vertices"
+            );
             assert!(
                 g.table.joints().all(|j| (j as usize) < joint_count),
                 "group {k}: joint indices below the joint count"

@@ -174,10 +174,10 @@ pub struct FlatInfluences<'a> {
 /// joints and weights of every vertex.
 ///
 /// The influences come from exactly one of two sources:
-/// - as given, 1 to 8 per vertex, with [`MeshInput::from_influences`] (one array per vertex) or
+/// - as given, 1 to 16 per vertex, with [`MeshInput::from_influences`] (one array per vertex) or
 ///   [`MeshInput::from_flat_influences`] (one flat slice), held in [`influences`](#structfield.influences);
-/// - as glTF-style attributes of four influences each (JOINTS_0 and WEIGHTS_0, optionally JOINTS_1 and
-///   WEIGHTS_1), with [`MeshInput::new`] or by setting [`joints`](#structfield.joints) and
+/// - as glTF-style attributes of four influences each (JOINTS_0 and WEIGHTS_0, optionally up to
+///   JOINTS_3 and WEIGHTS_3), with [`MeshInput::new`] or by setting [`joints`](#structfield.joints) and
 ///   [`weights`](#structfield.weights); these take any [`Attribute`] layout and format.
 ///
 /// Both give the same prepared mesh for the same influences: a vertex's zero weights are dropped
@@ -209,12 +209,13 @@ pub struct MeshInput<'a> {
     pub normals: Option<Attribute<'a>>,
     /// Tangents (`F32x4`, w = handedness sign), optional.
     pub tangents: Option<Attribute<'a>>,
-    /// JOINTS_0 and JOINTS_1 (`U8x4` or `U16x4`): up to 8 influences per vertex. `None` when the
-    /// influences are in [`influences`](#structfield.influences).
-    pub joints: [Option<Attribute<'a>>; 2],
-    /// WEIGHTS_0 and WEIGHTS_1 (`F32x4`, `Unorm8x4` or `Unorm16x4`), paired with `joints`.
-    pub weights: [Option<Attribute<'a>>; 2],
-    /// The influences as given, 1 to 8 per vertex: the other source of joints and weights, used
+    /// JOINTS_0 to JOINTS_3 (`U8x4` or `U16x4`): up to 16 influences per vertex. JOINTS_0 is required,
+    /// the others optional (a missing set is skipped). `None` everywhere when the influences are in
+    /// [`influences`](#structfield.influences).
+    pub joints: [Option<Attribute<'a>>; 4],
+    /// WEIGHTS_0 to WEIGHTS_3 (`F32x4`, `Unorm8x4` or `Unorm16x4`), paired with `joints` set by set.
+    pub weights: [Option<Attribute<'a>>; 4],
+    /// The influences as given, 1 to 16 per vertex: the other source of joints and weights, used
     /// instead of `joints` and `weights` (giving both is an error).
     pub influences: Option<FlatInfluences<'a>>,
 }
@@ -230,15 +231,15 @@ impl<'a> MeshInput<'a> {
             positions,
             normals: None,
             tangents: None,
-            joints: [Some(joints), None],
-            weights: [Some(weights), None],
+            joints: [Some(joints), None, None, None],
+            weights: [Some(weights), None, None, None],
             influences: None,
         }
     }
 
     /// Positions and `N` influences per vertex, as given (no padding to four): vertex `v` has joints
     /// `joints[v]` with weights `weights[v]`. `N` is 1 to [`MAX_INFLUENCES`];
-    /// any other `N` (0 or more than 8) compiles and is reported by
+    /// any other `N` (0 or more than 16) compiles and is reported by
     /// [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) as [`Error::CountMismatch`], as are
     /// slices whose lengths differ from the positions'.
     pub fn from_influences<const N: usize>(
@@ -264,8 +265,8 @@ impl<'a> MeshInput<'a> {
             positions: Attribute::vec3(positions),
             normals: None,
             tangents: None,
-            joints: [None, None],
-            weights: [None, None],
+            joints: [None; 4],
+            weights: [None; 4],
             influences: Some(FlatInfluences {
                 joints,
                 weights,
@@ -319,8 +320,9 @@ pub struct PrepareOptions {
     pub joint_count: Option<usize>,
     /// Weights that do not sum to 1.
     pub weights: WeightPolicy,
-    /// Influence LOD: keep at most this many influences per vertex (1 to 8), the heaviest ones, then
-    /// renormalize. 8 keeps everything; a value outside 1 to 8 is [`Error::InfluenceCount`].
+    /// Influence LOD: keep at most this many influences per vertex (1 to 16), the heaviest ones, then
+    /// renormalize. 16 (the default, [`MAX_INFLUENCES`]) keeps everything; a value outside 1 to 16 is
+    /// [`Error::InfluenceCount`]. For example 8 or 4 for a GPU shader that reads two or one sets.
     pub max_influences: usize,
     /// Compact influences: each influence is stored, and read by the kernels, as one 32-bit word, a
     /// u16 joint and a unorm16 weight, instead of a 32-bit joint and an f32 weight. That halves the

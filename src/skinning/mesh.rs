@@ -4,7 +4,7 @@
 //! offset, a byte stride, a count and a [`Format`]. Interleaved vertex buffers (one buffer, several
 //! offsets, one stride) and separate streams (one buffer per attribute) are then the same thing, and a
 //! glTF primitive maps onto it directly. Typed constructors take glam slices. Joints and weights can
-//! also be given as they are, 1 to 8 per vertex ([`MeshInput::from_influences`],
+//! also be given as they are, 1 to 16 per vertex ([`MeshInput::from_influences`],
 //! [`MeshInput::from_flat_influences`]); they then need no padding to four.
 //!
 //! [`SkinnedMesh::prepare`] validates everything once, so that the skinning kernels need no per-vertex
@@ -12,7 +12,9 @@
 //! (Davies' future work), each group with its own contiguous arrays. Whole runs of 16 consecutive
 //! vertices stay together in the group of their largest count, the others padded with zero-weight
 //! influences, so that the kernels write each run's outputs with whole-gang stores (exact: the padding
-//! adds zeros; see `group_of_runs`). Its rules, each its own [`Error`]:
+//! adds zeros; see `group_of_runs`). The kernels skin 0 to 8 influences and 12 and 16, so a vertex of 9
+//! to 11 influences is skinned as 12 and one of 13 to 15 as 16, padded the same way. Its rules, each its
+//! own [`Error`]:
 //! - positions are `F32x3`, normals `F32x3`, tangents `F32x4` (w is the handedness sign, preserved),
 //!   joints `U8x4`/`U16x4`, weights `F32x4`/`Unorm8x4`/`Unorm16x4` ([`Error::AttributeFormat`]);
 //! - every attribute has one element per position ([`Error::CountMismatch`]) and fits in its buffer
@@ -20,7 +22,7 @@
 //! - joints and weights come in pairs (JOINTS_n with WEIGHTS_n), at least the first pair
 //!   ([`Error::AttributeMissing`]), unless they come as flat influences;
 //! - flat influences and JOINTS_n/WEIGHTS_n are not both given ([`Error::CountMismatch`], "influence
-//!   sources"); flat influences have 1 to 8 per vertex, and their joints and weights hold that many
+//!   sources"); flat influences have 1 to 16 per vertex, and their joints and weights hold that many
 //!   entries per position ([`Error::CountMismatch`]);
 //! - with [`PrepareOptions::joint_count`](PrepareOptions#structfield.joint_count) given, every joint index with a non-zero weight is below it
 //!   ([`Error::VertexJointOutOfRange`]); without, the mesh's joint count is its largest such index plus
@@ -37,21 +39,24 @@
 use crate::error::Error;
 use crate::layout::format::Format;
 use crate::layout::mesh::{
-    padded, unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES, MAX_VERTICES,
-    SKIN_BLOCK,
+    kernel_influences, padded, unorm16, InfluenceGroup, InfluenceTable, KernelMesh, MAX_INFLUENCES,
+    MAX_VERTICES, SKIN_BLOCK,
 };
 use crate::skinning::input::{Attribute, FlatInfluences, MeshInput, PrepareOptions, WeightPolicy};
 use glam::Vec3;
 
-/// Quantizes one vertex's weights (at most 8) to unorm16 for compact influences. Normalized weights
+/// Quantizes one vertex's weights (at most [`MAX_INFLUENCES`]) to unorm16 for compact influences. Normalized weights
 /// (summing to 1) get largest-remainder rounding: each is rounded down, and the units still missing
 /// from 65535 go to the largest remainders, so the quantized weights sum to exactly 65535 and each is
 /// within one unit of its weight. Kept weights are rounded to the nearest unit each. A weight above 1
 /// does not fit and is returned as the error.
-fn quantize_unorm16(influences: &[(u32, f32)], policy: WeightPolicy) -> Result<[u16; 8], f32> {
-    let mut q = [0u16; 8];
-    let mut remainders = [(0.0f64, 0usize); 8];
-    for (i, &(_, w)) in influences.iter().enumerate().take(8) {
+fn quantize_unorm16(
+    influences: &[(u32, f32)],
+    policy: WeightPolicy,
+) -> Result<[u16; MAX_INFLUENCES], f32> {
+    let mut q = [0u16; MAX_INFLUENCES];
+    let mut remainders = [(0.0f64, 0usize); MAX_INFLUENCES];
+    for (i, &(_, w)) in influences.iter().enumerate().take(MAX_INFLUENCES) {
         if w > 1.0 {
             return Err(w);
         }
@@ -129,8 +134,8 @@ enum Sources<'a> {
 impl<'a> Sources<'a> {
     /// The rules on the influence sources of a mesh of `n` vertices (see the [module docs](crate::skinning::mesh)).
     fn check(input: &MeshInput<'a>, n: usize) -> Result<Sources<'a>, Error> {
-        const JOINT_NAMES: [&str; 2] = ["JOINTS_0", "JOINTS_1"];
-        const WEIGHT_NAMES: [&str; 2] = ["WEIGHTS_0", "WEIGHTS_1"];
+        const JOINT_NAMES: [&str; 4] = ["JOINTS_0", "JOINTS_1", "JOINTS_2", "JOINTS_3"];
+        const WEIGHT_NAMES: [&str; 4] = ["WEIGHTS_0", "WEIGHTS_1", "WEIGHTS_2", "WEIGHTS_3"];
         if let Some(flat) = input.influences {
             if input
                 .joints
@@ -150,7 +155,7 @@ impl<'a> Sources<'a> {
                     count: flat.per_vertex,
                 });
             }
-            // n <= MAX_VERTICES and per_vertex <= 8: no overflow.
+            // n <= MAX_VERTICES and per_vertex <= 16: no overflow.
             let expected = n * flat.per_vertex;
             let lengths = [
                 (
@@ -174,7 +179,7 @@ impl<'a> Sources<'a> {
             return Ok(Sources::Flat(flat));
         }
         let mut sets = Vec::new();
-        for set in 0..2 {
+        for set in 0..JOINT_NAMES.len() {
             match (&input.joints[set], &input.weights[set]) {
                 (Some(j), Some(w)) => {
                     j.check(JOINT_NAMES[set], &[Format::U8x4, Format::U16x4], n)?;
@@ -360,7 +365,8 @@ impl SkinnedMesh {
         let empty = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         let mut joint_boxes = vec![empty; used_joints];
         let mut weight_sums = (f32::INFINITY, f32::NEG_INFINITY);
-        for (v, k) in group_of_runs(n, count) {
+        // Each vertex goes to the group of a count that has a kernel (see `kernel_influences`).
+        for (v, k) in group_of_runs(n, |v| kernel_influences(count(v))) {
             let g = &mut groups[k];
             // v < n <= MAX_VERTICES < u32::MAX, checked above; the conversion says so instead of
             // truncating.
@@ -451,7 +457,7 @@ impl SkinnedMesh {
             joint_count,
             has_normals: input.normals.is_some(),
             has_tangents: input.tangents.is_some(),
-            // At most MAX_INFLUENCES (8) each, after the LOD above.
+            // At most MAX_INFLUENCES (16) each, after the LOD above.
             counts: (0..n).map(|v| count(v) as u8).collect(),
             magnitude,
             // Compact weights are rounded to unorm16: each by at most half a unit.
@@ -540,7 +546,7 @@ impl SkinnedMesh {
                 .sum::<usize>()
     }
 
-    /// How many vertices have 0, 1, ..., 8 influences (their own, before any promotion; see the
+    /// How many vertices have 0, 1, ..., 16 influences (their own, before any promotion; see the
     /// [module docs](crate::skinning::mesh)).
     pub fn influence_histogram(&self) -> [usize; MAX_INFLUENCES + 1] {
         let mut histogram = [0; MAX_INFLUENCES + 1];

@@ -291,7 +291,16 @@ fn several_skins_and_a_mesh_instanced_on_several_nodes() {
 }
 
 #[test]
-fn sparse_accessors_and_more_than_eight_influences() {
+fn sparse_accessors_and_more_than_sixteen_influences() {
+    // 12 influences (three sets) are all kept; of 20 (five sets), the heaviest 16.
+    for (total, kept) in [(12usize, 12usize), (20, 16)] {
+        sparse_and_many_influences(total, kept);
+    }
+}
+
+/// One primitive of two vertices with `total` influences each over JOINTS_0.. (joint j weighs j + 1, so
+/// the heaviest `kept` are joints total - kept .. total), one position replaced through a sparse accessor.
+fn sparse_and_many_influences(total: usize, kept: usize) {
     let mut b = Builder::default();
     let pos = b.f32s(&[0.0; 6], "VEC3");
     // Sparse: vertex 1's position is replaced by (5, 6, 7).
@@ -310,43 +319,47 @@ fn sparse_accessors_and_more_than_eight_influences() {
     }
     let vview = b.views.len() - 1;
     b.accessors[pos]["sparse"] = json!({"count": 1, "indices": {"bufferView": iview, "componentType": 5121}, "values": {"bufferView": vview}});
-    // 12 influences over JOINTS_0..2: joint j weighs j + 1, so the heaviest eight are joints 4..12.
-    let j: Vec<u8> = (0..12).chain(0..12).collect();
-    let w: Vec<f32> = (0..12)
-        .map(|j| (j + 1) as f32)
-        .chain((0..12).map(|j| (j + 1) as f32))
-        .collect();
     let mut attrs = json!({"POSITION": pos});
-    for set in 0..3 {
+    for set in 0..total / 4 {
         let js: Vec<u8> = (0..2)
-            .flat_map(|v| j[v * 12 + 4 * set..v * 12 + 4 * set + 4].to_vec())
+            .flat_map(|_| (4 * set..4 * set + 4).map(|j| j as u8))
             .collect();
         let ws: Vec<f32> = (0..2)
-            .flat_map(|v| w[v * 12 + 4 * set..v * 12 + 4 * set + 4].to_vec())
+            .flat_map(|_| (4 * set..4 * set + 4).map(|j| (j + 1) as f32))
             .collect();
         attrs[format!("JOINTS_{set}")] = json!(b.u8s(&js, "VEC4", false));
         attrs[format!("WEIGHTS_{set}")] = json!(b.f32s(&ws, "VEC4"));
     }
-    let mut nodes: Vec<Value> = (0..12)
+    let mut nodes: Vec<Value> = (0..total)
         .map(|j| json!({"translation": [j as f32, 0.0, 0.0]}))
         .collect();
     nodes.push(json!({"mesh": 0, "skin": 0}));
     let doc = json!({
         "nodes": nodes,
         "meshes": [{"primitives": [{"attributes": attrs}]}],
-        "skins": [{"joints": (0..12).collect::<Vec<_>>()}]
+        "skins": [{"joints": (0..total).collect::<Vec<_>>()}]
     });
     let bytes = b.gltf(doc);
     let scene = load(&bytes);
     let p = &scene.primitives()[0];
     assert_eq!(p.bind_positions(), &[Vec3::ZERO, Vec3::new(5.0, 6.0, 7.0)]);
-    assert_eq!(p.skinned_mesh().influence_histogram()[8], 2);
-    let mut frame = scene.frame_buffers().backend(Backend::Reference);
-    scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
-    // Joints 4..12 with weights 5..=12 (sum 68): mean translation sum(j (j+1)) / 68.
-    let expected: f32 = (4..12).map(|j| (j * (j + 1)) as f32).sum::<f32>() / 68.0;
-    assert!((frame.meshes()[0].positions[0].x - expected).abs() < 1e-5);
-    // With influence LOD 1, only the heaviest, joint 11, is left.
+    assert_eq!(p.skinned_mesh().influence_histogram()[kept], 2, "{total}");
+    let backends =
+        std::iter::once(Backend::Reference).chain(Isa::available().into_iter().map(Backend::from));
+    for isa in backends {
+        let mut frame = scene.frame_buffers().backend(isa);
+        scene.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
+        // The kept joints j with weights j + 1: mean translation sum(j (j + 1)) / sum(j + 1).
+        let joints = total - kept..total;
+        let sum: f32 = joints.clone().map(|j| (j + 1) as f32).sum();
+        let expected: f32 = joints.map(|j| (j * (j + 1)) as f32).sum::<f32>() / sum;
+        let got = frame.meshes()[0].positions[0].x;
+        assert!(
+            (got - expected).abs() < 1e-4,
+            "{total} influences on {isa:?}: x {got}, expected {expected}"
+        );
+    }
+    // With influence LOD 1, only the heaviest, the last joint, is left.
     let options = LoadOptions {
         max_influences: 1,
         ..LoadOptions::default()
@@ -354,7 +367,10 @@ fn sparse_accessors_and_more_than_eight_influences() {
     let lod = GltfScene::from_slice_with(&bytes, None, &options).unwrap();
     let mut frame = lod.frame_buffers().backend(Backend::Reference);
     lod.evaluate(None, 0.0, Wrap::Clamp, &mut frame).unwrap();
-    assert_eq!(frame.meshes()[0].positions[0], Vec3::new(11.0, 0.0, 0.0));
+    assert_eq!(
+        frame.meshes()[0].positions[0],
+        Vec3::new((total - 1) as f32, 0.0, 0.0)
+    );
 }
 
 /// A channel without `target.node` is ignored, as the spec says (glTF-Asset-Generator's

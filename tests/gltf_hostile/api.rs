@@ -172,14 +172,14 @@ fn one_vertex() -> (Vec<Vec3>, Vec<[u16; 4]>, Vec<[f32; 4]>) {
 }
 
 #[test]
-fn max_influences_outside_one_to_eight_is_an_influence_count_error() {
+fn max_influences_outside_one_to_sixteen_is_an_influence_count_error() {
     let (p, j, w) = one_vertex();
     let input = MeshInput::new(
         Attribute::vec3(&p),
         Attribute::joints_u16(&j),
         Attribute::weights_f32(&w),
     );
-    for count in [0, 9, usize::MAX] {
+    for count in [0, 17, usize::MAX] {
         let options = PrepareOptions::default().max_influences(count);
         assert_error(
             SkinnedMesh::prepare(&input, &options),
@@ -187,10 +187,12 @@ fn max_influences_outside_one_to_eight_is_an_influence_count_error() {
                 what: "max_influences",
                 count,
             },
-            &format!("influence count out of range: max_influences is {count}, but must be 1 to 8"),
+            &format!(
+                "influence count out of range: max_influences is {count}, but must be 1 to 16"
+            ),
         );
     }
-    for count in 1..=8 {
+    for count in 1..=16 {
         SkinnedMesh::prepare(&input, &PrepareOptions::default().max_influences(count)).unwrap();
     }
     // Through the importer, the same error wrapped in the primitive that met it.
@@ -211,7 +213,7 @@ fn max_influences_outside_one_to_eight_is_an_influence_count_error() {
                 count: 0,
             }),
         },
-        "mesh 0 primitive 0 (skin 0): influence count out of range: max_influences is 0, but must be 1 to 8",
+        "mesh 0 primitive 0 (skin 0): influence count out of range: max_influences is 0, but must be 1 to 16",
     );
 }
 

@@ -1,5 +1,5 @@
-//! Skinning checks: every ISA against the reference on random meshes with every influence count (1 to 8,
-//! alone and mixed), weights normalized or kept as given (zero weights included), separate and strided
+//! Skinning checks: every ISA against the reference on random meshes with every influence count (1 to 16,
+//! alone and mixed; the kernels skin 9 to 11 as 12 and 13 to 15 as 16), weights normalized or kept as given (zero weights included), separate and strided
 //! interleaved outputs, at sizes around each gang width and large.
 //!
 //! Tolerance: a component is sum_c B[r][c] * v_c with B = sum_i w_i P_i, a sum of at most 4k products,
@@ -26,10 +26,9 @@ struct Mesh {
     pos: Vec<Vec3>,
     nrm: Vec<Vec3>,
     tan: Vec<Vec4>,
-    j0: Vec<[u16; 4]>,
-    j1: Vec<[u16; 4]>,
-    w0: Vec<[f32; 4]>,
-    w1: Vec<[f32; 4]>,
+    /// JOINTS_0 to JOINTS_3 and WEIGHTS_0 to WEIGHTS_3.
+    j: [Vec<[u16; 4]>; 4],
+    w: [Vec<[f32; 4]>; 4],
 }
 
 /// A mesh whose vertex i has `influences(i)` non-zero weights (0 allowed with the Keep policy).
@@ -38,10 +37,8 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
         pos: vec![],
         nrm: vec![],
         tan: vec![],
-        j0: vec![],
-        j1: vec![],
-        w0: vec![],
-        w1: vec![],
+        j: Default::default(),
+        w: Default::default(),
     };
     for i in 0..n {
         m.pos.push(random_vec3(rng, -2.0..2.0));
@@ -49,8 +46,8 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
         m.tan
             .push(random_vec3(rng, -1.0..1.0).extend(if i % 3 == 0 { -1.0 } else { 1.0 }));
         let k = influences(i);
-        let mut j = [0u16; 8];
-        let mut w = [0f32; 8];
+        let mut j = [0u16; 16];
+        let mut w = [0f32; 16];
         for s in 0..k {
             j[s] = rng.below(JOINTS) as u16;
             w[s] = rng.range(0.05, 1.0);
@@ -61,10 +58,10 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
                 w.iter_mut().for_each(|x| *x /= sum);
             }
         }
-        m.j0.push([j[0], j[1], j[2], j[3]]);
-        m.j1.push([j[4], j[5], j[6], j[7]]);
-        m.w0.push([w[0], w[1], w[2], w[3]]);
-        m.w1.push([w[4], w[5], w[6], w[7]]);
+        for set in 0..4 {
+            m.j[set].push(std::array::from_fn(|c| j[4 * set + c]));
+            m.w[set].push(std::array::from_fn(|c| w[4 * set + c]));
+        }
     }
     m
 }
@@ -75,20 +72,14 @@ fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
         .collect()
 }
 
-/// The mesh as input attributes: every stream separate, two sets of joints and weights.
+/// The mesh as input attributes: every stream separate, four sets of joints and weights.
 fn input(m: &Mesh) -> MeshInput<'_> {
     MeshInput {
         positions: Attribute::vec3(&m.pos),
         normals: Some(Attribute::vec3(&m.nrm)),
         tangents: Some(Attribute::vec4(&m.tan)),
-        joints: [
-            Some(Attribute::joints_u16(&m.j0)),
-            Some(Attribute::joints_u16(&m.j1)),
-        ],
-        weights: [
-            Some(Attribute::weights_f32(&m.w0)),
-            Some(Attribute::weights_f32(&m.w1)),
-        ],
+        joints: std::array::from_fn(|set| Some(Attribute::joints_u16(&m.j[set]))),
+        weights: std::array::from_fn(|set| Some(Attribute::weights_f32(&m.w[set]))),
         influences: None,
     }
 }
@@ -97,7 +88,10 @@ fn input(m: &Mesh) -> MeshInput<'_> {
 fn bound(m: &Mesh, i: usize, pal: &[PaletteMatrix], r: usize, v: [f32; 4]) -> (f32, usize) {
     let mut s = 0.0;
     let mut k = 0;
-    let (j, w) = ([m.j0[i], m.j1[i]].concat(), [m.w0[i], m.w1[i]].concat());
+    let (j, w) = (
+        m.j.iter().flat_map(|set| set[i]).collect::<Vec<_>>(),
+        m.w.iter().flat_map(|set| set[i]).collect::<Vec<_>>(),
+    );
     let wsum: f32 = w.iter().sum();
     for (jj, ww) in j.iter().zip(&w) {
         if *ww > 0.0 {
@@ -163,10 +157,15 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
     let pal = palette(&mut rng);
     let mut cases = 0;
     let shapes: Vec<(String, InfluenceFn)> = {
-        let mut v: Vec<(String, InfluenceFn)> = (1..=8usize)
+        let mut v: Vec<(String, InfluenceFn)> = (1..=16usize)
             .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
             .collect();
         v.push(("mixed".into(), Box::new(|i: usize| 1 + (i * 7 + i / 3) % 8)));
+        // Every count from 1 to 16 in one mesh: runs promoted to 12 and 16 beside the smaller groups.
+        v.push((
+            "mixed16".into(),
+            Box::new(|i: usize| 1 + (i * 7 + i / 3) % 16),
+        ));
         // One and two influences in turn: two listed (non-contiguous) groups, the first rigid. At
         // PREFETCHED vertices each group holds more than the 4 MiB of input from which the kernels
         // prefetch, so the prefetching loops of skin_rigid and of listed groups run here too.
@@ -178,7 +177,7 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
         for (shape, influences) in &shapes {
             let sizes: Vec<usize> = match shape.as_str() {
                 "alternating" => vec![1000, PREFETCHED],
-                "mixed" | "k4" => sizes().to_vec(),
+                "mixed" | "mixed16" | "k4" | "k16" => sizes().to_vec(),
                 _ => sizes().iter().copied().filter(|&n| n <= 1000).collect(),
             };
             for n in sizes {
@@ -615,10 +614,8 @@ pub fn check_skin_streaming(isa: Isa) -> Result<String, String> {
             pos: (0..n).map(|i| original.pos[pick(i)]).collect(),
             nrm: (0..n).map(|i| original.nrm[pick(i)]).collect(),
             tan: (0..n).map(|i| original.tan[pick(i)]).collect(),
-            j0: (0..n).map(|i| original.j0[pick(i)]).collect(),
-            j1: (0..n).map(|i| original.j1[pick(i)]).collect(),
-            w0: (0..n).map(|i| original.w0[pick(i)]).collect(),
-            w1: (0..n).map(|i| original.w1[pick(i)]).collect(),
+            j: std::array::from_fn(|set| (0..n).map(|i| original.j[set][pick(i)]).collect()),
+            w: std::array::from_fn(|set| (0..n).map(|i| original.w[set][pick(i)]).collect()),
         };
         let single = mesh(n, &mut rng, &|_| 4, true);
         for (what, m, sequential) in [

@@ -244,7 +244,8 @@ fn family_of(kernel: &str) -> KernelFamily {
 }
 
 /// The table of every row, one block per kernel; `*` marks the ISA `Backend::Auto` runs the row's
-/// kernel family on here.
+/// kernel family on here. A skinning row with other than the usual 4 influences per vertex names its
+/// count after the kernel (`skin_pnt k12`), as the JSON's `influences` field does.
 fn print_table(rows: &[Row]) {
     println!(
         "{:<36} {:>9} {:>15} {:>7} {:>12} {:>12} {:>8}",
@@ -259,9 +260,13 @@ fn print_table(rows: &[Row]) {
         let auto = Backend::Auto
             .for_kernel(family_of(r.kernel))
             .is_ok_and(|b| b.name() == r.isa);
+        let kernel = match r.influences {
+            Some(k) if k != 4 => format!("{} k{k}", r.kernel),
+            _ => r.kernel.to_string(),
+        };
         println!(
             "{:<36} {:>9} {:>15} {:>7} {:>12.3} {:>12.3} {:>7.2}x",
-            r.kernel,
+            kernel,
             r.size,
             if auto {
                 format!("*{}", r.isa)

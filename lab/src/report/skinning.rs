@@ -227,8 +227,8 @@ fn prepare_with(d: &Data, normals: bool, tangents: bool, compact: bool) -> Skinn
         positions: Attribute::vec3(&d.pos),
         normals: normals.then(|| Attribute::vec3(&d.nrm)),
         tangents: tangents.then(|| Attribute::vec4(&d.tan)),
-        joints: [Some(Attribute::joints_u16(&d.joints)), None],
-        weights: [Some(Attribute::weights_f32(&d.weights)), None],
+        joints: [Some(Attribute::joints_u16(&d.joints)), None, None, None],
+        weights: [Some(Attribute::weights_f32(&d.weights)), None, None, None],
         influences: None,
     };
     let options = PrepareOptions {
@@ -260,7 +260,8 @@ fn measure(
 
 /// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
 /// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
-/// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence).
+/// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence); and `skin_pnt` with
+/// 8, 12 and 16 influences.
 fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
     let n = 1024;
     let out = std::cell::RefCell::new((
@@ -287,8 +288,18 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
             });
         }
     }
-    for (kernel, k) in [("skin_pnt", 2usize), ("skin_rigid", 1)] {
-        let mesh = prepare(&data(n, k), true, true);
+    for (kernel, k) in [
+        ("skin_pnt", 2usize),
+        ("skin_rigid", 1),
+        ("skin_pnt", 8),
+        ("skin_pnt", 12),
+        ("skin_pnt", 16),
+    ] {
+        let mesh = if k <= 4 {
+            prepare(&data(n, k), true, true)
+        } else {
+            many_influences(&data(n, 4), k)
+        };
         measure(budget, isas, rows, kernel, n, k as u32, &|backend| {
             let o = &mut *out.borrow_mut();
             let output = SkinOutput::Separate {
@@ -301,6 +312,26 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
             job.run().expect("valid job");
         });
     }
+}
+
+/// The mesh's attributes with `k` influences per vertex (more than the four `scenes::skin_mesh` makes):
+/// influence i of vertex v is joint (v + 5i) mod JOINTS with weight proportional to k - i, normalized,
+/// so every vertex has exactly k distinct joints (k <= 16 < JOINTS / 4). The rows `skin_pnt` with 8,
+/// 12 and 16 influences show what a glTF mesh with JOINTS_1 to JOINTS_3 costs (12 runs the 12-influence
+/// kernel; 9 to 11 would run it too, padded).
+fn many_influences(d: &Data, k: usize) -> SkinnedMesh {
+    let n = d.pos.len();
+    let joints: Vec<u16> = (0..n)
+        .flat_map(|v| (0..k).map(move |i| ((v + 5 * i) % JOINTS) as u16))
+        .collect();
+    let sum = (k * (k + 1) / 2) as f32;
+    let weights: Vec<f32> = (0..n)
+        .flat_map(|_| (0..k).map(move |i| (k - i) as f32 / sum))
+        .collect();
+    let input = MeshInput::from_flat_influences(&d.pos, &joints, &weights, k)
+        .normals(Attribute::vec3(&d.nrm))
+        .tangents(Attribute::vec4(&d.tan));
+    SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).expect("valid mesh")
 }
 
 /// `skin_p_only`: the same meshes without normals and tangents, which `prepare` stores in the compact

@@ -102,8 +102,8 @@ pub fn skinning(kernel: &str, n: usize) -> Result<Box<dyn Workload>, String> {
         positions: Attribute::vec3(&d.pos),
         normals: Some(Attribute::vec3(&d.nrm)),
         tangents: Some(Attribute::vec4(&d.tan)),
-        joints: [Some(Attribute::joints_u16(&d.joints)), None],
-        weights: [Some(Attribute::weights_f32(&d.weights)), None],
+        joints: [Some(Attribute::joints_u16(&d.joints)), None, None, None],
+        weights: [Some(Attribute::weights_f32(&d.weights)), None, None, None],
         influences: None,
     };
     let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS))
