@@ -393,6 +393,61 @@ fn the_crowd_skinning_job_skins_each_instance_with_its_palette() {
     }
 }
 
+/// A mesh with every influence count from 1 to 16 (runs promoted to the 12- and 16-influence kernels):
+/// each instance of the crowd job has the bits of the single job with its palette, on every backend.
+#[test]
+fn the_crowd_skinning_job_skins_sixteen_influences() {
+    let skeleton = skeleton();
+    let n = 70;
+    let positions: Vec<Vec3> = (0..n)
+        .map(|v| Vec3::new(v as f32 * 0.1, (v % 7) as f32, 1.0))
+        .collect();
+    let k = |v: usize| 1 + (v * 5 + v / 3) % 16;
+    let mut joints = vec![0u16; 16 * n];
+    let mut weights = vec![0f32; 16 * n];
+    for v in 0..n {
+        for i in 0..k(v) {
+            joints[16 * v + i] = ((v + 3 * i) % 20) as u16;
+            weights[16 * v + i] = 1.0 + i as f32;
+        }
+    }
+    let input = MeshInput::from_flat_influences(&positions, &joints, &weights, 16);
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(20)).unwrap();
+    assert_eq!(
+        mesh.influence_histogram()[16],
+        (0..n).filter(|&v| k(v) == 16).count()
+    );
+    let instances = 5;
+    let models = posed_models(&skeleton, instances);
+    let level: Vec<usize> = (0..20).collect();
+    let joints = skeleton.level_indices(&level).unwrap();
+    let ib = vec![Mat4::IDENTITY; 20];
+    let mut palettes = CrowdPalettes::new(20, instances).unwrap();
+    CrowdPaletteJob::new(&skeleton, &models, &joints, &ib, &mut palettes)
+        .run()
+        .unwrap();
+    for backend in backends_here() {
+        let mut p = vec![Vec3::NAN; n * instances];
+        CrowdSkinningJob::new(&mesh, &palettes, SkinOutput::positions(&mut p))
+            .backend(backend)
+            .threads(Threads::All)
+            .run()
+            .unwrap();
+        for i in 0..instances {
+            let mut single = vec![Vec3::NAN; n];
+            ispc_skinning::SkinningJob::new(
+                &mesh,
+                palettes.instance(i).unwrap(),
+                SkinOutput::positions(&mut single),
+            )
+            .backend(backend)
+            .run()
+            .unwrap();
+            assert_eq!(&p[n * i..n * (i + 1)], &single, "{backend:?} instance {i}");
+        }
+    }
+}
+
 #[test]
 fn crowd_skinning_job_rules() {
     let (_, mesh) = small_mesh();
