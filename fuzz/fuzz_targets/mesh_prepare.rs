@@ -30,11 +30,12 @@ struct View {
 
 #[derive(Arbitrary, Debug)]
 enum Influences {
-    /// JOINTS_0/WEIGHTS_0 and optionally JOINTS_1/WEIGHTS_1, as views of the buffer.
+    /// JOINTS_0/WEIGHTS_0 and the sets 1 to 3 that `more` names (bit s - 1 for set s; a set may be
+    /// missing between present ones), as views of the buffer.
     Attributes {
-        joints: [View; 2],
-        weights: [View; 2],
-        second: bool,
+        joints: [View; 4],
+        weights: [View; 4],
+        more: u8,
     },
     /// The flat form, `per_vertex` influences per vertex.
     Flat {
@@ -93,12 +94,14 @@ fuzz_target!(|input: Input| {
         Influences::Attributes {
             joints,
             weights,
-            second,
+            more,
         } => {
             let mut m = MeshInput::new(view(&input.positions), view(&joints[0]), view(&weights[0]));
-            if *second {
-                m.joints[1] = Some(view(&joints[1]));
-                m.weights[1] = Some(view(&weights[1]));
+            for set in 1..4 {
+                if more & (1 << (set - 1)) != 0 {
+                    m.joints[set] = Some(view(&joints[set]));
+                    m.weights[set] = Some(view(&weights[set]));
+                }
             }
             m
         }

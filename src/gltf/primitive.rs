@@ -1,5 +1,5 @@
 //! Skinned primitives: [`LoadOptions`], reading one mesh primitive's attributes and indices into a
-//! prepared [`SkinnedMesh`], the influence LOD rule for more than eight influences, and
+//! prepared [`SkinnedMesh`], the influence LOD rule for more than sixteen influences, and
 //! [`SkinnedPrimitive`], one primitive on one node.
 
 use super::accessors::{
@@ -43,7 +43,8 @@ pub enum VertexOrder {
     File,
     /// Sorted by influence count, stably ([`SkinnedMesh::permutation`]), as ozz-animation's mesh
     /// importer does: every influence group is one contiguous range of vertices, so no vertex is
-    /// promoted to a larger count and every gang's outputs are stored whole. This is the fastest order
+    /// promoted to a larger count (but 9 to 15 influences to the kernels' 12 or 16) and every gang's
+    /// outputs are stored whole. This is the fastest order
     /// to skin. [`SkinnedPrimitive::triangles`] and [`SkinnedPrimitive::bind_positions`] are given in
     /// it, and [`SkinnedPrimitive::file_indices`] maps each vertex back to the file's, for the
     /// attributes the scene does not read. The skinned values are the same as in file order, vertex for

@@ -240,8 +240,8 @@ impl<'a> MeshInput<'a> {
     /// Positions and `N` influences per vertex, as given (no padding to four): vertex `v` has joints
     /// `joints[v]` with weights `weights[v]`. `N` is 1 to [`MAX_INFLUENCES`];
     /// any other `N` (0 or more than 16) compiles and is reported by
-    /// [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) as [`Error::CountMismatch`], as are
-    /// slices whose lengths differ from the positions'.
+    /// [`SkinnedMesh::prepare`](crate::SkinnedMesh::prepare) as [`Error::InfluenceCount`], and slices
+    /// whose lengths differ from the positions' as [`Error::CountMismatch`].
     pub fn from_influences<const N: usize>(
         positions: &'a [Vec3],
         joints: &'a [[u16; N]],

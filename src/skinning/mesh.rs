@@ -70,7 +70,7 @@ fn quantize_unorm16(
         remainders[i] = (remainder, i);
     }
     if policy == WeightPolicy::Normalize {
-        let n = influences.len().min(8);
+        let n = influences.len().min(MAX_INFLUENCES);
         let total: u32 = q[..n].iter().map(|&x| u32::from(x)).sum();
         let missing = 65535u32.saturating_sub(total) as usize;
         // The largest remainders first (stable, so ties go to the earlier influence).
@@ -101,7 +101,8 @@ const RUN: usize = SKIN_BLOCK;
 /// follow in their own groups.
 ///
 /// A mesh whose counts never decrease (one count, or reordered by [`SkinnedMesh::permutation`]) has
-/// contiguous groups already: it is grouped by count alone, with no promotion.
+/// contiguous groups already: it is grouped by count alone, with no promotion but that of 9 to 15
+/// influences to the kernels' 12 or 16 (the caller passes those counts).
 fn group_of_runs(n: usize, count: impl Fn(usize) -> usize) -> Vec<(usize, usize)> {
     if (1..n).all(|v| count(v - 1) <= count(v)) {
         return (0..n).map(|v| (v, count(v))).collect();
@@ -274,7 +275,7 @@ impl SkinnedMesh {
             a.check("tangents", &[Format::F32x4], n)?;
         }
         let sources = Sources::check(input, n)?;
-        // 0 would drop every influence and 9 or more cannot be stored: both are errors, not clamped.
+        // 0 would drop every influence and 17 or more cannot be stored: both are errors, not clamped.
         if !(1..=MAX_INFLUENCES).contains(&options.max_influences) {
             return Err(Error::InfluenceCount {
                 what: "max_influences",
@@ -532,7 +533,8 @@ impl SkinnedMesh {
 
     /// Heap bytes the prepared mesh holds: per vertex its attribute block (16 bytes for positions
     /// only, else 48), its original index (4), its influence count (1), and its influences (8 bytes each, 4 with
-    /// [`PrepareOptions::compact_influences`]). When every one-influence vertex has weight exactly 1
+    /// [`PrepareOptions::compact_influences`]), counting those a promoted vertex is padded with (a run
+    /// of 16 vertices takes its largest count; 9 to 11 influences are stored as 12, 13 to 15 as 16). When every one-influence vertex has weight exactly 1
     /// (always with [`WeightPolicy::Normalize`]), those vertices hold only their joint, 4 bytes in all.
     /// Spare capacity and the fixed-size parts of the struct are not counted.
     pub fn heap_bytes(&self) -> usize {
@@ -567,8 +569,9 @@ impl SkinnedMesh {
     /// The vertices sorted by influence count (stably): `permutation()[i]` is the original index of the
     /// i-th vertex. Reordering the vertex buffers this way once (and remapping the index buffer with
     /// the inverse) makes every influence group one contiguous range
-    /// ([`streams_sequentially`](Self::streams_sequentially)), with no promoted vertex; the results are
-    /// in original order either way.
+    /// ([`streams_sequentially`](Self::streams_sequentially)), with no vertex promoted except from 9 to
+    /// 11 influences to 12 and from 13 to 15 to 16, the counts the kernels have; the results are in
+    /// original order either way.
     pub fn permutation(&self) -> Vec<u32> {
         let mut order: Vec<u32> = (0..self.counts.len() as u32).collect();
         order.sort_by_key(|&v| self.counts[v as usize]);
@@ -617,7 +620,7 @@ mod tests {
             state ^= state << 17;
             0.0001 + 0.9999 * (state >> 40) as f32 / (1u64 << 24) as f32
         };
-        for k in 1..=8 {
+        for k in 1..=MAX_INFLUENCES {
             for _ in 0..2000 {
                 let raw: Vec<f32> = (0..k).map(|_| uniform()).collect();
                 let sum: f32 = raw.iter().sum();

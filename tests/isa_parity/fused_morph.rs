@@ -1,8 +1,9 @@
 //! The fused morph + skin experiment (`experiments::FusedMorphJob`, feature `experiments`) on every ISA
 //! against the product pipeline on the same ISA: the morph pre-pass into the frame's copy of the prepared
 //! mesh, then skinning ([`Character::skin`]), with the default `Renormalize::None`. Meshes with mixed
-//! influence counts (a rigid group and listed groups) and with 4 influences everywhere (one contiguous
-//! group), with positions, normals and tangents, or positions only, at every harness size.
+//! influence counts, 1 to 16 (a rigid group and listed groups, 9 to 15 promoted to 12 and 16), and with
+//! 4 influences everywhere (one contiguous group), with positions, normals and tangents, or positions
+//! only, at every harness size.
 //!
 //! Tolerance: a morphed attribute float is m = base + Σ_t w_t d_t over T active targets; both paths
 //! compute it in target order, and each is within gamma_T of the exact value relative to
@@ -33,8 +34,9 @@ struct Input {
     pos: Vec<Vec3>,
     nrm: Vec<Vec3>,
     tan: Vec<Vec4>,
-    joints: Vec<[u16; 4]>,
-    weights: Vec<[f32; 4]>,
+    /// Up to 16 influences per vertex (zero weights past the vertex's count).
+    joints: Vec<[u16; 16]>,
+    weights: Vec<[f32; 16]>,
 }
 
 fn input(n: usize, rng: &mut Rng, mixed: bool) -> Input {
@@ -50,10 +52,11 @@ fn input(n: usize, rng: &mut Rng, mixed: bool) -> Input {
         m.nrm.push(random_vec3(rng, -1.0..1.0));
         m.tan
             .push(random_vec3(rng, -1.0..1.0).extend(if i % 3 == 0 { -1.0 } else { 1.0 }));
-        // Mixed: 1 to 4 influences (one influence of weight 1 makes the rigid group).
-        let k = if mixed { 1 + rng.below(4) } else { 4 };
-        let mut j = [0u16; 4];
-        let mut w = [0f32; 4];
+        // Mixed: 1 to 16 influences (one influence of weight 1 makes the rigid group; 9 to 15 are
+        // skinned by the 12- and 16-influence loops).
+        let k = if mixed { 1 + rng.below(16) } else { 4 };
+        let mut j = [0u16; 16];
+        let mut w = [0f32; 16];
         for s in 0..k {
             j[s] = rng.below(JOINTS) as u16;
             w[s] = rng.range(0.05, 1.0);
@@ -93,10 +96,11 @@ fn character(m: &Input, targets: MorphTargets, pnt: bool) -> Character {
         .collect();
     let (q, s) = (vec![Quat::IDENTITY; JOINTS], vec![Vec3::ONE; JOINTS]);
     let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).expect("a valid skin");
-    let mut input = MeshInput::new(
-        Attribute::vec3(&m.pos),
-        Attribute::joints_u16(&m.joints),
-        Attribute::weights_f32(&m.weights),
+    let mut input = MeshInput::from_flat_influences(
+        &m.pos,
+        m.joints.as_flattened(),
+        m.weights.as_flattened(),
+        16,
     );
     if pnt {
         input = input
@@ -185,14 +189,15 @@ fn check(backend: Backend) -> Result<String, String> {
                     };
                     for r in 0..3 {
                         let mut bound = 0.0f32;
-                        for i in 0..4 {
+                        let k = m.weights[v].iter().filter(|&&w| w != 0.0).count() as f32;
+                        for i in 0..16 {
                             let p = &palette[m.joints[v][i] as usize].rows[r];
                             let terms =
                                 p[0].abs() * mag.x + p[1].abs() * mag.y + p[2].abs() * mag.z;
                             let t = if s == 0 { p[3].abs() } else { 0.0 };
                             bound += m.weights[v][i].abs() * (terms + t);
                         }
-                        let tol = 2.0 * (active + 4.0 + 4.0) * eps * bound;
+                        let tol = 2.0 * (active + k + 4.0) * eps * bound;
                         let diff = (g[r] - w[r]).abs();
                         if diff.is_nan() || diff > tol {
                             return Err(format!(
