@@ -364,8 +364,27 @@ fn every_shared_asset_frame_and_crowd_has_the_box_of_its_positions() {
                 scene.character().evaluate_crowd(&mut crowd).unwrap();
             }
             for i in 0..3 {
-                let want = scanned((0..).map_while(|m| crowd.positions(m, i)));
+                let want = scanned(
+                    (0..)
+                        .map_while(|m| crowd.positions(m, i))
+                        .chain((0..).map_while(|m| crowd.rigid_positions(m, i))),
+                );
                 assert_eq!(crowd.bounds(i), want, "{at}: crowd instance {i}");
+            }
+            // Instance 1 plays the frame's clip and time at the same place: its rigid meshes are the
+            // frame's (up to the crowd kernels' rounding of the model matrices).
+            for (m, single) in frame.rigid_meshes().iter().enumerate() {
+                let got = crowd.rigid_positions(m, 1).unwrap();
+                let extent = single
+                    .positions
+                    .iter()
+                    .fold(1.0f32, |e, p| e.max(p.abs().max_element()));
+                for (g, w) in got.iter().zip(&single.positions) {
+                    assert!(
+                        (*g - *w).abs().max_element() <= 1e-4 * extent,
+                        "{at}: crowd instance 1 rigid mesh {m}: {g} against the frame's {w}"
+                    );
+                }
             }
         }
     }

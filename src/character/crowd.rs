@@ -7,9 +7,13 @@
 //! 2. [`Character::crowd_local_to_model`]: [`CrowdLocalToModelJob`] with [`CrowdFrame::roots_mut`]
 //!    placing each instance;
 //! 3. [`Character::crowd_palettes`]: [`CrowdPaletteJob`] per skin;
-//! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`] per mesh.
+//! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`] per mesh;
+//! 5. [`Character::crowd_rigid`]: every instance's rigid meshes, morphed with its own weights
+//!    ([`CrowdFrame::set_rigid_weights`]) and moved by its model matrices.
 //!
-//! [`Character::evaluate_crowd`] runs stages 2 to 4 with the frame's backend and threads.
+//! [`Character::evaluate_crowd`] runs stages 2 to 5 with the frame's backend and threads. Skinned
+//! meshes' morph targets are not applied in a crowd (every instance skins the bind pose); a single
+//! [`Frame`](crate::Frame) applies them.
 //!
 //! ```
 //! use ispc_skinning::glam::{Mat4, Quat, Vec3};
@@ -40,7 +44,7 @@
 //! ```
 
 use super::check::check_output;
-use super::frame::{CrowdPlayScratch, SkinnedVertices};
+use super::frame::{CrowdPlayScratch, Scratch, SkinnedVertices};
 use super::Character;
 use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose};
@@ -68,6 +72,14 @@ pub struct CrowdFrame {
     meshes: Vec<SkinnedVertices>,
     /// Per mesh, each instance's box of skinned positions as the skin stage's kernels returned it.
     mesh_bounds: Vec<MeshBoxes>,
+    /// One output per rigid mesh, every instance's vertices in turn (see crowd_rigid.rs).
+    pub(crate) rigid: Vec<SkinnedVertices>,
+    /// Per rigid mesh, every instance's morph weights in turn, `rigid_targets[m]` each.
+    pub(crate) rigid_weights: Vec<Vec<f32>>,
+    /// Morph targets of each rigid mesh.
+    pub(crate) rigid_targets: Vec<usize>,
+    /// Room for the rigid stage's morph and transforms, sized for the largest rigid mesh.
+    pub(crate) rigid_scratch: Scratch,
     /// Buffers of [`Character::crowd_play`].
     play: CrowdPlayScratch,
     /// Who runs the jobs; [`Backend::Auto`] by default.
@@ -198,25 +210,29 @@ impl CrowdFrame {
         self.meshes.get(mesh)
     }
 
-    /// The bounding box of one instance's skinned positions over every mesh, as (min, max); `None`
-    /// for an instance that does not exist or meshes without vertices. The boxes come from the skin
-    /// stage, whose kernels keep them while they write the positions
-    /// ([`CrowdSkinningJob::run_with_bounds`]); a mesh the stage has not written is read here.
+    /// The bounding box of one instance's positions over every mesh, skinned and rigid, as (min, max);
+    /// `None` for an instance that does not exist or meshes without vertices. The skinned meshes'
+    /// boxes come from the skin stage, whose kernels keep them while they write the positions
+    /// ([`CrowdSkinningJob::run_with_bounds`]); a mesh the stage has not written, and the rigid meshes,
+    /// are read here.
     pub fn bounds(&self, instance: usize) -> Option<(Vec3, Vec3)> {
         if instance >= self.instances {
             return None;
         }
+        let rigid = (0..self.rigid.len())
+            .filter_map(|m| Bounds::of(self.rigid_positions(m, instance)?).get());
         (0..self.meshes.len())
             .filter_map(|m| match self.mesh_bounds.get(m) {
                 Some(MeshBoxes { known: true, boxes }) => *boxes.get(instance)?,
                 _ => Bounds::of(self.positions(m, instance)?).get(),
             })
+            .chain(rigid)
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
     }
 }
 
 /// Instance `instance`'s run of a stream holding `instances` equal runs.
-fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T]> {
+pub(crate) fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T]> {
     if instance >= instances {
         return None;
     }
@@ -233,14 +249,21 @@ impl Character {
     /// # Errors
     /// [`Error::TooManyJoints`] for a skeleton over [`MAX_CROWD_JOINTS`](crate::MAX_CROWD_JOINTS);
     /// [`Error::TooManyInstances`] past [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES), or when the
-    /// instances' joints, palette entries or skinned vertices would pass
-    /// [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
+    /// instances' joints, palette entries, vertices (skinned and rigid) or rigid morph weights would
+    /// pass [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
     pub fn crowd_buffers(&self, instances: usize) -> Result<CrowdFrame, Error> {
         let vertices = self
             .meshes
             .iter()
-            .fold(0usize, |sum, m| sum.saturating_add(m.vertex_count()));
-        check_crowd_size(instances, vertices, "skinned vertex")?;
+            .map(|m| m.vertex_count())
+            .chain(self.rigid.iter().map(|m| m.vertex_count()))
+            .fold(0usize, usize::saturating_add);
+        check_crowd_size(instances, vertices, "vertex")?;
+        let rigid_targets: Vec<usize> = self.rigid_default_weights.iter().map(Vec::len).collect();
+        let weights = rigid_targets
+            .iter()
+            .fold(0usize, |s, &t| s.saturating_add(t));
+        check_crowd_size(instances, weights, "rigid morph weight")?;
         let pose = self.crowd_rest(instances)?;
         let palettes = self
             .skins
@@ -267,6 +290,26 @@ impl Character {
                 };
                 self.meshes.len()
             ],
+            rigid: self
+                .rigid
+                .iter()
+                .map(|m| {
+                    let one = m.zeroed_output();
+                    let n = m.vertex_count() * instances;
+                    SkinnedVertices {
+                        positions: vec![Vec3::ZERO; n],
+                        normals: one.normals.map(|_| vec![Vec3::ZERO; n]),
+                        tangents: one.tangents.map(|_| vec![Vec4::ZERO; n]),
+                    }
+                })
+                .collect(),
+            rigid_weights: self
+                .rigid_default_weights
+                .iter()
+                .map(|w| w.repeat(instances))
+                .collect(),
+            rigid_targets,
+            rigid_scratch: Scratch::with_room(self.scratch_room()),
             play: CrowdPlayScratch::default(),
             backend: Backend::Auto,
             threads: Threads::All,
@@ -316,6 +359,48 @@ impl Character {
         for (out, mesh) in frame.meshes.iter().zip(&self.meshes) {
             check_output(out, mesh, frame.instances)
                 .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
+        }
+        if frame.rigid.len() != self.rigid.len() {
+            return Err(wrong("rigid mesh", frame.rigid.len(), self.rigid.len()));
+        }
+        let targets = self.rigid_default_weights.iter().map(Vec::len);
+        if frame.rigid_targets.len() != self.rigid.len()
+            || frame.rigid_weights.len() != self.rigid.len()
+            || !frame.rigid_targets.iter().copied().eq(targets.clone())
+        {
+            return Err(wrong(
+                "rigid morph target",
+                frame.rigid_targets.iter().sum(),
+                targets.sum(),
+            ));
+        }
+        for ((out, mesh), (w, &t)) in frame
+            .rigid
+            .iter()
+            .zip(&self.rigid)
+            .zip(frame.rigid_weights.iter().zip(&frame.rigid_targets))
+        {
+            let per_instance = |len: usize| len.checked_div(frame.instances).unwrap_or(len);
+            if out.positions.len() != mesh.vertex_count().saturating_mul(frame.instances)
+                || out.normals.is_some() != mesh.has_normals()
+                || out.tangents.is_some() != mesh.has_tangents()
+            {
+                return Err(wrong(
+                    "rigid mesh vertex",
+                    per_instance(out.positions.len()),
+                    mesh.vertex_count(),
+                ));
+            }
+            if w.len() != t.saturating_mul(frame.instances) {
+                return Err(wrong("rigid morph weight", per_instance(w.len()), t));
+            }
+        }
+        if frame.rigid_scratch.positions.len() < self.scratch_room() {
+            return Err(wrong(
+                "rigid mesh vertex",
+                frame.rigid_scratch.positions.len(),
+                self.scratch_room(),
+            ));
         }
         if frame.owner != self.id() {
             return Err(wrong(
@@ -432,12 +517,13 @@ impl Character {
         models_and_palettes(models_job, &mut skins)
     }
 
-    /// Crowd stages 2 to 4 from the crowd's poses and roots.
+    /// Crowd stages 2 to 5 from the crowd's poses and roots.
     ///
     /// # Errors
-    /// Those of the three stages.
+    /// Those of the four stages.
     pub fn evaluate_crowd(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.evaluate_crowd_pose(frame)?;
-        self.crowd_skin(frame)
+        self.crowd_skin(frame)?;
+        self.crowd_rigid(frame)
     }
 }

@@ -48,6 +48,7 @@ mod check;
 pub(crate) mod crowd;
 pub(crate) mod crowd_pass;
 pub(crate) mod crowd_play;
+mod crowd_rigid;
 mod frame;
 pub(crate) mod morph;
 pub(crate) mod play;
@@ -541,7 +542,7 @@ impl Character {
 
     /// The scratch vertices a frame needs: room for the largest rigid mesh (skinned meshes are morphed
     /// in place, in the frame's copy).
-    fn scratch_room(&self) -> usize {
+    pub(crate) fn scratch_room(&self) -> usize {
         self.rigid
             .iter()
             .map(|m| m.vertex_count())

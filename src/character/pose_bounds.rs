@@ -164,9 +164,9 @@ impl Character {
         Ok(all.get())
     }
 
-    /// [`pose_bounds`](Character::pose_bounds) for every instance of a crowd, from its palettes (the
-    /// crowd runs no morph targets and no rigid meshes): one box per instance, `None` for a character
-    /// without skinned vertices.
+    /// [`pose_bounds`](Character::pose_bounds) for every instance of a crowd, from its palettes and, for
+    /// the rigid meshes, its model matrices and rigid morph weights (a crowd's skinned meshes are not
+    /// morphed): one box per instance, `None` for a character without vertices.
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a crowd frame of another character; [`Error::ResultNotFinite`]
@@ -186,6 +186,19 @@ impl Character {
                     .and_then(|p| p.instance(instance))
                     .unwrap_or(&[]);
                 all = all.merge(skinned_box(mesh, entries, (Vec3::ZERO, 32.0), instance)?);
+            }
+            for (r, (mesh, &joint)) in self.rigid.iter().zip(&self.rigid_joints).enumerate() {
+                let (Some((lo, hi)), Some(model)) =
+                    (mesh.bounds(), crowd.models().model(instance, joint))
+                else {
+                    continue;
+                };
+                let weights = crowd.rigid_weights(instance, r).unwrap_or(&[]);
+                let (reach, rounding) = mesh
+                    .morph_targets()
+                    .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
+                let (lo, hi) = moved(&model, lo - reach, hi + reach, rounding);
+                all = all.merge(checked(lo, hi, instance)?);
             }
             out.push(all.get());
         }

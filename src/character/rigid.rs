@@ -27,6 +27,13 @@ use glam::{Mat3, Mat4, Vec3, Vec4};
 
 use super::frame::{Scratch, SkinnedVertices};
 
+/// Where [`RigidMesh::evaluate`] writes: one element per vertex of the mesh in each stream it has.
+pub(crate) struct RigidOut<'a> {
+    pub(crate) positions: &'a mut [Vec3],
+    pub(crate) normals: Option<&'a mut [Vec3]>,
+    pub(crate) tangents: Option<&'a mut [Vec4]>,
+}
+
 /// A mesh that moves rigidly with one joint of a [`Character`](crate::Character): positions, optional
 /// normals and tangents in the joint's space, and optional morph targets.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,6 +155,45 @@ impl RigidMesh {
         )
     }
 
+    /// The streams of `out` for [`RigidMesh::evaluate`], or `None` when they do not have this mesh's
+    /// lengths for `instance` of `instances` (a frame holds one instance).
+    pub(crate) fn out_for<'a>(
+        &self,
+        out: &'a mut SkinnedVertices,
+        instance: usize,
+        instances: usize,
+    ) -> Option<RigidOut<'a>> {
+        let n = self.positions.len();
+        let range = instance.checked_mul(n)?..instance.checked_add(1)?.checked_mul(n)?;
+        let lengths = (
+            out.positions.len(),
+            out.normals.as_ref().map(Vec::len),
+            out.tangents.as_ref().map(Vec::len),
+        );
+        let total = n.checked_mul(instances)?;
+        let want = (
+            total,
+            self.normals.as_ref().map(|_| total),
+            self.tangents.as_ref().map(|_| total),
+        );
+        if lengths != want {
+            return None;
+        }
+        let normals = match out.normals.as_mut() {
+            Some(v) => Some(v.get_mut(range.clone())?),
+            None => None,
+        };
+        let tangents = match out.tangents.as_mut() {
+            Some(v) => Some(v.get_mut(range.clone())?),
+            None => None,
+        };
+        Some(RigidOut {
+            positions: out.positions.get_mut(range)?,
+            normals,
+            tangents,
+        })
+    }
+
     /// Zeroed world-space outputs for this mesh.
     pub(crate) fn zeroed_output(&self) -> SkinnedVertices {
         let n = self.positions.len();
@@ -159,8 +205,9 @@ impl RigidMesh {
     }
 
     /// One frame of this mesh: morph with `weights` (when any is not zero), then transform by `model`
-    /// into `out`, which [`RigidMesh::zeroed_output`] shaped, writing the streams `outputs` asks for and
-    /// renormalizing as `renormalize` says. `scratch` has room for the mesh.
+    /// into `out` (one element per vertex in each stream, as [`RigidMesh::zeroed_output`] shapes them,
+    /// or one instance's run of a crowd's), writing the streams `outputs` asks for and renormalizing as
+    /// `renormalize` says. `scratch` has room for the mesh.
     pub(crate) fn evaluate(
         &self,
         backend: Resolved,
@@ -168,7 +215,7 @@ impl RigidMesh {
         weights: &[f32],
         (outputs, renormalize): (VertexOutputs, Renormalize),
         scratch: &mut Scratch,
-        out: &mut SkinnedVertices,
+        out: RigidOut<'_>,
     ) -> Result<(), Error> {
         let n = self.positions.len();
         let Scratch {
@@ -201,12 +248,10 @@ impl RigidMesh {
             }
             _ => &self.positions,
         };
-        transform_points3(backend.backend(), model, positions, &mut out.positions)?;
+        transform_points3(backend.backend(), model, positions, out.positions)?;
         let m3 = Mat3::from_mat4(*model);
         let det = m3.determinant();
-        if let (true, Some(base), Some(dst)) =
-            (outputs.normals(), &self.normals, out.normals.as_mut())
-        {
+        if let (true, Some(base), Some(dst)) = (outputs.normals(), &self.normals, out.normals) {
             let normals: &[Vec3] = match morph {
                 Some(m) if m.moves(MorphStream::Normals) => {
                     m.apply(backend, MorphStream::Normals, weights, base, mn);
@@ -234,9 +279,7 @@ impl RigidMesh {
                 dst.iter_mut().for_each(|v| *v = v.normalize_or_zero());
             }
         }
-        if let (true, Some(base), Some(dst)) =
-            (outputs.tangents(), &self.tangents, out.tangents.as_mut())
-        {
+        if let (true, Some(base), Some(dst)) = (outputs.tangents(), &self.tangents, out.tangents) {
             let tangents: &[Vec3] = match morph {
                 Some(m) if m.moves(MorphStream::Tangents) => {
                     m.apply(backend, MorphStream::Tangents, weights, base, mt);

@@ -216,6 +216,13 @@ impl Character {
             .zip(&mut frame.rigid)
             .zip(&frame.rigid_weights)
         {
+            // check_frame proved the lengths; a mismatch would be a bug, reported as the frame's.
+            let got = out.positions.len();
+            let out = mesh.out_for(out, 0, 1).ok_or(Error::CountMismatch {
+                what: "rigid mesh vertices",
+                expected: mesh.vertex_count(),
+                got,
+            })?;
             mesh.evaluate(
                 backend,
                 &frame.models[level],

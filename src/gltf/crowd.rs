@@ -107,7 +107,8 @@ impl GltfScene {
 
     /// One whole crowd frame: [`sample_crowd`](GltfScene::sample_crowd) with the frame's threads, then
     /// [`Character::evaluate_crowd`](crate::Character::evaluate_crowd) (world matrices placed by each
-    /// instance's root, palettes and skinned vertices of every instance).
+    /// instance's root, palettes, skinned vertices and the rigid meshes of every instance; the file's
+    /// morph weight channels are not sampled for crowds, and skinned meshes are not morphed there).
     ///
     /// # Errors
     /// Those of the two.

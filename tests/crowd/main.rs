@@ -1,7 +1,8 @@
 //! Crowds against the single-character path, and the size limits of crowd buffers. The crowd jobs
 //! (`CrowdPaletteJob`, `CrowdSkinningJob`) and their rules are checked in `jobs.rs` beside this file; crowd
 //! frames of another character (the wrong frame) and the message of too many palette entries in
-//! `frames.rs`; `CrowdFrame::outputs` in `outputs.rs`. The four files make one test binary.
+//! `frames.rs`; `CrowdFrame::outputs` in `outputs.rs`; rigid meshes in `rigid.rs`. The five files make
+//! one test binary.
 //!
 //! A crowd of N instances of a character (N = 0, 1, 15, 16, 17, 40: empty, one, around a block of 16
 //! lanes, and several blocks), each posed differently and placed by its own root, evaluated by
@@ -26,6 +27,7 @@ mod common;
 mod frames;
 mod jobs;
 mod outputs;
+mod rigid;
 use common::scenes;
 
 use common::backends;
@@ -752,8 +754,8 @@ fn too_many_instances_fail_before_anything_is_allocated() {
         bytes < 1024,
         "CrowdPalettes::new allocated {bytes} bytes before failing"
     );
-    // The character's buffers: 456 skinned vertices per instance bound the count below the instance
-    // limit, so a count between the two is refused too.
+    // The character's buffers: 456 vertices (skinned and rigid) per instance bound the count below
+    // the instance limit, so a count between the two is refused too.
     let per_instance = 2 * 228;
     let max = MAX_CROWD_INSTANCES.min(MAX_CROWD_ELEMENTS / per_instance);
     assert!(max < MAX_CROWD_INSTANCES);
@@ -765,13 +767,13 @@ fn too_many_instances_fail_before_anything_is_allocated() {
             Error::TooManyInstances {
                 instances,
                 per_instance,
-                unit: "skinned vertex",
+                unit: "vertex",
                 max,
             }
         );
         assert!(
             err.to_string().contains(&format!(
-                "of 456 skinned vertices each asked for, but at most {max} fit"
+                "of 456 vertices each asked for, but at most {max} fit"
             )),
             "{err}"
         );

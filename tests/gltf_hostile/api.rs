@@ -99,7 +99,7 @@ fn a_crowd_of_a_skeleton_past_the_crowd_joint_limit_is_refused() {
     }
 }
 
-/// A scene's crowd counts its skinned vertices per instance: the rig has 3.
+/// A scene's crowd counts its vertices (skinned and rigid) per instance: the rig has 3.
 #[test]
 fn a_scene_crowd_of_usize_max_instances_is_refused() {
     let mut b = Builder::default();
@@ -108,8 +108,8 @@ fn a_scene_crowd_of_usize_max_instances_is_refused() {
     let (result, peak) = peak_alloc(|| scene.crowd_buffers(usize::MAX).map(|_| ()));
     assert_error(
         result,
-        &too_many_instances(usize::MAX, 3, "skinned vertex", MAX_CROWD_INSTANCES),
-        &format!("too many instances: {} instances of 3 skinned vertices each asked for, but at most {MAX_CROWD_INSTANCES} fit the limits", usize::MAX),
+        &too_many_instances(usize::MAX, 3, "vertex", MAX_CROWD_INSTANCES),
+        &format!("too many instances: {} instances of 3 vertices each asked for, but at most {MAX_CROWD_INSTANCES} fit the limits", usize::MAX),
     );
     assert!(peak < 4096, "{peak}");
 }
