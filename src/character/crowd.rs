@@ -66,7 +66,7 @@ pub struct CrowdFrame {
     instances: usize,
     pose: CrowdPose,
     roots: Vec<Mat4>,
-    models: CrowdModels,
+    pub(crate) models: CrowdModels,
     palettes: Vec<CrowdPalettes>,
     /// One output per mesh, every instance's vertices in turn.
     meshes: Vec<SkinnedVertices>,
@@ -84,12 +84,13 @@ pub struct CrowdFrame {
     play: CrowdPlayScratch,
     /// Who runs the jobs; [`Backend::Auto`] by default.
     pub backend: Backend,
-    /// Threads of every stage; [`Threads::All`] by default (a crowd is many independent instances).
+    /// Threads of every stage but the rigid meshes'; [`Threads::All`] by default (a crowd is many
+    /// independent instances).
     pub threads: Threads,
-    /// Renormalization of skinned normals and tangents; [`Renormalize::default()`], as for a
-    /// [`Frame`](crate::Frame).
+    /// Renormalization of the normals and tangents the skin and rigid stages write;
+    /// [`Renormalize::default()`], as for a [`Frame`](crate::Frame).
     pub renormalize: Renormalize,
-    /// Which attributes the skin stage writes; [`VertexOutputs::All`] by default, as for a
+    /// Which attributes the skin and rigid stages write; [`VertexOutputs::All`] by default, as for a
     /// [`Frame`](crate::Frame). Streams left out keep what they held (zeros in new buffers); the
     /// buffers stay, so the frame can ask for them again.
     pub outputs: VertexOutputs,
@@ -363,16 +364,23 @@ impl Character {
         if frame.rigid.len() != self.rigid.len() {
             return Err(wrong("rigid mesh", frame.rigid.len(), self.rigid.len()));
         }
-        let targets = self.rigid_default_weights.iter().map(Vec::len);
         if frame.rigid_targets.len() != self.rigid.len()
             || frame.rigid_weights.len() != self.rigid.len()
-            || !frame.rigid_targets.iter().copied().eq(targets.clone())
         {
             return Err(wrong(
-                "rigid morph target",
-                frame.rigid_targets.iter().sum(),
-                targets.sum(),
+                "rigid morph weight vector",
+                frame.rigid_targets.len(),
+                self.rigid.len(),
             ));
+        }
+        let targets = self.rigid_default_weights.iter().map(Vec::len);
+        if let Some((&got, want)) = frame
+            .rigid_targets
+            .iter()
+            .zip(targets)
+            .find(|(got, want)| **got != *want)
+        {
+            return Err(wrong("rigid morph target", got, want));
         }
         for ((out, mesh), (w, &t)) in frame
             .rigid
@@ -381,15 +389,28 @@ impl Character {
             .zip(frame.rigid_weights.iter().zip(&frame.rigid_targets))
         {
             let per_instance = |len: usize| len.checked_div(frame.instances).unwrap_or(len);
-            if out.positions.len() != mesh.vertex_count().saturating_mul(frame.instances)
-                || out.normals.is_some() != mesh.has_normals()
-                || out.tangents.is_some() != mesh.has_tangents()
-            {
+            if out.positions.len() != mesh.vertex_count().saturating_mul(frame.instances) {
                 return Err(wrong(
                     "rigid mesh vertex",
                     per_instance(out.positions.len()),
                     mesh.vertex_count(),
                 ));
+            }
+            for (part, made_for, here) in [
+                (
+                    "rigid mesh normal stream",
+                    out.normals.is_some(),
+                    mesh.has_normals(),
+                ),
+                (
+                    "rigid mesh tangent stream",
+                    out.tangents.is_some(),
+                    mesh.has_tangents(),
+                ),
+            ] {
+                if made_for != here {
+                    return Err(wrong(part, usize::from(made_for), usize::from(here)));
+                }
             }
             if w.len() != t.saturating_mul(frame.instances) {
                 return Err(wrong("rigid morph weight", per_instance(w.len()), t));

@@ -44,12 +44,14 @@ impl CrowdFrame {
     }
 
     /// One instance's morph weights of rigid mesh `mesh` (empty when it has no morph targets); `None`
-    /// out of range. A new crowd frame starts every instance at the character's weights.
-    pub fn rigid_weights(&self, instance: usize, mesh: usize) -> Option<&[f32]> {
+    /// out of range. A new crowd frame starts every instance at the character's weights. Clips do not
+    /// drive them in a crowd ([`Character::crowd_play`] samples no morph weights).
+    pub fn rigid_weights(&self, mesh: usize, instance: usize) -> Option<&[f32]> {
         super::crowd::run(self.rigid_weights.get(mesh)?, self.instances(), instance)
     }
 
-    /// Sets one instance's morph weights of rigid mesh `mesh`, one per morph target.
+    /// Sets one instance's morph weights of rigid mesh `mesh`, one per morph target (the same order of
+    /// arguments as [`rigid_positions`](CrowdFrame::rigid_positions): mesh, then instance).
     ///
     /// # Errors
     /// [`Error::NotFinite`] for a NaN or infinite weight; [`Error::InstanceOutOfRange`];
@@ -57,8 +59,8 @@ impl CrowdFrame {
     /// per target.
     pub fn set_rigid_weights(
         &mut self,
-        instance: usize,
         mesh: usize,
+        instance: usize,
         weights: &[f32],
     ) -> Result<(), Error> {
         numeric::check_finite("morph weights", weights, 1)?;
@@ -99,13 +101,18 @@ impl CrowdFrame {
 impl Character {
     /// Crowd stage 5: every instance's rigid meshes (added with [`Character::with_rigid_meshes`]),
     /// each morphed with the instance's weights ([`CrowdFrame::set_rigid_weights`]) when any is not
-    /// zero and moved by the instance's model matrix of its joint, writing the streams
-    /// [`CrowdFrame::outputs`](CrowdFrame#structfield.outputs) asks for. Instance by instance, each with
-    /// the bits of a [`Frame`](crate::Frame)'s [`rigid`](Character::rigid) stage for the same model
-    /// matrices and weights; one thread (the meshes are small next to the skinned ones).
+    /// zero and moved by the instance's model matrix of its joint (so
+    /// [`crowd_local_to_model`](Character::crowd_local_to_model) or
+    /// [`evaluate_crowd_pose`](Character::evaluate_crowd_pose) first), writing the streams
+    /// [`CrowdFrame::outputs`](CrowdFrame#structfield.outputs) asks for (the others keep what they
+    /// held) and renormalizing as [`CrowdFrame::renormalize`](CrowdFrame#structfield.renormalize) says.
+    /// Instance by instance, each with the bits of a [`Frame`](crate::Frame)'s
+    /// [`rigid`](Character::rigid) stage for the same model matrices and weights; on one thread whatever
+    /// the frame's threads (the meshes are small next to the skinned ones).
     ///
     /// # Errors
-    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`].
+    /// [`Error::WrongFrame`], [`Error::IsaUnavailable`]; [`Error::NotFinite`] naming the points when
+    /// morph weights are so large that the morphed or moved vertices overflow, as for a frame.
     pub fn crowd_rigid(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.check_crowd(frame)?;
         if self.rigid.is_empty() {
@@ -113,39 +120,43 @@ impl Character {
         }
         let backend = frame.backend.resolve(KernelFamily::Transform)?;
         let instances = frame.instances();
+        // check_crowd proved every length below; a failed lookup is reported, never skipped.
+        let broken = |what: &'static str, got: usize| Error::CountMismatch {
+            what,
+            expected: instances,
+            got,
+        };
         for (m, (mesh, &joint)) in self.rigid.iter().zip(&self.rigid_joints).enumerate() {
-            let targets = frame.rigid_targets.get(m).copied().unwrap_or(0);
+            let targets = *frame
+                .rigid_targets
+                .get(m)
+                .ok_or(broken("rigid mesh morph targets", m))?;
+            let weights = frame
+                .rigid_weights
+                .get(m)
+                .ok_or(broken("rigid mesh morph weights", m))?;
+            let all = frame
+                .rigid
+                .get_mut(m)
+                .ok_or(broken("rigid mesh outputs", m))?;
             for i in 0..instances {
                 let model = frame
-                    .models()
+                    .models
                     .model(i, joint)
-                    .ok_or(Error::InstanceOutOfRange {
-                        instance: i,
-                        instances,
-                    })?;
-                let weights = frame
-                    .rigid_weights
-                    .get(m)
-                    .and_then(|w| w.get(i * targets..(i + 1) * targets))
-                    .unwrap_or(&[]);
-                let (Some(all), scratch) = (frame.rigid.get_mut(m), &mut frame.rigid_scratch)
-                else {
-                    break;
-                };
+                    .ok_or(broken("crowd model matrices", i))?;
+                let w = weights
+                    .get(i * targets..(i + 1) * targets)
+                    .ok_or(broken("rigid mesh morph weights", i))?;
                 let got = all.positions.len();
                 let out = mesh
                     .out_for(all, i, instances)
-                    .ok_or(Error::CountMismatch {
-                        what: "rigid mesh vertices",
-                        expected: mesh.vertex_count().saturating_mul(instances),
-                        got,
-                    })?;
+                    .ok_or(broken("rigid mesh vertices", got))?;
                 mesh.evaluate(
                     backend,
                     &model,
-                    weights,
+                    w,
                     (frame.outputs, frame.renormalize),
-                    scratch,
+                    &mut frame.rigid_scratch,
                     out,
                 )?;
             }

@@ -166,7 +166,9 @@ impl Character {
 
     /// [`pose_bounds`](Character::pose_bounds) for every instance of a crowd, from its palettes and, for
     /// the rigid meshes, its model matrices and rigid morph weights (a crowd's skinned meshes are not
-    /// morphed): one box per instance, `None` for a character without vertices.
+    /// morphed): one box per instance, `None` for a character without vertices. The rigid meshes'
+    /// boxes read the frame's model matrices, which [`evaluate_crowd_pose`](Character::evaluate_crowd_pose)
+    /// writes and [`crowd_play_palettes`](Character::crowd_play_palettes) does not.
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a crowd frame of another character; [`Error::ResultNotFinite`]
@@ -188,12 +190,23 @@ impl Character {
                 all = all.merge(skinned_box(mesh, entries, (Vec3::ZERO, 32.0), instance)?);
             }
             for (r, (mesh, &joint)) in self.rigid.iter().zip(&self.rigid_joints).enumerate() {
-                let (Some((lo, hi)), Some(model)) =
-                    (mesh.bounds(), crowd.models().model(instance, joint))
-                else {
+                // A mesh without vertices has no box.
+                let Some((lo, hi)) = mesh.bounds() else {
                     continue;
                 };
-                let weights = crowd.rigid_weights(instance, r).unwrap_or(&[]);
+                // check_crowd proved the instance, joint and weights exist.
+                let broken = |what| Error::CountMismatch {
+                    what,
+                    expected: instances,
+                    got: instance,
+                };
+                let model = crowd
+                    .models()
+                    .model(instance, joint)
+                    .ok_or(broken("crowd model matrices"))?;
+                let weights = crowd
+                    .rigid_weights(r, instance)
+                    .ok_or(broken("rigid mesh morph weights"))?;
                 let (reach, rounding) = mesh
                     .morph_targets()
                     .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));

@@ -8,7 +8,7 @@ use crate::common::{scenes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
     Attribute, Character, CharacterSkin, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh,
-    Skeleton, SkinnedMesh, Threads, Trs,
+    Skeleton, SkinnedMesh, Threads, Trs, VertexOutputs,
 };
 
 const JOINTS: usize = 12;
@@ -109,13 +109,13 @@ fn each_instance_draws_its_rigid_meshes_as_a_frame_would() {
                     } else {
                         vec![rng.range(-1.0, 1.0), if i % 3 == 0 { 0.0 } else { 0.5 }]
                     };
-                    crowd.set_rigid_weights(i, 0, &w).unwrap();
+                    crowd.set_rigid_weights(0, i, &w).unwrap();
                     weights.push(w);
                 }
                 character.evaluate_crowd(&mut crowd).unwrap();
                 let boxes = character.crowd_pose_bounds(&crowd).unwrap();
                 for i in 0..instances {
-                    assert_eq!(crowd.rigid_weights(i, 0), Some(&weights[i][..]));
+                    assert_eq!(crowd.rigid_weights(0, i), Some(&weights[i][..]));
                     // A single frame's rigid stage on this instance's model matrices and weights.
                     let mut frame = character.frame_buffers().backend(backend);
                     for j in 0..JOINTS {
@@ -176,18 +176,18 @@ fn rigid_weights_of_a_crowd_keep_their_rules() {
     let mut rng = Rng::new(3);
     let character = character(&mut rng);
     let mut crowd = character.crowd_buffers(4).unwrap();
-    assert_eq!(crowd.rigid_weights(3, 0), Some(&[0.0, 0.0][..]));
-    assert_eq!(crowd.rigid_weights(3, 1), Some(&[][..]));
-    assert_eq!(crowd.rigid_weights(4, 0), None);
+    assert_eq!(crowd.rigid_weights(0, 3), Some(&[0.0, 0.0][..]));
+    assert_eq!(crowd.rigid_weights(1, 3), Some(&[][..]));
+    assert_eq!(crowd.rigid_weights(0, 4), None);
     assert_eq!(
-        crowd.set_rigid_weights(4, 0, &[1.0, 1.0]),
+        crowd.set_rigid_weights(0, 4, &[1.0, 1.0]),
         Err(Error::InstanceOutOfRange {
             instance: 4,
             instances: 4
         })
     );
     assert_eq!(
-        crowd.set_rigid_weights(0, 2, &[]),
+        crowd.set_rigid_weights(2, 0, &[]),
         Err(Error::CountMismatch {
             what: "rigid meshes",
             expected: 2,
@@ -207,9 +207,51 @@ fn rigid_weights_of_a_crowd_keep_their_rules() {
         Err(Error::NotFinite { .. })
     ));
     // Nothing changed by the refused calls; one instance's weights leave the others alone.
-    crowd.set_rigid_weights(2, 0, &[0.25, -0.5]).unwrap();
+    crowd.set_rigid_weights(0, 2, &[0.25, -0.5]).unwrap();
     for i in 0..4 {
         let want: &[f32] = if i == 2 { &[0.25, -0.5] } else { &[0.0, 0.0] };
-        assert_eq!(crowd.rigid_weights(i, 0), Some(want));
+        assert_eq!(crowd.rigid_weights(0, i), Some(want));
+    }
+}
+
+#[test]
+fn positions_only_keep_the_other_streams_and_a_foreign_frame_is_refused() {
+    let character = character(&mut Rng::new(9));
+    // The same shapes (same seed), another character.
+    let other = self::character(&mut Rng::new(9));
+    let mut crowd = character
+        .crowd_buffers(3)
+        .unwrap()
+        .outputs(VertexOutputs::Positions);
+    character.evaluate_crowd(&mut crowd).unwrap();
+    for i in 0..3 {
+        assert!(crowd
+            .rigid_positions(0, i)
+            .unwrap()
+            .iter()
+            .any(|p| *p != Vec3::ZERO));
+        // Streams left out keep what they held: zeros in new buffers.
+        assert!(crowd
+            .rigid_normals(0, i)
+            .unwrap()
+            .iter()
+            .all(|n| *n == Vec3::ZERO));
+        assert!(crowd
+            .rigid_tangents(0, i)
+            .unwrap()
+            .iter()
+            .all(|t| *t == glam::Vec4::ZERO));
+        // The quad has neither normals nor tangents.
+        assert!(crowd.rigid_normals(1, i).is_none() && crowd.rigid_tangents(1, i).is_none());
+    }
+    for result in [
+        other.crowd_rigid(&mut crowd),
+        other.evaluate_crowd(&mut crowd),
+        other.crowd_pose_bounds(&crowd).map(|_| ()),
+    ] {
+        assert!(
+            matches!(result, Err(Error::WrongFrame { .. })),
+            "{result:?}"
+        );
     }
 }
