@@ -12,7 +12,8 @@
 //!   `Character::new`, morph targets on the mesh, a rigid mesh with morph targets; a `Frame` on the
 //!   input's backend (any ISA, or the reference), renormalization and threads, with a root, driven by
 //!   `set_local`, `set_pose`, `set_mesh_weights` and `set_rigid_weights`, evaluated; a `CrowdFrame` of
-//!   1 to 20 instances with roots and poses, evaluated;
+//!   1 to 20 instances with roots, poses and rigid morph weights, evaluated (skinned and rigid
+//!   vertices checked);
 //! - blends: `BlendingJob` and `CrowdBlendingJob` with up to 4 layers and 4 additive layers, layer
 //!   weights, joint weights and thresholds from the pool;
 //! - the standalone jobs: `LocalToModelJob` on TRS, matrices or affines, with a root and `from`, each
@@ -387,6 +388,10 @@ impl Ctx<'_> {
         for i in 0..instances {
             let (t, q, s) = (p.vec3s(n), p.quats(n), p.vec3s(n));
             let _ = frame.pose_mut().set_instance(i, Trs::new(&t, &q, &s));
+            for r in 0..character.rigid_mesh_count() {
+                let targets = frame.rigid_weights(r, i).map_or(0, <[f32]>::len);
+                let _ = frame.set_rigid_weights(r, i, &p.floats(targets));
+            }
         }
         let ok = character.evaluate_crowd(&mut frame).is_ok();
         let mut models = vec![Mat4::IDENTITY; n];
@@ -411,6 +416,22 @@ impl Ctx<'_> {
                 check(
                     ok,
                     bytemuck::cast_slice(frame.tangents(m, i).unwrap_or(&[])),
+                    what,
+                );
+            }
+        }
+        for r in 0..character.rigid_mesh_count() {
+            let what = "Character::evaluate_crowd (rigid vertices)";
+            if let Some(out) = frame.rigid(r) {
+                check(ok, bytemuck::cast_slice(&out.positions), what);
+                check(
+                    ok,
+                    bytemuck::cast_slice(out.normals.as_deref().unwrap_or(&[])),
+                    what,
+                );
+                check(
+                    ok,
+                    bytemuck::cast_slice(out.tangents.as_deref().unwrap_or(&[])),
                     what,
                 );
             }
