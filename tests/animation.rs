@@ -498,14 +498,7 @@ fn gltf_clips_sample_to_the_same_bits_as_the_importer() {
     use ispc_skinning::Property;
     let Some(dir) = common::assets() else { return };
     let mut checked = 0;
-    for asset in [
-        "SimpleSkin/SimpleSkin.gltf",
-        "RiggedSimple/RiggedSimple.glb",
-        "RiggedFigure/RiggedFigure.glb",
-        "CesiumMan/CesiumMan.glb",
-        "Fox/Fox.glb",
-        "RobotExpressive/RobotExpressive.glb",
-    ] {
+    for asset in common::SHARED_ASSETS {
         let scene = GltfScene::load(dir.join(asset)).unwrap();
         let mut frame = scene.frame_buffers();
         for c in 0..scene.clips().len() {

@@ -11,14 +11,7 @@ use glam::Vec3;
 use ispc_skinning::gltf::{GltfScene, LoadOptions, VertexOrder, Wrap};
 use serde_json::json;
 
-const ASSETS: [&str; 6] = [
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-    "RobotExpressive/RobotExpressive.glb",
-];
+const ASSETS: [&str; 6] = common::SHARED_ASSETS;
 
 fn sorted() -> LoadOptions {
     LoadOptions {

@@ -61,14 +61,7 @@ fn written(frame: &Frame) -> Vec<Vec3> {
 fn pose_bounds_contain_every_asset_vertex() {
     use ispc_skinning::gltf::{GltfScene, Wrap};
     let Some(dir) = common::assets() else { return };
-    for asset in [
-        "SimpleSkin/SimpleSkin.gltf",
-        "RiggedSimple/RiggedSimple.glb",
-        "RiggedFigure/RiggedFigure.glb",
-        "CesiumMan/CesiumMan.glb",
-        "Fox/Fox.glb",
-        "RobotExpressive/RobotExpressive.glb",
-    ] {
+    for asset in common::SHARED_ASSETS {
         let scene = GltfScene::load(dir.join(asset)).unwrap();
         for backend in backends() {
             let mut frame = scene.frame_buffers().backend(backend);

@@ -122,6 +122,17 @@ pub fn backends() -> Vec<Backend> {
     b
 }
 
+/// Every shared glTF asset, relative to [`assets`]; RobotExpressive has rigid, node-attached parts and
+/// morph targets.
+pub const SHARED_ASSETS: [&str; 6] = [
+    "SimpleSkin/SimpleSkin.gltf",
+    "RiggedSimple/RiggedSimple.glb",
+    "RiggedFigure/RiggedFigure.glb",
+    "CesiumMan/CesiumMan.glb",
+    "Fox/Fox.glb",
+    "RobotExpressive/RobotExpressive.glb",
+];
+
 /// How many real-asset checks this test binary has skipped so far.
 static ASSET_SKIPS: AtomicUsize = AtomicUsize::new(0);
 

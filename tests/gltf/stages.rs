@@ -3,15 +3,8 @@
 
 use super::*;
 
-/// Every shared asset; RobotExpressive has rigid, node-attached parts and morph targets.
-const ALL_ASSETS: [&str; 6] = [
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-    "RobotExpressive/RobotExpressive.glb",
-];
+/// Every shared asset (see `common::SHARED_ASSETS`).
+const ALL_ASSETS: [&str; 6] = crate::common::SHARED_ASSETS;
 
 /// Every output of a frame as bits: world matrices, palettes, then skinned and rigid vertices stream by
 /// stream ([`streams`]).
