@@ -294,15 +294,7 @@ impl Character {
             rigid: self
                 .rigid
                 .iter()
-                .map(|m| {
-                    let one = m.zeroed_output();
-                    let n = m.vertex_count() * instances;
-                    SkinnedVertices {
-                        positions: vec![Vec3::ZERO; n],
-                        normals: one.normals.map(|_| vec![Vec3::ZERO; n]),
-                        tangents: one.tangents.map(|_| vec![Vec4::ZERO; n]),
-                    }
-                })
+                .map(|m| m.zeroed_output(instances))
                 .collect(),
             rigid_weights: self
                 .rigid_default_weights

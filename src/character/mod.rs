@@ -514,7 +514,7 @@ impl Character {
                 .map(|mesh| SkinnedVertices::zeroed(mesh, mesh.vertex_count()))
                 .collect(),
             mesh_bounds: vec![None; self.meshes.len()],
-            rigid: self.rigid.iter().map(|m| m.zeroed_output()).collect(),
+            rigid: self.rigid.iter().map(|m| m.zeroed_output(1)).collect(),
             morphed: self
                 .meshes
                 .iter()

@@ -20,6 +20,7 @@
 
 use super::crowd::CrowdFrame;
 use super::frame::Frame;
+use super::rigid::RigidMesh;
 use super::Character;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
@@ -75,6 +76,25 @@ fn morph_reach(reach: &[Vec3], weights: &[f32]) -> (Vec3, f32) {
             (sum + *r * w.abs(), n + 1)
         });
     (sum, 32.0 + targets as f32)
+}
+
+/// The box of a rigid mesh's vertices under `model`: its bind box grown by the reach of `weights` and
+/// moved (see [`morph_reach`], [`moved`]); empty for a mesh without vertices. `index` names it in
+/// [`Error::ResultNotFinite`].
+fn rigid_box(
+    mesh: &RigidMesh,
+    model: &Mat4,
+    weights: &[f32],
+    index: usize,
+) -> Result<Bounds, Error> {
+    let Some((lo, hi)) = mesh.bounds() else {
+        return Ok(Bounds::EMPTY);
+    };
+    let (reach, rounding) = mesh
+        .morph_targets()
+        .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
+    let (lo, hi) = moved(model, lo - reach, hi + reach, rounding);
+    checked(lo, hi, index)
 }
 
 /// The box of a skinned mesh's vertices for one palette (`entries` its joints' entries), its bind
@@ -152,14 +172,10 @@ impl Character {
             .zip(&frame.rigid_weights)
             .enumerate()
         {
-            let (Some((lo, hi)), Some(model)) = (mesh.bounds(), frame.models.get(level)) else {
+            let Some(model) = frame.models.get(level) else {
                 continue;
             };
-            let (reach, rounding) = mesh
-                .morph_targets()
-                .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
-            let (lo, hi) = moved(model, lo - reach, hi + reach, rounding);
-            all = all.merge(checked(lo, hi, self.meshes.len() + r)?);
+            all = all.merge(rigid_box(mesh, model, weights, self.meshes.len() + r)?);
         }
         Ok(all.get())
     }
@@ -190,10 +206,6 @@ impl Character {
                 all = all.merge(skinned_box(mesh, entries, (Vec3::ZERO, 32.0), instance)?);
             }
             for (r, (mesh, &joint)) in self.rigid.iter().zip(&self.rigid_joints).enumerate() {
-                // A mesh without vertices has no box.
-                let Some((lo, hi)) = mesh.bounds() else {
-                    continue;
-                };
                 // check_crowd proved the instance, joint and weights exist.
                 let broken = |what| Error::CountMismatch {
                     what,
@@ -207,11 +219,7 @@ impl Character {
                 let weights = crowd
                     .rigid_weights(r, instance)
                     .ok_or(broken("rigid mesh morph weights"))?;
-                let (reach, rounding) = mesh
-                    .morph_targets()
-                    .map_or((Vec3::ZERO, 32.0), |m| morph_reach(m.reach(), weights));
-                let (lo, hi) = moved(&model, lo - reach, hi + reach, rounding);
-                all = all.merge(checked(lo, hi, instance)?);
+                all = all.merge(rigid_box(mesh, &model, weights, instance)?);
             }
             out.push(all.get());
         }

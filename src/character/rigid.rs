@@ -144,10 +144,11 @@ impl RigidMesh {
         self.bounds
     }
 
-    /// The lengths of this mesh's outputs (positions, normals, tangents), as
-    /// [`RigidMesh::zeroed_output`] makes them; every frame checks them without allocating.
-    pub(crate) fn output_lengths(&self) -> (usize, Option<usize>, Option<usize>) {
-        let n = self.positions.len();
+    /// The lengths of this mesh's outputs (positions, normals, tangents) for `instances` instances (1
+    /// for a frame), as [`RigidMesh::zeroed_output`] makes them; every frame checks them without
+    /// allocating.
+    pub(crate) fn output_lengths(&self, instances: usize) -> (usize, Option<usize>, Option<usize>) {
+        let n = self.positions.len().saturating_mul(instances);
         (
             n,
             self.normals.as_ref().map(|_| n),
@@ -170,13 +171,7 @@ impl RigidMesh {
             out.normals.as_ref().map(Vec::len),
             out.tangents.as_ref().map(Vec::len),
         );
-        let total = n.checked_mul(instances)?;
-        let want = (
-            total,
-            self.normals.as_ref().map(|_| total),
-            self.tangents.as_ref().map(|_| total),
-        );
-        if lengths != want {
+        if lengths != self.output_lengths(instances) {
             return None;
         }
         let normals = match out.normals.as_mut() {
@@ -194,9 +189,10 @@ impl RigidMesh {
         })
     }
 
-    /// Zeroed world-space outputs for this mesh.
-    pub(crate) fn zeroed_output(&self) -> SkinnedVertices {
-        let n = self.positions.len();
+    /// Zeroed world-space outputs for `instances` instances of this mesh (1 for a frame; a crowd's
+    /// count is bounded by `check_crowd_size` first, so the product fits).
+    pub(crate) fn zeroed_output(&self, instances: usize) -> SkinnedVertices {
+        let n = self.positions.len() * instances;
         SkinnedVertices {
             positions: vec![Vec3::ZERO; n],
             normals: self.normals.as_ref().map(|_| vec![Vec3::ZERO; n]),
