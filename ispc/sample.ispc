@@ -45,6 +45,37 @@ static inline void unit(varying float &x, varying float &y, varying float &z, va
     }
 }
 
+// slerp's weights sin((1 - u) theta) / sin(theta) (wa, for key k) and sin(u theta) / sin(theta) (wb),
+// theta = acos(d), d >= 0 the keys' dot product, as polynomials in d (D. Eberly, "A fast and accurate
+// algorithm for computing SLERP", 2011): eight nested multiply-adds per weight instead of acos, three
+// sines and a division, with a relative error near 1e-7 for d in [0, 1] (measured against the reference
+// in tests/isa_parity/sample.rs). At d = 1 the weights are 1 - u and u: a plain lerp.
+static inline void slerp_weights(float u, float d, varying float &wa, varying float &wb)
+{
+    float dm1 = min(d, 1.0f) - 1.0f;
+    float wu = u, wv = 1.0f - u;
+    float su = wu * wu, sv = wv * wv;
+    float cu = 1.0f, cv = 1.0f;
+    cu = 1.0f + (1.90110745351730037f / (8.0f * 17.0f) * su - 1.90110745351730037f * 8.0f / 17.0f) * dm1 * cu;
+    cv = 1.0f + (1.90110745351730037f / (8.0f * 17.0f) * sv - 1.90110745351730037f * 8.0f / 17.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (7.0f * 15.0f) * su - 7.0f / 15.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (7.0f * 15.0f) * sv - 7.0f / 15.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (6.0f * 13.0f) * su - 6.0f / 13.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (6.0f * 13.0f) * sv - 6.0f / 13.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (5.0f * 11.0f) * su - 5.0f / 11.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (5.0f * 11.0f) * sv - 5.0f / 11.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (4.0f * 9.0f) * su - 4.0f / 9.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (4.0f * 9.0f) * sv - 4.0f / 9.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (3.0f * 7.0f) * su - 3.0f / 7.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (3.0f * 7.0f) * sv - 3.0f / 7.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (2.0f * 5.0f) * su - 2.0f / 5.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (2.0f * 5.0f) * sv - 2.0f / 5.0f) * dm1 * cv;
+    cu = 1.0f + (1.0f / (1.0f * 3.0f) * su - 1.0f / 3.0f) * dm1 * cu;
+    cv = 1.0f + (1.0f / (1.0f * 3.0f) * sv - 1.0f / 3.0f) * dm1 * cv;
+    wa = wv * cv;
+    wb = wu * cu;
+}
+
 // One lane's rotation: track interpolation ip, its key k's first float at `at` (past the in-tangent for
 // cubic), key stride, fraction u, interval dt, and whether key k is held.
 static inline void quat_value(uniform const float values[], uniform int ip, int at, uniform int stride,
@@ -72,32 +103,9 @@ static inline void quat_value(uniform const float values[], uniform int ip, int 
             bz = -bz;
             bw = -bw;
         }
-        // slerp's weights sin((1 - u) theta) / sin(theta) and sin(u theta) / sin(theta), theta = acos(d),
-        // as polynomials in d (D. Eberly, "A fast and accurate algorithm for computing SLERP", 2011):
-        // eight nested multiply-adds per weight instead of acos, three sines and a division, with a
-        // relative error near 1e-7 for d in [0, 1] (measured against the reference in
-        // tests/isa_parity/sample.rs). At d = 1 the weights are 1 - u and u: a plain lerp.
-        float dm1 = min(d, 1.0f) - 1.0f;
-        float wu = u, wv = 1.0f - u;
-        float su = wu * wu, sv = wv * wv;
-        float cu = 1.0f, cv = 1.0f;
-        cu = 1.0f + (1.90110745351730037f / (8.0f * 17.0f) * su - 1.90110745351730037f * 8.0f / 17.0f) * dm1 * cu;
-        cv = 1.0f + (1.90110745351730037f / (8.0f * 17.0f) * sv - 1.90110745351730037f * 8.0f / 17.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (7.0f * 15.0f) * su - 7.0f / 15.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (7.0f * 15.0f) * sv - 7.0f / 15.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (6.0f * 13.0f) * su - 6.0f / 13.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (6.0f * 13.0f) * sv - 6.0f / 13.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (5.0f * 11.0f) * su - 5.0f / 11.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (5.0f * 11.0f) * sv - 5.0f / 11.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (4.0f * 9.0f) * su - 4.0f / 9.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (4.0f * 9.0f) * sv - 4.0f / 9.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (3.0f * 7.0f) * su - 3.0f / 7.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (3.0f * 7.0f) * sv - 3.0f / 7.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (2.0f * 5.0f) * su - 2.0f / 5.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (2.0f * 5.0f) * sv - 2.0f / 5.0f) * dm1 * cv;
-        cu = 1.0f + (1.0f / (1.0f * 3.0f) * su - 1.0f / 3.0f) * dm1 * cu;
-        cv = 1.0f + (1.0f / (1.0f * 3.0f) * sv - 1.0f / 3.0f) * dm1 * cv;
-        float wa = wv * cv, wb = wu * cu;
+        // slerp (see slerp_weights).
+        float wa, wb;
+        slerp_weights(u, d, wa, wb);
         x = x * wa + bx * wb;
         y = y * wa + by * wb;
         z = z * wa + bz * wb;
@@ -425,9 +433,9 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // (AoSoA blocks of 16 instances: element e of level j of instance i at ((i / 16 * joints + j) * 10 + e)
 // * 16 + i % 16, src/local_to_model/crowd.rs) play the same clip, each at its own time; run r = i - first
 // finds its located key on timeline tl at tl * count + r. The tracks of every property come merged,
-// ordered by joint then element (0 translation, 3 rotation, 7 scale), and a gang of instances runs every
-// track before the next gang: the gang's blocks are written forward, once, while the clip's values stay
-// in cache. Checked by the Rust side before every call: every track's keys lie inside values, every level
+// sorted by kind (rotation or not, then interpolation), and a gang of instances runs every track before
+// the next gang, while its block of the output (joints * 640 bytes) and the clip's values stay in
+// cache. Checked by the Rust side before every call: every track's keys lie inside values, every level
 // below joints, every element 0, 3 or 7, every timeline's located entries inside the arrays, and every
 // written element inside out.
 //
@@ -441,43 +449,228 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // One gang of instances of a block (run indices r0 + programIndex, r0 the gang's first) through every
 // track: inlined once with every lane live (no masks: plain loads and stores) and once under the mask
 // of the lanes inside the run.
+#if W == 4 || W == 8
+// Columns c[0] .. c[7] with lane i of c[f] the float at[i] + f of values: each lane's eight floats as one
+// contiguous load (two on four-lane ISAs), transposed in registers (transpose_blocks, then join_groups
+// on AVX2: 24 shuffles for 64 floats). The hardware gathers this replaces, one per float and key, took
+// most of the crowd sampler's time on Zen 4. Reads values[at[i] .. at[i] + 8) in every lane (the
+// caller's bound: CROWD_READ_PAD).
+static inline void columns8(uniform const float values[], varying int at, varying float c[8])
+{
+#if W == 8
+    varying float r[8];
+    for (uniform int i = 0; i < 8; i++)
+        r[i] = values[extract(at, i) + programIndex];
+    varying float u[4], v[4];
+    transpose_blocks(r[0], r[1], r[2], r[3], u[0], u[1], u[2], u[3]);
+    transpose_blocks(r[4], r[5], r[6], r[7], v[0], v[1], v[2], v[3]);
+    for (uniform int f = 0; f < 4; f++) {
+        c[f] = join_groups(u[f], v[f], 0);
+        c[4 + f] = join_groups(u[f], v[f], 1);
+    }
+#else
+    varying float r[4], s[4];
+    for (uniform int i = 0; i < 4; i++) {
+        r[i] = values[extract(at, i) + programIndex];
+        s[i] = values[extract(at, i) + 4 + programIndex];
+    }
+    transpose_blocks(r[0], r[1], r[2], r[3], c[0], c[1], c[2], c[3]);
+    transpose_blocks(s[0], s[1], s[2], s[3], c[4], c[5], c[6], c[7]);
+#endif
+}
+
+// The Hermite basis at u, the tangents' two scaled by the interval dt (glTF's cubic spline).
+static inline void hermite(float u, float dt, varying float h[4])
+{
+    float u2 = u * u;
+    float u3 = u2 * u;
+    h[0] = 2.0f * u3 - 3.0f * u2 + 1.0f;
+    h[1] = (u3 - 2.0f * u2 + u) * dt;
+    h[2] = -2.0f * u3 + 3.0f * u2;
+    h[3] = (u3 - u2) * dt;
+}
+
+// q / |q|, or the identity for a zero or non-finite length, without branches (unit's arithmetic).
+static inline void unit_select(varying float q[4])
+{
+    float len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    bool ok = len > 0.0f && len < floatbits(0x7f800000);
+    float r = 1.0f / len;
+    q[0] = ok ? q[0] * r : 0.0f;
+    q[1] = ok ? q[1] * r : 0.0f;
+    q[2] = ok ? q[2] * r : 0.0f;
+    q[3] = ok ? q[3] * r : 1.0f;
+}
+
+// Each lane's rotation of one track (quat_value's results), with uniform control flow: every lane
+// computes the interpolation from its keys as loaded (a held lane's key k + 1 may be the next track's
+// floats or the padding) and a held lane then takes key k as quat_value does. at: key k's value.
+static inline void crowd_quat(uniform const float values[], uniform int ip, varying int at, float u,
+                              float dt, bool held, varying float q[4])
+{
+    varying float c[8];
+    columns8(values, at, c);
+    if (ip == STEP) {
+        for (uniform int i = 0; i < 4; i++)
+            q[i] = c[i];
+    } else if (ip == LINEAR) {
+        bool hold = held || u == 0.0f;
+        float d = c[0] * c[4] + c[1] * c[5] + c[2] * c[6] + c[3] * c[7];
+        float b[4];
+        for (uniform int i = 0; i < 4; i++)
+            b[i] = d < 0.0f ? -c[4 + i] : c[4 + i];
+        float wa, wb;
+        slerp_weights(u, abs(d), wa, wb);
+        for (uniform int i = 0; i < 4; i++)
+            q[i] = c[i] * wa + b[i] * wb;
+        unit_select(q);
+        for (uniform int i = 0; i < 4; i++)
+            q[i] = hold ? c[i] : q[i];
+    } else {
+        // Key k's value and out-tangent (c), key k + 1's in-tangent and value (e).
+        varying float e[8], h[4];
+        columns8(values, at + 8, e);
+        hermite(u, dt, h);
+        for (uniform int i = 0; i < 4; i++)
+            q[i] = held ? c[i] : h[0] * c[i] + h[1] * c[4 + i] + h[2] * e[4 + i] + h[3] * e[i];
+        unit_select(q);
+    }
+}
+
+// Each lane's translation or scale of one track, as crowd_quat (vec3_value's results).
+static inline void crowd_vec3(uniform const float values[], uniform int ip, varying int at, float u,
+                              float dt, bool held, varying float v[3])
+{
+    varying float c[8];
+    columns8(values, at, c);
+    if (ip == STEP) {
+        for (uniform int i = 0; i < 3; i++)
+            v[i] = c[i];
+    } else if (ip == LINEAR) {
+        bool hold = held || u == 0.0f;
+        float a = 1.0f - u;
+        for (uniform int i = 0; i < 3; i++)
+            v[i] = hold ? c[i] : c[i] * a + c[3 + i] * u;
+    } else {
+        // Key k's value (c[0..3]) and out-tangent (c[3..6]); key k + 1's in-tangent (c[6..8], e[0])
+        // and value (e[1..4]).
+        varying float e[8], h[4];
+        columns8(values, at + 8, e);
+        hermite(u, dt, h);
+        const varying float in1[3] = {c[6], c[7], e[0]};
+        for (uniform int i = 0; i < 3; i++)
+            v[i] = held ? c[i] : h[0] * c[i] + h[1] * c[3 + i] + h[2] * e[1 + i] + h[3] * in1[i];
+    }
+}
+#endif
+
+// Tracks t0 .. t1 of one kind (a rotation or not, interpolation ip, both constant where inlined) for one
+// gang of instances: lanes r (the run indices, r0 + programIndex in a whole gang), storing where valid.
+// The located key is loaded once per timeline change (the tracks of a run usually share one).
+static inline void crowd_run(uniform const float values[], uniform const int level[],
+                             uniform const int timeline[], uniform const int offset[],
+                             uniform const int element[], uniform int t0, uniform int t1,
+                             uniform const bool rotation, uniform const int ip, uniform int count,
+                             uniform int r0, uniform const bool whole, varying int r, varying bool valid,
+                             uniform const int key[], uniform const float frac[],
+                             uniform const float span[], uniform const int held[],
+                             uniform float *uniform gang_out, varying float &acc)
+{
+    const uniform int n = rotation ? 4 : 3;
+    const uniform int stride = ip == CUBIC ? 3 * n : n;
+    uniform int tl = -1;
+    varying int base = 0;
+    varying float u = 0.0f, dt = 0.0f;
+    varying bool hold = false;
+    for (uniform int t = t0; t < t1; t++) {
+        if (timeline[t] != tl) {
+            tl = timeline[t];
+            const uniform int l0 = tl * count;
+            varying int k, hd;
+            if (whole) {
+                k = key[l0 + r0 + programIndex];
+                u = frac[l0 + r0 + programIndex];
+                dt = span[l0 + r0 + programIndex];
+                hd = held[l0 + r0 + programIndex];
+            } else {
+                k = key[l0 + r];
+                u = frac[l0 + r];
+                dt = span[l0 + r];
+                hd = held[l0 + r];
+            }
+            hold = hd != 0;
+            // Key k's value (past the in-tangent for cubic), from the track's first float.
+            base = (ip == CUBIC ? n : 0) + k * stride;
+        }
+        const varying int at = offset[t] + base;
+        uniform float *uniform o = gang_out + ((level[t] * 10 + element[t]) << 4);
+        varying float v[4];
+#if W == 4 || W == 8
+        if (rotation)
+            crowd_quat(values, ip, at, u, dt, hold, v);
+        else
+            crowd_vec3(values, ip, at, u, dt, hold, v);
+#else
+        if (rotation)
+            quat_value(values, ip, at, stride, u, dt, hold, v[0], v[1], v[2], v[3]);
+        else
+            vec3_value(values, ip, at, stride, u, dt, hold, v[0], v[1], v[2]);
+#endif
+        if (!rotation)
+            v[3] = 0.0f;
+        if (whole) {
+            for (uniform int i = 0; i < n; i++)
+                o[16 * i + programIndex] = v[i];
+        } else if (valid) {
+            for (uniform int i = 0; i < n; i++)
+                o[16 * i + programIndex] = v[i];
+        }
+        acc += (v[0] + v[1]) + (v[2] + v[3]);
+    }
+}
+
+// One gang of instances of a block (run indices r0 + programIndex, r0 the gang's first) through every
+// track, a run of tracks of one kind at a time (CrowdTracks sorts them by kind), each run's loop
+// compiled for its kind: inlined once for a whole gang (contiguous loads and plain stores) and once for
+// a gang the run starts or ends inside, whose lanes outside the run read the nearest instance's located
+// key (so every lane's reads stay valid) and store nothing.
 static inline void crowd_gang(uniform const float values[], uniform const int level[],
                               uniform const int interp[], uniform const int timeline[],
                               uniform const int offset[], uniform const int element[], uniform int tracks,
-                              uniform int count, uniform int r0, uniform const int key[],
-                              uniform const float frac[], uniform const float span[],
-                              uniform const int held[], uniform float *uniform gang_out,
-                              varying float &acc)
+                              uniform int count, uniform int r0, uniform const bool whole,
+                              uniform const int key[], uniform const float frac[],
+                              uniform const float span[], uniform const int held[],
+                              uniform float *uniform gang_out, varying float &acc)
 {
-    for (uniform int t = 0; t < tracks; t++) {
-        const uniform int ip = interp[t];
-        const uniform int e = element[t];
-        const uniform int l0 = timeline[t] * count + r0;
-        const varying int k = key[l0 + programIndex];
-        const varying float u = frac[l0 + programIndex];
-        const varying float dt = span[l0 + programIndex];
-        const varying bool hold = held[l0 + programIndex] != 0;
-        uniform float *uniform o = gang_out + ((level[t] * 10 + e) << 4);
-        if (e == 3) {
-            const uniform int stride = ip == CUBIC ? 12 : 4;
-            const uniform int base = offset[t] + (ip == CUBIC ? 4 : 0);
-            float x, y, z, w;
-            quat_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z, w);
-            o[programIndex] = x;
-            o[16 + programIndex] = y;
-            o[32 + programIndex] = z;
-            o[48 + programIndex] = w;
-            acc += (x + y) + (z + w);
+    const varying int r = whole ? r0 + programIndex : clamp(r0 + programIndex, 0, count - 1);
+    const varying bool valid = r == r0 + programIndex;
+    uniform int t0 = 0;
+    while (t0 < tracks) {
+        const uniform int ip = interp[t0];
+        const uniform bool rotation = element[t0] == 3;
+        uniform int t1 = t0 + 1;
+        while (t1 < tracks && interp[t1] == ip && (element[t1] == 3) == rotation)
+            t1++;
+#define CROWD_RUN(ROT, IP) \
+    crowd_run(values, level, timeline, offset, element, t0, t1, ROT, IP, count, r0, whole, r, valid, key, \
+              frac, span, held, gang_out, acc)
+        if (rotation) {
+            if (ip == LINEAR)
+                CROWD_RUN(true, LINEAR);
+            else if (ip == CUBIC)
+                CROWD_RUN(true, CUBIC);
+            else
+                CROWD_RUN(true, STEP);
         } else {
-            const uniform int stride = ip == CUBIC ? 9 : 3;
-            const uniform int base = offset[t] + (ip == CUBIC ? 3 : 0);
-            float x, y, z;
-            vec3_value(values, ip, base + k * stride, stride, u, dt, hold, x, y, z);
-            o[programIndex] = x;
-            o[16 + programIndex] = y;
-            o[32 + programIndex] = z;
-            acc += (x + y) + z;
+            if (ip == LINEAR)
+                CROWD_RUN(false, LINEAR);
+            else if (ip == CUBIC)
+                CROWD_RUN(false, CUBIC);
+            else
+                CROWD_RUN(false, STEP);
         }
+#undef CROWD_RUN
+        t0 = t1;
     }
 }
 
@@ -498,15 +691,12 @@ export uniform bool EXPORT(sample_crowd_tracks)(
             // Run index of the gang's lane 0 (negative where the run starts inside the gang).
             const uniform int r0 = (b << 4) + c * programCount - first;
             uniform float *uniform gang_out = block + c * programCount;
-            if (r0 >= 0 && r0 + programCount <= count) {
-                crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, key, frac,
-                           span, held, gang_out, acc);
-            } else if (r0 < count && r0 + programCount > 0) {
-                const varying int r = r0 + programIndex;
-                if (r >= 0 && r < count)
-                    crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, key,
-                               frac, span, held, gang_out, acc);
-            }
+            if (r0 >= 0 && r0 + programCount <= count)
+                crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, true, key,
+                           frac, span, held, gang_out, acc);
+            else if (r0 < count && r0 + programCount > 0)
+                crowd_gang(values, level, interp, timeline, offset, element, tracks, count, r0, false, key,
+                           frac, span, held, gang_out, acc);
         }
     }
     return !any((intbits(acc) & 0x7f800000) == 0x7f800000);

@@ -3,7 +3,7 @@
 use super::{Interpolation, Property};
 use crate::error::Error;
 use crate::layout::pose_tracks::{PoseTrack, PoseTracks};
-use crate::layout::tracks::{CrowdTracks, KernelTracks, TrackForm};
+use crate::layout::tracks::{CrowdTracks, KernelTracks, TrackForm, CROWD_READ_PAD};
 use crate::numeric;
 use crate::skeleton::{OwnerId, Skeleton};
 use glam::{Quat, Vec3};
@@ -517,6 +517,8 @@ impl ClipBuilder {
         if clip.timelines.is_empty() {
             (clip.start, clip.end) = (0.0, 0.0);
         }
+        // Zeros after the last key, which the crowd kernel may read but never uses.
+        clip.values.extend_from_slice(&[0.0; CROWD_READ_PAD]);
         let kernel = [Property::Translation, Property::Rotation, Property::Scale]
             .map(|p| clip.kernel_tracks(p));
         // Never None: the builder keeps every invariant the kernel forms check; the reference samples.

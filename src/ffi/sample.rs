@@ -105,16 +105,20 @@ pub(crate) fn sample_crowd_tracks(
     let [level, interp, timeline, offset, element] = tracks.arrays();
     // SAFETY: `isa` proves the CPU runs this kernel's ISA. CrowdTracks::merge took every track from a
     // KernelTracks, whose constructor checked level < joints, timeline < timelines, interp in 0..=2 and
-    // offset + keys * components * (3 for cubic, else 1) <= values with every count in i32, and gave it
-    // element 0 (3 components), 3 (4) or 7 (3). `matches` makes each timeline's key count the tracks'
-    // and `in_bounds` puts every entry's key k below it (k + 1 too unless held) with timelines * count
-    // entries per array, so every value read is below values.len() (asserted equal to what was checked)
-    // and every located read below timelines * count <= i32::MAX (asserted). Each write goes to
+    // offset + keys * components * (3 for cubic, else 1) + CROWD_READ_PAD <= values with every count in
+    // i32, and gave it element 0 (3 components), 3 (4) or 7 (3). `matches` makes each timeline's key
+    // count the tracks' and `in_bounds` puts every entry's key k below it (k + 1 too unless held) with
+    // timelines * count entries per array. A lane reads the 16 floats (at most) from key k's value at,
+    // held or not; at is at least `components` floats before the track's end (key k is one of its
+    // keys), so every read is below that end + CROWD_READ_PAD <= values.len() (asserted equal to what
+    // was checked). Every lane
+    // reads the located arrays at timeline * count + r with r clamped into 0..count (count >= 1 here),
+    // below timelines * count <= i32::MAX (asserted). Each write goes to
     // instance i in first..first + count, joint level < joints, element e..e + components <= 10: index
     // ((i / 16 * joints + level) * 10 + e) * 16 + i % 16 < ceil((first + count) / 16) * joints * 10 * 16
     // <= out.len() <= i32::MAX (asserted), so the kernel's i32 arithmetic does not overflow; a gang's
-    // lanes outside first..first + count are masked off and neither read nor write. `out` is
-    // the only buffer written and distinct from the others. Only 4-byte alignment is assumed.
+    // lanes outside first..first + count write nothing. `out` is the only buffer written and distinct
+    // from the others. Only 4-byte alignment is assumed.
     unsafe {
         (isa.kernels().sample_crowd_tracks)(
             values.as_ptr(),

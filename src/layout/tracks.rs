@@ -25,6 +25,11 @@ pub(crate) struct KernelTracks {
     timelines: usize,
 }
 
+/// Floats the crowd sampling kernel may read past the end of a track's last key (ispc/sample.ispc,
+/// columns8: each lane loads 8 or 16 floats from its key's value, and a lane held at the last key loads
+/// the same): [`KernelTracks::new`] requires this many floats of `values` after every track.
+pub(crate) const CROWD_READ_PAD: usize = 16;
+
 /// One track as [`KernelTracks::new`] takes it.
 pub(crate) struct TrackForm {
     pub(crate) level: usize,
@@ -38,7 +43,8 @@ pub(crate) struct TrackForm {
 impl KernelTracks {
     /// The tracks, or `None` when one breaks an invariant: its level below `joints`, its timeline below
     /// `timelines`, at least one key, its interpolation 0 to 2, and all its floats (`keys * components`,
-    /// three times that for cubic) inside `values` floats; every count fits in `i32`.
+    /// three times that for cubic) followed by [`CROWD_READ_PAD`] more inside `values` floats; every
+    /// count fits in `i32`.
     pub(crate) fn new(
         tracks: impl IntoIterator<Item = TrackForm>,
         components: usize,
@@ -64,7 +70,7 @@ impl KernelTracks {
                 && t.timeline < timelines
                 && t.keys > 0
                 && (0..=2).contains(&t.interp)
-                && t.offset.checked_add(floats)? <= values;
+                && t.offset.checked_add(floats)?.checked_add(CROWD_READ_PAD)? <= values;
             if !ok {
                 return None;
             }
@@ -188,9 +194,10 @@ impl CrowdLocatedKeys {
     }
 }
 
-/// A clip's translation, rotation and scale tracks merged for the crowd sampling kernel: ordered by
-/// level-order joint, then element (0 translation, 3 rotation, 7 scale), so that one pass over a block
-/// of instances writes the block forward. Built only from three checked [`KernelTracks`].
+/// A clip's translation, rotation and scale tracks merged for the crowd sampling kernel: sorted by kind
+/// (rotation or not, then interpolation), then level-order joint and element (0 translation, 3
+/// rotation, 7 scale), so that the kernel runs one loop compiled for each kind over all its tracks.
+/// Built only from three checked [`KernelTracks`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct CrowdTracks {
     level: Vec<i32>,
@@ -225,9 +232,12 @@ impl CrowdTracks {
                 }
             }
         }
-        let mut order: Vec<(i32, i32, usize, usize)> = Vec::new();
+        let mut order: Vec<(bool, i32, i32, i32, usize, usize)> = Vec::new();
         for (k, (set, element)) in sets.iter().zip(TRS_FIRST_ELEMENT).enumerate() {
-            order.extend((0..set.len()).map(|i| (set.level[i], element, i, k)));
+            order.extend(
+                (0..set.len())
+                    .map(|i| (k == 1, set.interp[i], set.level[i], element, i, k)),
+            );
         }
         order.sort_unstable();
         let mut m = CrowdTracks {
@@ -236,7 +246,7 @@ impl CrowdTracks {
             values: t.values,
             ..CrowdTracks::default()
         };
-        for (level, element, i, k) in order {
+        for (_, _, level, element, i, k) in order {
             let set = match k {
                 0 => t,
                 1 => r,
