@@ -4,12 +4,12 @@
 // Rust locates the sample time on each of the clip's timelines first (a cursor per timeline, see
 // src/animation/curve.rs) and passes, per timeline: the key k, the fraction u between key k and k + 1,
 // the interval t[k + 1] - t[k], and whether the value is held at key k (at or outside a key, where no
-// interpolation happens). The kernels then interpolate every track of one property at once: each lane
-// gathers its track's two keys from the clip's one value array and writes its joint's output.
+// interpolation happens). The kernels then interpolate many tracks at once: the single-pose kernel with
+// the lanes across one group's tracks, the crowd kernel with the lanes across instances.
 //
 // The arithmetic is src/animation/curve.rs's: step holds key k; linear is (1 - u) a + u b, slerp for
 // rotations; cubic is glTF's Hermite spline with tangents scaled by the interval, rotations normalized.
-// Two differences: slerp's weights are Eberly's polynomial, not acos and sin (see quat_value), and fused
+// Two differences: slerp's weights are Eberly's polynomial, not acos and sin (see slerp_weights), and fused
 // multiply-adds round once; results differ from the reference in the last bits (tests/isa_parity
 // documents the tolerance).
 //
@@ -76,89 +76,6 @@ static inline void slerp_weights(float u, float d, varying float &wa, varying fl
     wb = wu * cu;
 }
 
-// One lane's rotation: track interpolation ip, its key k's first float at `at` (past the in-tangent for
-// cubic), key stride, fraction u, interval dt, and whether key k is held.
-static inline void quat_value(uniform const float values[], uniform int ip, int at, uniform int stride,
-                              float u, float dt,
-                              bool held, varying float &x, varying float &y, varying float &z,
-                              varying float &w)
-{
-    bool cubic = ip == CUBIC;
-    x = values[at];
-    y = values[at + 1];
-    z = values[at + 2];
-    w = values[at + 3];
-    bool hold = held || ip == STEP || (ip == LINEAR && u == 0.0f);
-    if (hold) {
-        if (cubic)
-            unit(x, y, z, w);
-    } else if (ip == LINEAR) {
-        int bt = at + 4;
-        float bx = values[bt], by = values[bt + 1], bz = values[bt + 2], bw = values[bt + 3];
-        float d = x * bx + y * by + z * bz + w * bw;
-        if (d < 0.0f) {
-            d = -d;
-            bx = -bx;
-            by = -by;
-            bz = -bz;
-            bw = -bw;
-        }
-        // slerp (see slerp_weights).
-        float wa, wb;
-        slerp_weights(u, d, wa, wb);
-        x = x * wa + bx * wb;
-        y = y * wa + by * wb;
-        z = z * wa + bz * wb;
-        w = w * wa + bw * wb;
-        unit(x, y, z, w);
-    } else {
-        // Key k's value (at) and out-tangent (at + 4); key k + 1's in-tangent and value.
-        int next = at - 4 + stride;
-        float u2 = u * u;
-        float u3 = u2 * u;
-        float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
-        float h10 = (u3 - 2.0f * u2 + u) * dt;
-        float h01 = -2.0f * u3 + 3.0f * u2;
-        float h11 = (u3 - u2) * dt;
-        x = h00 * x + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next];
-        y = h00 * y + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 1];
-        z = h00 * z + h10 * values[at + 6] + h01 * values[next + 6] + h11 * values[next + 2];
-        w = h00 * w + h10 * values[at + 7] + h01 * values[next + 7] + h11 * values[next + 3];
-        unit(x, y, z, w);
-    }
-}
-
-// One lane's translation or scale, as quat_value.
-static inline void vec3_value(uniform const float values[], uniform int ip, int at, uniform int stride,
-                              float u, float dt,
-                              bool held, varying float &x, varying float &y, varying float &z)
-{
-    x = values[at];
-    y = values[at + 1];
-    z = values[at + 2];
-    bool hold = held || ip == STEP || (ip == LINEAR && u == 0.0f);
-    if (hold) {
-        // Key k as stored.
-    } else if (ip == LINEAR) {
-        int bt = at + 3;
-        float a = 1.0f - u;
-        x = x * a + values[bt] * u;
-        y = y * a + values[bt + 1] * u;
-        z = z * a + values[bt + 2] * u;
-    } else {
-        int next = at - 3 + stride;
-        float u2 = u * u;
-        float u3 = u2 * u;
-        float h00 = 2.0f * u3 - 3.0f * u2 + 1.0f;
-        float h10 = (u3 - 2.0f * u2 + u) * dt;
-        float h01 = -2.0f * u3 + 3.0f * u2;
-        float h11 = (u3 - u2) * dt;
-        x = h00 * x + h10 * values[at + 3] + h01 * values[next + 3] + h11 * values[next];
-        y = h00 * y + h10 * values[at + 4] + h01 * values[next + 4] + h11 * values[next + 1];
-        z = h00 * z + h10 * values[at + 5] + h01 * values[next + 5] + h11 * values[next + 2];
-    }
-}
-
 // The single-pose form: every translation, rotation and scale track of a clip in one call, as groups.
 // A group is every track of one property on one timeline with one interpolation, by increasing level
 // (src/layout/pose_tracks.rs builds them). Its values are stored key-major and transposed: slot s
@@ -205,7 +122,8 @@ static inline float estrin8(uniform const float c[9], float x, float x2, float x
     return q0 + (q1 + c[8] * x4) * x4;
 }
 
-// Lane j's rotation of a group at key k (see quat_value for the arithmetic).
+// Lane j's rotation of a group at key k: held (or step) keys as stored, cubic ones normalized; linear is
+// slerp (slerp_weights), cubic the Hermite spline, both normalized.
 static inline void quat_group(uniform const float values[], uniform int ip, uniform int off, uniform int n,
                               uniform int k, uniform float u, uniform float dt, uniform bool hold,
                               uniform const float cu_c[9], uniform const float cv_c[9], varying int j,
@@ -232,7 +150,7 @@ static inline void quat_group(uniform const float values[], uniform int ip, unif
             bz = -bz;
             bw = -bw;
         }
-        // Eberly's polynomial weights, as in quat_value: its nested form 1 + b1 x (1 + b2 x (1 + ...)),
+        // Eberly's polynomial weights, as in slerp_weights: its nested form 1 + b1 x (1 + b2 x (1 + ...)),
         // x = d - 1, is the polynomial 1 + c1 x + ... + c8 x^8 with c_i = b1 ... b_i. The b_i depend on
         // u alone, uniform over the group, so the c_i are computed once (slerp_coefficients) and the
         // lanes evaluate the polynomial in Estrin's form: four multiply-adds deep instead of eight
@@ -449,18 +367,19 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // One gang of instances of a block (run indices r0 + programIndex, r0 the gang's first) through every
 // track: inlined once with every lane live (no masks: plain loads and stores) and once under the mask
 // of the lanes inside the run.
-#if W == 4 || W == 8
-// Columns c[0] .. c[7] with lane i of c[f] the float at[i] + f of values: each lane's eight floats as one
+// Columns c[0] .. c[7] with lane i of c[f] the float lane[i] + f of src: each lane's eight floats as one
 // contiguous load (two on four-lane ISAs), transposed in registers (transpose_blocks, then join_groups
 // on AVX2: 24 shuffles for 64 floats). The hardware gathers this replaces, one per float and key, took
-// most of the crowd sampler's time on Zen 4. Reads values[at[i] .. at[i] + 8) in every lane (the
+// most of the crowd sampler's time on Zen 4. The lanes' offsets are uniform values, extracted once per
+// timeline rather than per track. Reads src[lane[i] .. lane[i] + max(8, W)) for every lane (the
 // caller's bound: CROWD_READ_PAD).
-static inline void columns8(uniform const float values[], varying int at, varying float c[8])
+static inline void columns8(uniform const float *uniform src, uniform const int lane[],
+                            varying float c[8])
 {
 #if W == 8
     varying float r[8];
     for (uniform int i = 0; i < 8; i++)
-        r[i] = values[extract(at, i) + programIndex];
+        r[i] = src[lane[i] + programIndex];
     varying float u[4], v[4];
     transpose_blocks(r[0], r[1], r[2], r[3], u[0], u[1], u[2], u[3]);
     transpose_blocks(r[4], r[5], r[6], r[7], v[0], v[1], v[2], v[3]);
@@ -468,11 +387,27 @@ static inline void columns8(uniform const float values[], varying int at, varyin
         c[f] = join_groups(u[f], v[f], 0);
         c[4 + f] = join_groups(u[f], v[f], 1);
     }
+#elif W == 16
+    // Lane i's eight floats in the low half of p[i] and lane i + 4's in the high half (vinsertf64x4),
+    // for i = 0 .. 3 and 8 .. 11; then the 4x4 blocks and gather_groups put every column in lane order.
+    varying float p[8];
+    for (uniform int i = 0; i < 8; i++) {
+        const uniform int a = (i & 3) + (i >> 2) * 8;
+        p[i] = pick(src[lane[a] + programIndex], src[lane[a + 4] + programIndex], programIndex >= 8,
+                    programIndex & 7);
+    }
+    varying float u[4], v[4];
+    transpose_blocks(p[0], p[1], p[2], p[3], u[0], u[1], u[2], u[3]);
+    transpose_blocks(p[4], p[5], p[6], p[7], v[0], v[1], v[2], v[3]);
+    for (uniform int f = 0; f < 4; f++) {
+        c[f] = gather_groups(u[f], v[f], 0);
+        c[4 + f] = gather_groups(u[f], v[f], 1);
+    }
 #else
     varying float r[4], s[4];
     for (uniform int i = 0; i < 4; i++) {
-        r[i] = values[extract(at, i) + programIndex];
-        s[i] = values[extract(at, i) + 4 + programIndex];
+        r[i] = src[lane[i] + programIndex];
+        s[i] = src[lane[i] + 4 + programIndex];
     }
     transpose_blocks(r[0], r[1], r[2], r[3], c[0], c[1], c[2], c[3]);
     transpose_blocks(s[0], s[1], s[2], s[3], c[4], c[5], c[6], c[7]);
@@ -496,20 +431,22 @@ static inline void unit_select(varying float q[4])
     float len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     bool ok = len > 0.0f && len < floatbits(0x7f800000);
     float r = 1.0f / len;
-    q[0] = ok ? q[0] * r : 0.0f;
-    q[1] = ok ? q[1] * r : 0.0f;
-    q[2] = ok ? q[2] * r : 0.0f;
-    q[3] = ok ? q[3] * r : 1.0f;
+    q[0] = select(ok, q[0] * r, 0.0f);
+    q[1] = select(ok, q[1] * r, 0.0f);
+    q[2] = select(ok, q[2] * r, 0.0f);
+    q[3] = select(ok, q[3] * r, 1.0f);
 }
 
-// Each lane's rotation of one track (quat_value's results), with uniform control flow: every lane
-// computes the interpolation from its keys as loaded (a held lane's key k + 1 may be the next track's
-// floats or the padding) and a held lane then takes key k as quat_value does. at: key k's value.
-static inline void crowd_quat(uniform const float values[], uniform int ip, varying int at, float u,
-                              float dt, bool held, varying float q[4])
+// Each lane's rotation of one track, lane i's key k's value at src + lane[i]: step keys and held keys as
+// stored (linear holds at u = 0 too), cubic held keys normalized; linear is slerp (slerp_weights) and
+// cubic the Hermite spline, both normalized. Control flow is uniform: every lane interpolates its keys as
+// loaded (a held lane's "key k + 1" may be the next track's floats or the padding) and a held lane then
+// takes key k.
+static inline void crowd_quat(uniform const float *uniform src, uniform const int lane[], uniform int ip,
+                              float u, float dt, bool held, varying float q[4])
 {
     varying float c[8];
-    columns8(values, at, c);
+    columns8(src, lane, c);
     if (ip == STEP) {
         for (uniform int i = 0; i < 4; i++)
             q[i] = c[i];
@@ -518,31 +455,32 @@ static inline void crowd_quat(uniform const float values[], uniform int ip, vary
         float d = c[0] * c[4] + c[1] * c[5] + c[2] * c[6] + c[3] * c[7];
         float b[4];
         for (uniform int i = 0; i < 4; i++)
-            b[i] = d < 0.0f ? -c[4 + i] : c[4 + i];
+            b[i] = select(d < 0.0f, -c[4 + i], c[4 + i]);
         float wa, wb;
         slerp_weights(u, abs(d), wa, wb);
         for (uniform int i = 0; i < 4; i++)
             q[i] = c[i] * wa + b[i] * wb;
         unit_select(q);
         for (uniform int i = 0; i < 4; i++)
-            q[i] = hold ? c[i] : q[i];
+            q[i] = select(hold, c[i], q[i]);
     } else {
         // Key k's value and out-tangent (c), key k + 1's in-tangent and value (e).
         varying float e[8], h[4];
-        columns8(values, at + 8, e);
+        columns8(src + 8, lane, e);
         hermite(u, dt, h);
         for (uniform int i = 0; i < 4; i++)
-            q[i] = held ? c[i] : h[0] * c[i] + h[1] * c[4 + i] + h[2] * e[4 + i] + h[3] * e[i];
+            q[i] = select(held, c[i], h[0] * c[i] + h[1] * c[4 + i] + h[2] * e[4 + i] + h[3] * e[i]);
         unit_select(q);
     }
 }
 
-// Each lane's translation or scale of one track, as crowd_quat (vec3_value's results).
-static inline void crowd_vec3(uniform const float values[], uniform int ip, varying int at, float u,
-                              float dt, bool held, varying float v[3])
+// Each lane's translation or scale of one track, as crowd_quat: (1 - u) a + u b for linear, without
+// normalizing.
+static inline void crowd_vec3(uniform const float *uniform src, uniform const int lane[], uniform int ip,
+                              float u, float dt, bool held, varying float v[3])
 {
     varying float c[8];
-    columns8(values, at, c);
+    columns8(src, lane, c);
     if (ip == STEP) {
         for (uniform int i = 0; i < 3; i++)
             v[i] = c[i];
@@ -550,19 +488,18 @@ static inline void crowd_vec3(uniform const float values[], uniform int ip, vary
         bool hold = held || u == 0.0f;
         float a = 1.0f - u;
         for (uniform int i = 0; i < 3; i++)
-            v[i] = hold ? c[i] : c[i] * a + c[3 + i] * u;
+            v[i] = select(hold, c[i], c[i] * a + c[3 + i] * u);
     } else {
         // Key k's value (c[0..3]) and out-tangent (c[3..6]); key k + 1's in-tangent (c[6..8], e[0])
         // and value (e[1..4]).
         varying float e[8], h[4];
-        columns8(values, at + 8, e);
+        columns8(src + 8, lane, e);
         hermite(u, dt, h);
         const varying float in1[3] = {c[6], c[7], e[0]};
         for (uniform int i = 0; i < 3; i++)
-            v[i] = held ? c[i] : h[0] * c[i] + h[1] * c[3 + i] + h[2] * e[1 + i] + h[3] * in1[i];
+            v[i] = select(held, c[i], h[0] * c[i] + h[1] * c[3 + i] + h[2] * e[1 + i] + h[3] * in1[i]);
     }
 }
-#endif
 
 // Tracks t0 .. t1 of one kind (a rotation or not, interpolation ip, both constant where inlined) for one
 // gang of instances: lanes r (the run indices, r0 + programIndex in a whole gang), storing where valid.
@@ -582,6 +519,7 @@ static inline void crowd_run(uniform const float values[], uniform const int lev
     varying int base = 0;
     varying float u = 0.0f, dt = 0.0f;
     varying bool hold = false;
+    uniform int lane[W];
     for (uniform int t = t0; t < t1; t++) {
         if (timeline[t] != tl) {
             tl = timeline[t];
@@ -601,21 +539,15 @@ static inline void crowd_run(uniform const float values[], uniform const int lev
             hold = hd != 0;
             // Key k's value (past the in-tangent for cubic), from the track's first float.
             base = (ip == CUBIC ? n : 0) + k * stride;
+            for (uniform int i = 0; i < W; i++)
+                lane[i] = extract(base, i);
         }
-        const varying int at = offset[t] + base;
         uniform float *uniform o = gang_out + ((level[t] * 10 + element[t]) << 4);
         varying float v[4];
-#if W == 4 || W == 8
         if (rotation)
-            crowd_quat(values, ip, at, u, dt, hold, v);
+            crowd_quat(values + offset[t], lane, ip, u, dt, hold, v);
         else
-            crowd_vec3(values, ip, at, u, dt, hold, v);
-#else
-        if (rotation)
-            quat_value(values, ip, at, stride, u, dt, hold, v[0], v[1], v[2], v[3]);
-        else
-            vec3_value(values, ip, at, stride, u, dt, hold, v[0], v[1], v[2]);
-#endif
+            crowd_vec3(values + offset[t], lane, ip, u, dt, hold, v);
         if (!rotation)
             v[3] = 0.0f;
         if (whole) {

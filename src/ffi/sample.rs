@@ -108,10 +108,10 @@ pub(crate) fn sample_crowd_tracks(
     // offset + keys * components * (3 for cubic, else 1) + CROWD_READ_PAD <= values with every count in
     // i32, and gave it element 0 (3 components), 3 (4) or 7 (3). `matches` makes each timeline's key
     // count the tracks' and `in_bounds` puts every entry's key k below it (k + 1 too unless held) with
-    // timelines * count entries per array. A lane reads the 16 floats (at most) from key k's value at,
-    // held or not; at is at least `components` floats before the track's end (key k is one of its
-    // keys), so every read is below that end + CROWD_READ_PAD <= values.len() (asserted equal to what
-    // was checked). Every lane
+    // timelines * count entries per array. A lane reads at most 24 floats from key k's value at (8 or
+    // 16 floats from at and from at + 8), held or not; at is at least `components` floats before the
+    // track's end (key k is one of its keys), so every read is below that end + CROWD_READ_PAD <=
+    // values.len() (asserted equal to what was checked). Every lane
     // reads the located arrays at timeline * count + r with r clamped into 0..count (count >= 1 here),
     // below timelines * count <= i32::MAX (asserted). Each write goes to
     // instance i in first..first + count, joint level < joints, element e..e + components <= 10: index

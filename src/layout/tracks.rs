@@ -26,9 +26,10 @@ pub(crate) struct KernelTracks {
 }
 
 /// Floats the crowd sampling kernel may read past the end of a track's last key (ispc/sample.ispc,
-/// columns8: each lane loads 8 or 16 floats from its key's value, and a lane held at the last key loads
-/// the same): [`KernelTracks::new`] requires this many floats of `values` after every track.
-pub(crate) const CROWD_READ_PAD: usize = 16;
+/// columns8: each lane loads up to 24 floats from its key's value, 16 at a time on AVX-512, and a lane
+/// held at the last key loads the same): [`KernelTracks::new`] requires this many floats of `values`
+/// after every track.
+pub(crate) const CROWD_READ_PAD: usize = 24;
 
 /// One track as [`KernelTracks::new`] takes it.
 pub(crate) struct TrackForm {
