@@ -236,8 +236,7 @@ impl CrowdTracks {
         let mut order: Vec<(bool, i32, i32, i32, usize, usize)> = Vec::new();
         for (k, (set, element)) in sets.iter().zip(TRS_FIRST_ELEMENT).enumerate() {
             order.extend(
-                (0..set.len())
-                    .map(|i| (k == 1, set.interp[i], set.level[i], element, i, k)),
+                (0..set.len()).map(|i| (k == 1, set.interp[i], set.level[i], element, i, k)),
             );
         }
         order.sort_unstable();
