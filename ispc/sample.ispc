@@ -353,20 +353,18 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // finds its located key on timeline tl at tl * count + r. The tracks of every property come merged,
 // sorted by kind (rotation or not, then interpolation), and a gang of instances runs every track before
 // the next gang, while its block of the output (joints * 640 bytes) and the clip's values stay in
-// cache. Checked by the Rust side before every call: every track's keys lie inside values, every level
-// below joints, every element 0, 3 or 7, every timeline's located entries inside the arrays, and every
-// written element inside out.
+// cache. Checked by the Rust side before every call: every track's keys, and CROWD_READ_PAD floats after
+// them (src/layout/tracks.rs), lie inside values, every level below joints, every element 0, 3 or 7,
+// every timeline's located entries inside the arrays, and every written element inside out.
 //
 // The gangs follow the blocks (a gang is lanes c * programCount .. of one block), so each element's
-// store is one contiguous vector store (masked where the run starts or ends inside the gang) and each
-// located key a contiguous load; walking the run's instances in gang-sized steps from `first` instead
+// store is one contiguous vector store (masked where the run starts or ends inside the gang) and, in a
+// whole gang, each located key a contiguous load; walking the run's instances in gang-sized steps from `first` instead
 // made every store a scatter (16 scalar stores per element on AVX2) once the run was not aligned.
 //
 // Returns whether every element written is finite, or a false alarm where the per-lane sums overflow
 // (the Rust side then scans).
-// One gang of instances of a block (run indices r0 + programIndex, r0 the gang's first) through every
-// track: inlined once with every lane live (no masks: plain loads and stores) and once under the mask
-// of the lanes inside the run.
+
 // Columns c[0] .. c[7] with lane i of c[f] the float lane[i] + f of src: each lane's eight floats as one
 // contiguous load (two on four-lane ISAs), transposed in registers (transpose_blocks, then join_groups
 // on AVX2: 24 shuffles for 64 floats). The hardware gathers this replaces, one per float and key, took
@@ -388,8 +386,9 @@ static inline void columns8(uniform const float *uniform src, uniform const int 
         c[4 + f] = join_groups(u[f], v[f], 1);
     }
 #elif W == 16
-    // Lane i's eight floats in the low half of p[i] and lane i + 4's in the high half (vinsertf64x4),
-    // for i = 0 .. 3 and 8 .. 11; then the 4x4 blocks and gather_groups put every column in lane order.
+    // Lane a's eight floats in the low half of p[i] and lane a + 4's in the high half (vinsertf64x4),
+    // a = 0 .. 3 for p[0 .. 3] and 8 .. 11 for p[4 .. 7]; then the 4x4 blocks and gather_groups put
+    // every column in lane order.
     varying float p[8];
     for (uniform int i = 0; i < 8; i++) {
         const uniform int a = (i & 3) + (i >> 2) * 8;

@@ -2,8 +2,9 @@
 //! [`CrowdPose`].
 //!
 //! Instances in a row that play the same clip form a run, and each run is one call of the crowd kernel
-//! (ispc/sample.ispc), the lanes across instances: every track of every property is interpolated for 8
-//! or 16 instances at once and written as one contiguous row of the pose's AoSoA blocks. With
+//! (ispc/sample.ispc), the lanes across instances: every track of every property is interpolated for 4,
+//! 8 or 16 instances at once (SSE4 and NEON, AVX2, AVX-512) and written as one contiguous row of the
+//! pose's AoSoA blocks. With
 //! [`Threads::All`] the instances are split at block boundaries over rayon's pool. Rust first locates
 //! each instance's time on each of its clip's timelines, with one cursor per instance and timeline
 //! ([`CrowdSamplingContext`]), so forward playback steps rather than searches, as in [`SamplingJob`](
@@ -12,9 +13,10 @@
 //! instance make a run of one instance each (correct, only slower).
 //!
 //! Results are those of one [`SamplingJob`](super::SamplingJob) per instance on the same backend: the
-//! same bits on the reference and on ISAs without FMA; on AVX2, AVX-512 and NEON the kernels share the
-//! single form's per-lane arithmetic, but the compiler may fuse its multiply-adds differently (a last-bit
-//! difference, tested within 1e-6). Joints without a track keep what the pose held. Morph weights are not part of a crowd pose and are not sampled here.
+//! same bits on the reference; on an ISA the same formulas, but the single-character kernel evaluates
+//! slerp's weight polynomial in another order and the compiler may fuse multiply-adds differently (a
+//! last-bit difference, tested within 1e-6). Joints without a track keep what the pose held. Morph
+//! weights are not part of a crowd pose and are not sampled here.
 
 use super::clip::Clip;
 use super::curve::{locate_from, Located};
