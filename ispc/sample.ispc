@@ -365,54 +365,6 @@ export uniform bool EXPORT(sample_pose)(uniform const float values[], uniform co
 // Returns whether every element written is finite, or a false alarm where the per-lane sums overflow
 // (the Rust side then scans).
 
-// Columns c[0] .. c[7] with lane i of c[f] the float lane[i] + f of src: each lane's eight floats as one
-// contiguous load (two on four-lane ISAs), transposed in registers (transpose_blocks, then join_groups
-// on AVX2: 24 shuffles for 64 floats). The hardware gathers this replaces, one per float and key, took
-// most of the crowd sampler's time on Zen 4. The lanes' offsets are uniform values, extracted once per
-// timeline rather than per track. Reads src[lane[i] .. lane[i] + max(8, W)) for every lane (the
-// caller's bound: CROWD_READ_PAD).
-static inline void columns8(uniform const float *uniform src, uniform const int lane[],
-                            varying float c[8])
-{
-#if W == 8
-    varying float r[8];
-    for (uniform int i = 0; i < 8; i++)
-        r[i] = src[lane[i] + programIndex];
-    varying float u[4], v[4];
-    transpose_blocks(r[0], r[1], r[2], r[3], u[0], u[1], u[2], u[3]);
-    transpose_blocks(r[4], r[5], r[6], r[7], v[0], v[1], v[2], v[3]);
-    for (uniform int f = 0; f < 4; f++) {
-        c[f] = join_groups(u[f], v[f], 0);
-        c[4 + f] = join_groups(u[f], v[f], 1);
-    }
-#elif W == 16
-    // Lane a's eight floats in the low half of p[i] and lane a + 4's in the high half (vinsertf64x4),
-    // a = 0 .. 3 for p[0 .. 3] and 8 .. 11 for p[4 .. 7]; then the 4x4 blocks and gather_groups put
-    // every column in lane order.
-    varying float p[8];
-    for (uniform int i = 0; i < 8; i++) {
-        const uniform int a = (i & 3) + (i >> 2) * 8;
-        p[i] = pick(src[lane[a] + programIndex], src[lane[a + 4] + programIndex], programIndex >= 8,
-                    programIndex & 7);
-    }
-    varying float u[4], v[4];
-    transpose_blocks(p[0], p[1], p[2], p[3], u[0], u[1], u[2], u[3]);
-    transpose_blocks(p[4], p[5], p[6], p[7], v[0], v[1], v[2], v[3]);
-    for (uniform int f = 0; f < 4; f++) {
-        c[f] = gather_groups(u[f], v[f], 0);
-        c[4 + f] = gather_groups(u[f], v[f], 1);
-    }
-#else
-    varying float r[4], s[4];
-    for (uniform int i = 0; i < 4; i++) {
-        r[i] = src[lane[i] + programIndex];
-        s[i] = src[lane[i] + 4 + programIndex];
-    }
-    transpose_blocks(r[0], r[1], r[2], r[3], c[0], c[1], c[2], c[3]);
-    transpose_blocks(s[0], s[1], s[2], s[3], c[4], c[5], c[6], c[7]);
-#endif
-}
-
 // The Hermite basis at u, the tangents' two scaled by the interval dt (glTF's cubic spline).
 static inline void hermite(float u, float dt, varying float h[4])
 {
@@ -445,7 +397,7 @@ static inline void crowd_quat(uniform const float *uniform src, uniform const in
                               float u, float dt, bool held, varying float q[4])
 {
     varying float c[8];
-    columns8(src, lane, c);
+    columns8(src, lane, 0, c);
     if (ip == STEP) {
         for (uniform int i = 0; i < 4; i++)
             q[i] = c[i];
@@ -465,7 +417,7 @@ static inline void crowd_quat(uniform const float *uniform src, uniform const in
     } else {
         // Key k's value and out-tangent (c), key k + 1's in-tangent and value (e).
         varying float e[8], h[4];
-        columns8(src + 8, lane, e);
+        columns8(src + 8, lane, 0, e);
         hermite(u, dt, h);
         for (uniform int i = 0; i < 4; i++)
             q[i] = select(held, c[i], h[0] * c[i] + h[1] * c[4 + i] + h[2] * e[4 + i] + h[3] * e[i]);
@@ -479,7 +431,7 @@ static inline void crowd_vec3(uniform const float *uniform src, uniform const in
                               float u, float dt, bool held, varying float v[3])
 {
     varying float c[8];
-    columns8(src, lane, c);
+    columns8(src, lane, 0, c);
     if (ip == STEP) {
         for (uniform int i = 0; i < 3; i++)
             v[i] = c[i];
@@ -492,7 +444,7 @@ static inline void crowd_vec3(uniform const float *uniform src, uniform const in
         // Key k's value (c[0..3]) and out-tangent (c[3..6]); key k + 1's in-tangent (c[6..8], e[0])
         // and value (e[1..4]).
         varying float e[8], h[4];
-        columns8(src + 8, lane, e);
+        columns8(src + 8, lane, 0, e);
         hermite(u, dt, h);
         const varying float in1[3] = {c[6], c[7], e[0]};
         for (uniform int i = 0; i < 3; i++)

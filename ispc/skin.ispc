@@ -82,13 +82,105 @@ struct SkinCall {
     uniform int pos_stride, nrm_stride, tng_stride;
 };
 
+// Dual-quaternion skinning (Kavan, Collins, Zara and O'Sullivan, 2008) in its two-phase form with scale:
+// each palette entry (DualQuatEntry, src/layout/dual_quat.rs) is M = [R | t] S, a rigid motion as a unit
+// dual quaternion (real part r, dual part d = (t, 0) r / 2) after a symmetric scale-and-shear matrix S
+// in bind space. Per vertex, S's are blended linearly (phase 1, applied to the bind-space attributes) and
+// the dual quaternions with each influence's sign chosen so that its real part lies in the hemisphere of
+// the sum of the real parts before it (Kavan et al. compare with the first influence; the running sum
+// also serves a first influence of weight zero, and needs four registers fewer), then normalized by the real part's length (phase 2, a rigid motion). A vertex
+// whose blended real part is (nearly) zero takes the identity motion. Normals and tangents are moved as
+// positions without the translation: S then the rotation, as the linear kernel moves them by its blended
+// 3x3 (see SkinningJob).
+//
+// An entry is 16 floats: r x y z w, d x y z w, S as s00 s01 s02 s11 s12 s22, then two zeros. Each lane
+// reads its influences' entries with columns8 (two halves of eight floats, no gathers).
+struct GangDq {
+    float s[6];
+    float r[4];
+    float d[4];
+};
+
+// The blended S, r and d of the gang's W vertices, one vertex per lane (vertex v's K influences start at
+// jp + K * v and wp + K * v; jp, rigid and compact as in blend_chunk).
+static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform bool compact,
+                                      uniform const uint32 * uniform jp, uniform const float * uniform wp,
+                                      uniform const float palette[])
+{
+    varying GangDq g;
+#pragma unroll
+    for (uniform int c = 0; c < 6; c++)
+        g.s[c] = 0.0f;
+#pragma unroll
+    for (uniform int c = 0; c < 4; c++) {
+        g.r[c] = 0.0f;
+        g.d[c] = 0.0f;
+    }
+    uniform const uint16 * uniform hp = (uniform const uint16 * uniform)jp;
+    for (uniform int i = 0; i < K; i++) {
+        // Each lane's entry offset and weight, copied lane by lane: the weights' strided load was a
+        // hardware gather, which took a quarter of the kernel's time on Zen 4 (AVX2).
+        uniform int lane[W];
+        uniform float weight[W];
+        for (uniform int v = 0; v < W; v++) {
+            lane[v] = compact ? (int)hp[2 * (K * v + i)] << 4 : (int)jp[K * v + i];
+            weight[v] = 1.0f;
+            if (!rigid)
+                weight[v] = wp[K * v + i];
+        }
+        varying float e[8], f[8];
+        columns8(palette, lane, 0, e);
+        columns8(palette, lane, 1, f);
+        const varying float w = weight[programIndex];
+        // The hemisphere of the real parts summed so far (none for the first influence).
+        const varying float dot = e[0] * g.r[0] + e[1] * g.r[1] + e[2] * g.r[2] + e[3] * g.r[3];
+        const varying float sw = dot < 0.0f ? -w : w;
+#pragma unroll
+        for (uniform int c = 0; c < 4; c++) {
+            g.r[c] = g.r[c] + sw * e[c];
+            g.d[c] = g.d[c] + sw * e[4 + c];
+        }
+#pragma unroll
+        for (uniform int c = 0; c < 6; c++)
+            g.s[c] = g.s[c] + w * f[c];
+    }
+    return g;
+}
+
+// v = r v r* for the unit quaternion (rx, ry, rz, rw): v + 2 r x (r x v + w v).
+static inline void rotate_by(varying float rx, varying float ry, varying float rz, varying float rw,
+                             varying float &x, varying float &y, varying float &z)
+{
+    const varying float cx = ry * z - rz * y + rw * x;
+    const varying float cy = rz * x - rx * z + rw * y;
+    const varying float cz = rx * y - ry * x + rw * z;
+    x = x + 2.0f * (ry * cz - rz * cy);
+    y = y + 2.0f * (rz * cx - rx * cz);
+    z = z + 2.0f * (rx * cy - ry * cx);
+}
+
+// (x, y, z) = S (x, y, z) for the symmetric s (s00 s01 s02 s11 s12 s22).
+static inline void scale_shear(const varying float s[6], varying float &x, varying float &y, varying float &z)
+{
+    const varying float a = s[0] * x + s[1] * y + s[2] * z;
+    const varying float b = s[1] * x + s[3] * y + s[4] * z;
+    const varying float c = s[2] * x + s[4] * y + s[5] * z;
+    x = a;
+    y = b;
+    z = c;
+}
+
+// Blended real parts whose squared length is at most this take the identity motion (a vertex without
+// weights, or influences that cancel).
+#define DQ_MIN_LEN2 1e-20f
+
 // Skins the gang of vertices v0 .. v0 + W - 1 of a call (v0 a multiple of W), of which the first rem
 // are real: blends and transposes their matrices, transforms their attributes, renormalizes and stores
 // them. K influences per vertex (rigid: one of weight 1; compact: packed, the gang's weights decoded
 // here into the scratch dw);
 // WN and WT say whether normals and tangents are written (their inputs are then read); RN whether they
 // are renormalized (in c.renormalize's mode).
-static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
+static inline void skin_gang(uniform bool DQ, uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
                              uniform bool WT, uniform bool PACKED, uniform bool RN, const uniform SkinCall &c,
                              uniform int v0, uniform int rem, uniform float * uniform dw, varying GangBox &box)
 {
@@ -97,41 +189,81 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
         decode_weights(K * W, jp, dw);
     uniform const float * uniform decoded = dw;
     uniform const float * uniform wp = compact ? decoded : c.weights + K * v0;
-    const varying GangRows B = blend_rows(K, rigid, compact, jp, wp, c.palette);
-
-    // The attributes, loaded only now: live across the blend, they made AVX2 spill the blended chunks.
-    // Component s of vertex v0 + lane is in block v0 / VBLOCK, run s, at offset v0 % VBLOCK. Each sum
-    // below is one chain of multiply-adds from the translation (positions) or from zero (directions), in
-    // a fixed order: every addition then has exactly one product to fuse with, so the compiler's fusing
-    // has a single choice and every specialisation (which attributes are written) rounds alike. Starting
-    // a direction from its first product let LLVM fuse either product of the first addition, and the
-    // tangents of a tangents-only call differed from a full call's in the last bit on AVX-512.
+    // Component s of vertex v0 + lane is in block v0 / VBLOCK, run s, at offset v0 % VBLOCK (as below).
     uniform const float * uniform a = c.blocks + (v0 / VBLOCK) * (c.components * VBLOCK) + v0 % VBLOCK;
-    const varying float px = a[programIndex], py = a[VBLOCK + programIndex], pz = a[2 * VBLOCK + programIndex];
-    const varying float x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
-    const varying float y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
-    const varying float z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
+    varying float x, y, z, nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
+    if (DQ) {
+        const varying GangDq D = blend_dq(K, rigid, compact, jp, wp, c.palette);
+        const varying float len2 = D.r[0] * D.r[0] + D.r[1] * D.r[1] + D.r[2] * D.r[2] + D.r[3] * D.r[3];
+        const varying bool moved = len2 > DQ_MIN_LEN2;
+        const varying float inv = 1.0f / sqrt(moved ? len2 : 1.0f);
+        const varying float rx = moved ? D.r[0] * inv : 0.0f, ry = moved ? D.r[1] * inv : 0.0f,
+                            rz = moved ? D.r[2] * inv : 0.0f, rw = moved ? D.r[3] * inv : 1.0f;
+        const varying float dx = moved ? D.d[0] * inv : 0.0f, dy = moved ? D.d[1] * inv : 0.0f,
+                            dz = moved ? D.d[2] * inv : 0.0f, du = moved ? D.d[3] * inv : 0.0f;
+        x = a[programIndex];
+        y = a[VBLOCK + programIndex];
+        z = a[2 * VBLOCK + programIndex];
+        scale_shear(D.s, x, y, z);
+        rotate_by(rx, ry, rz, rw, x, y, z);
+        // The translation 2 (w d - du r + r x d), du the dual part's w.
+        x = x + 2.0f * (rw * dx - du * rx + (ry * dz - rz * dy));
+        y = y + 2.0f * (rw * dy - du * ry + (rz * dx - rx * dz));
+        z = z + 2.0f * (rw * dz - du * rz + (rx * dy - ry * dx));
+        if (WN) {
+            nx = a[3 * VBLOCK + programIndex];
+            ny = a[4 * VBLOCK + programIndex];
+            nz = a[5 * VBLOCK + programIndex];
+            scale_shear(D.s, nx, ny, nz);
+            rotate_by(rx, ry, rz, rw, nx, ny, nz);
+            if (RN)
+                unit3(nx, ny, nz, c.renormalize);
+        }
+        if (WT) {
+            tx = a[6 * VBLOCK + programIndex];
+            ty = a[7 * VBLOCK + programIndex];
+            tz = a[8 * VBLOCK + programIndex];
+            tw = a[9 * VBLOCK + programIndex];
+            scale_shear(D.s, tx, ty, tz);
+            rotate_by(rx, ry, rz, rw, tx, ty, tz);
+            if (RN)
+                unit3(tx, ty, tz, c.renormalize);
+        }
+    } else {
+        const varying GangRows B = blend_rows(K, rigid, compact, jp, wp, c.palette);
+
+        // The attributes, loaded only now: live across the blend, they made AVX2 spill the blended chunks.
+        // Component s of vertex v0 + lane is in block v0 / VBLOCK, run s, at offset v0 % VBLOCK. Each sum
+        // below is one chain of multiply-adds from the translation (positions) or from zero (directions), in
+        // a fixed order: every addition then has exactly one product to fuse with, so the compiler's fusing
+        // has a single choice and every specialisation (which attributes are written) rounds alike. Starting
+        // a direction from its first product let LLVM fuse either product of the first addition, and the
+        // tangents of a tangents-only call differed from a full call's in the last bit on AVX-512.
+        const varying float px = a[programIndex], py = a[VBLOCK + programIndex], pz = a[2 * VBLOCK + programIndex];
+        x = B.e[3] + B.e[0] * px + B.e[1] * py + B.e[2] * pz;
+        y = B.e[7] + B.e[4] * px + B.e[5] * py + B.e[6] * pz;
+        z = B.e[11] + B.e[8] * px + B.e[9] * py + B.e[10] * pz;
+        if (WN) {
+            const varying float ix = a[3 * VBLOCK + programIndex], iy = a[4 * VBLOCK + programIndex],
+                                iz = a[5 * VBLOCK + programIndex];
+            nx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+            ny = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+            nz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
+            if (RN)
+                unit3(nx, ny, nz, c.renormalize);
+        }
+        if (WT) {
+            const varying float ix = a[6 * VBLOCK + programIndex], iy = a[7 * VBLOCK + programIndex],
+                                iz = a[8 * VBLOCK + programIndex];
+            tw = a[9 * VBLOCK + programIndex];
+            tx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
+            ty = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
+            tz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
+            if (RN)
+                unit3(tx, ty, tz, c.renormalize);
+        }
+    }
     box_take(box, rem, x, y, z);
-    varying float nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
-    if (WN) {
-        const varying float ix = a[3 * VBLOCK + programIndex], iy = a[4 * VBLOCK + programIndex],
-                            iz = a[5 * VBLOCK + programIndex];
-        nx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
-        ny = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
-        nz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
-        if (RN)
-            unit3(nx, ny, nz, c.renormalize);
-    }
-    if (WT) {
-        const varying float ix = a[6 * VBLOCK + programIndex], iy = a[7 * VBLOCK + programIndex],
-                            iz = a[8 * VBLOCK + programIndex];
-        tw = a[9 * VBLOCK + programIndex];
-        tx = 0.0f + B.e[0] * ix + B.e[1] * iy + B.e[2] * iz;
-        ty = 0.0f + B.e[4] * ix + B.e[5] * iy + B.e[6] * iz;
-        tz = 0.0f + B.e[8] * ix + B.e[9] * iy + B.e[10] * iz;
-        if (RN)
-            unit3(tx, ty, tz, c.renormalize);
-    }
 
     // Whole gangs of consecutive outputs go to packed streams with one interleaving store per attribute:
     // always in a contiguous call, and in a listed one when the gang's indices happen to be consecutive
@@ -191,8 +323,9 @@ static inline void skin_gang(uniform int K, uniform bool rigid, uniform bool com
 // Skins the call's vertices 0 .. count - 1, a gang at a time, prefetching the inputs of the gang
 // PREFETCH_AHEAD vertices ahead while that gang lies below readable (0 turns prefetching off). PACKED:
 // the call is contiguous and every written stream is packed, so whole gangs store with no tests.
-static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
-                             uniform bool WT, uniform bool PACKED, uniform bool RN, const uniform SkinCall &c)
+static inline void skin_loop(uniform bool DQ, uniform int K, uniform bool rigid, uniform bool compact,
+                             uniform bool WN, uniform bool WT, uniform bool PACKED, uniform bool RN,
+                             const uniform SkinCall &c)
 {
     // A compact group's weights, decoded a gang at a time (at most 16 influences per vertex).
     uniform float decoded[16 * W];
@@ -214,10 +347,10 @@ static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool com
             if (c.first < 0)
                 prefetch_run((uniform const int8 * uniform)(c.vertices + ahead), 4 * W);
         }
-        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, v0, W, decoded, box);
+        skin_gang(DQ, K, rigid, compact, WN, WT, PACKED, RN, c, v0, W, decoded, box);
     }
     if (whole < c.count)
-        skin_gang(K, rigid, compact, WN, WT, PACKED, RN, c, whole, c.count - whole, decoded, box);
+        skin_gang(DQ, K, rigid, compact, WN, WT, PACKED, RN, c, whole, c.count - whole, decoded, box);
     box_store(box, c.bounds);
 }
 
@@ -226,33 +359,33 @@ static inline void skin_loop(uniform int K, uniform bool rigid, uniform bool com
 // are renormalized is a constant too: as a run-time test, its two paths met in the middle of the gang
 // and AVX2 spilled a dozen vectors around it. Made constant, skin_pn with two influences went from 1.90
 // to 1.69 ns per vertex and CesiumMan's frame from 7.9 to 7.1 us (AVX2, Zen 4).
-static inline void skin_call(uniform int K, uniform bool rigid, uniform bool compact, uniform bool WN,
-                             uniform bool WT, const uniform SkinCall &c)
+static inline void skin_call(uniform bool DQ, uniform int K, uniform bool rigid, uniform bool compact,
+                             uniform bool WN, uniform bool WT, const uniform SkinCall &c)
 {
     const uniform bool packed =
         c.first >= 0 && c.pos_stride == 3 && (!WN || c.nrm_stride == 3) && (!WT || c.tng_stride == 4);
     const uniform bool rn = (WN || WT) && c.renormalize != RENORM_NONE;
     if (packed && !rn)
-        skin_loop(K, rigid, compact, WN, WT, true, false, c);
+        skin_loop(DQ, K, rigid, compact, WN, WT, true, false, c);
     else if (packed)
-        skin_loop(K, rigid, compact, WN, WT, true, true, c);
+        skin_loop(DQ, K, rigid, compact, WN, WT, true, true, c);
     else
-        skin_loop(K, rigid, compact, WN, WT, false, rn, c);
+        skin_loop(DQ, K, rigid, compact, WN, WT, false, rn, c);
 }
 
 // skin_call with the written attributes made constants: one loop per set. As run-time flags, the loop
 // tested them every gang and, short of registers, spilled more.
-static inline void skin_for_outputs(uniform int K, uniform bool rigid, uniform bool compact, uniform bool wn,
-                                    uniform bool wt, const uniform SkinCall &c)
+static inline void skin_for_outputs(uniform bool DQ, uniform int K, uniform bool rigid, uniform bool compact,
+                                    uniform bool wn, uniform bool wt, const uniform SkinCall &c)
 {
     if (wn && wt)
-        skin_call(K, rigid, compact, true, true, c);
+        skin_call(DQ, K, rigid, compact, true, true, c);
     else if (wn)
-        skin_call(K, rigid, compact, true, false, c);
+        skin_call(DQ, K, rigid, compact, true, false, c);
     else if (wt)
-        skin_call(K, rigid, compact, false, true, c);
+        skin_call(DQ, K, rigid, compact, false, true, c);
     else
-        skin_call(K, rigid, compact, false, false, c);
+        skin_call(DQ, K, rigid, compact, false, false, c);
 }
 
 // One influence count's loops (each count its own kernel, Davies' future work: the influence loop is
@@ -264,9 +397,9 @@ static inline void skin_for_outputs(uniform int K, uniform bool rigid, uniform b
                                             const uniform SkinCall &c)                                     \
     {                                                                                                      \
         if (compact)                                                                                       \
-            skin_for_outputs(K, false, true, wn, wt, c);                                                   \
+            skin_for_outputs(false, K, false, true, wn, wt, c);                                            \
         else                                                                                               \
-            skin_for_outputs(K, false, false, wn, wt, c);                                                  \
+            skin_for_outputs(false, K, false, false, wn, wt, c);                                           \
     }
 SKIN_K(0)
 SKIN_K(1)
@@ -288,7 +421,23 @@ SKIN_K(16)
 // vertex follows one joint with weight 1, so its blended matrix is that palette entry.
 static noinline unmasked void skin_rigid(uniform bool wn, uniform bool wt, const uniform SkinCall &c)
 {
-    skin_for_outputs(1, true, false, wn, wt, c);
+    skin_for_outputs(false, 1, true, false, wn, wt, c);
+}
+
+// Dual-quaternion skinning (see blend_dq) for every influence count, rigid and compact groups included.
+// The count is a run-time value here, so the influence loop is not unrolled: one loop per form instead
+// of one per count and form, because the unrolled loops tripled the skinning kernel's code (2.1 to 6.0
+// MB of AVX2 code), while each influence's two columns8 transposes and its fourteen multiply-adds are
+// long enough for the loop's own overhead to matter little.
+static noinline unmasked void skin_dq(uniform int K, uniform bool rigid, uniform bool compact, uniform bool wn,
+                                      uniform bool wt, const uniform SkinCall &c)
+{
+    if (rigid)
+        skin_for_outputs(true, 1, true, false, wn, wt, c);
+    else if (compact)
+        skin_for_outputs(true, K, false, true, wn, wt, c);
+    else
+        skin_for_outputs(true, K, false, false, wn, wt, c);
 }
 
 // The arguments of one skinning call, one struct instead of a long positional list. Rust fills it from
@@ -304,6 +453,8 @@ struct SkinGroupArgs {
     int32 count;            // vertices in this call (its first vertex starts an AoSoA block)
     int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
     int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
+    int32 dual_quaternion;  // 0: linear blend skinning with palette matrices; 1: dual-quaternion skinning
+                            // with DualQuatEntry palette entries (same 16-float stride)
     const float * blocks;   // the call's first AoSoA block
     const uint32 * joints;  // per vertex k palette offsets (joint times 16) or packed influences, from the
                             // call's first vertex
@@ -347,6 +498,10 @@ export void EXPORT(skin_group)(uniform const SkinGroupArgs * uniform a)
     c.nrm_stride = a->nrm_stride;
     c.tng_stride = a->tng_stride;
     const uniform bool wn = a->write_normals != 0, wt = a->write_tangents != 0, compact = a->compact != 0;
+    if (a->dual_quaternion != 0) {
+        skin_dq(a->influences, a->rigid != 0, compact, wn, wt, c);
+        return;
+    }
     if (a->rigid != 0) {
         skin_rigid(wn, wt, c);
         return;

@@ -13,6 +13,7 @@ pub struct SkinGroupArgs {
     pub count: i32,
     pub readable: i32,
     pub renormalize: i32,
+    pub dual_quaternion: i32,
     pub blocks: *const f32,
     pub joints: *const u32,
     pub weights: *const f32,

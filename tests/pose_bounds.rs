@@ -5,7 +5,8 @@
 //! 0.3 to 2, and a vertex without influences), compact and LOD-truncated weights and their kept forms,
 //! 40 morph targets at weights from -1.5 to 1.5 and a rigid mesh with its own targets. A box that misses
 //! a vertex prints the vertex and the box; without morph weights the box must also stay within a few
-//! times the written positions' box (a box of 1e30 would contain everything).
+//! times the written positions' box (a box of 1e30 would contain everything). Every frame runs with
+//! linear blending and with dual quaternions, whose box is computed another way.
 
 mod common;
 
@@ -13,7 +14,7 @@ use common::{backends, scenes, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
     Attribute, Character, CharacterSkin, Frame, MeshInput, MorphTargets, PrepareOptions, RigidMesh,
-    Skeleton, SkinnedMesh, WeightPolicy,
+    Skeleton, SkinnedMesh, Skinning, WeightPolicy,
 };
 
 /// Asserts that every position lies inside `bounds`.
@@ -34,14 +35,26 @@ fn contains(what: &str, bounds: Option<(Vec3, Vec3)>, positions: &[Vec3]) {
 /// Asserts that the pose bounds are not much larger than the written positions' box: each joint's
 /// box moved as a box can grow by at most sqrt(3) on an axis, and the morph reach and the weight sums
 /// add a little; 3x the largest extent, plus a unit, would still catch a box of 1e30.
-fn not_too_large(what: &str, bounds: Option<(Vec3, Vec3)>, written: Option<(Vec3, Vec3)>) {
+///
+/// Dual quaternions' box is a cube around the palette translations (see `Character::pose_bounds`),
+/// larger: up to 8x the extent plus a unit.
+fn not_too_large(
+    what: &str,
+    skinning: Skinning,
+    bounds: Option<(Vec3, Vec3)>,
+    written: Option<(Vec3, Vec3)>,
+) {
     let (Some((lo, hi)), Some((a, b))) = (bounds, written) else {
         return;
     };
     let size = (b - a).max_element();
     let grow = (a - lo).max(hi - b).max_element();
+    let times = match skinning {
+        Skinning::Linear => 3.0,
+        Skinning::DualQuaternion => 8.0,
+    };
     assert!(
-        grow <= 3.0 * size + 1.0,
+        grow <= times * size + 1.0,
         "{what}: pose bounds {lo} .. {hi} are far larger than the written box {a} .. {b}"
     );
 }
@@ -63,8 +76,11 @@ fn pose_bounds_contain_every_asset_vertex() {
     let Some(dir) = common::assets() else { return };
     for asset in common::SHARED_ASSETS {
         let scene = GltfScene::load(dir.join(asset)).unwrap();
-        for backend in backends() {
-            let mut frame = scene.frame_buffers().backend(backend);
+        for (backend, skinning) in backends()
+            .into_iter()
+            .flat_map(|b| [(b, Skinning::Linear), (b, Skinning::DualQuaternion)])
+        {
+            let mut frame = scene.frame_buffers().backend(backend).skinning(skinning);
             let mut runs = vec![(None, 0.0)];
             for (c, clip) in scene.clips().iter().enumerate() {
                 for k in 0..5 {
@@ -74,13 +90,13 @@ fn pose_bounds_contain_every_asset_vertex() {
             for (clip, t) in runs {
                 scene.evaluate(clip, t, Wrap::Clamp, &mut frame).unwrap();
                 let bounds = scene.character().pose_bounds(&frame).unwrap();
-                let what = format!("{asset} {backend:?} clip {clip:?} at {t}");
+                let what = format!("{asset} {backend:?} {skinning:?} clip {clip:?} at {t}");
                 contains(&what, bounds, &written(&frame));
                 // The box from the written positions lies inside it too, and not far inside.
                 if let (Some((lo, hi)), Some((a, b))) = (bounds, frame.bounds()) {
                     assert!(a.cmpge(lo).all() && b.cmple(hi).all(), "{what}");
                 }
-                not_too_large(&what, bounds, frame.bounds());
+                not_too_large(&what, skinning, bounds, frame.bounds());
             }
         }
     }
@@ -206,8 +222,11 @@ fn pose_bounds_contain_every_vertex_of_random_poses() {
     ] {
         let c = character(weights, &mut rng);
         let n = c.skeleton().len();
-        for backend in backends() {
-            let mut frame = c.frame_buffers().backend(backend);
+        for (backend, skinning) in backends()
+            .into_iter()
+            .flat_map(|b| [(b, Skinning::Linear), (b, Skinning::DualQuaternion)])
+        {
+            let mut frame = c.frame_buffers().backend(backend).skinning(skinning);
             for round in 0..12 {
                 let (t, q, s) =
                     scenes::animated_pose(n, 0.37 * round as f32, round % 2 == 1, round);
@@ -229,12 +248,12 @@ fn pose_bounds_contain_every_vertex_of_random_poses() {
                 frame.set_mesh_weights(0, &mw).unwrap();
                 frame.set_rigid_weights(0, &[rng.range(-1.5, 1.5)]).unwrap();
                 c.evaluate(&mut frame).unwrap();
-                let what = format!("{weights:?} {backend:?} round {round}");
+                let what = format!("{weights:?} {backend:?} {skinning:?} round {round}");
                 let bounds = c.pose_bounds(&frame).unwrap();
                 contains(&what, bounds, &written(&frame));
                 if round == 0 {
                     // Without morph weights (whose reach adds up over 40 targets).
-                    not_too_large(&what, bounds, frame.bounds());
+                    not_too_large(&what, skinning, bounds, frame.bounds());
                 }
             }
         }

@@ -6,7 +6,8 @@ use crate::backend::{Backend, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
-use crate::layout::output::{Renormalize, VertexOutputs};
+use crate::layout::dual_quat::DualQuatEntry;
+use crate::layout::output::{Renormalize, Skinning, VertexOutputs};
 use crate::layout::palette::PaletteMatrix;
 use crate::layout::trs::Trs;
 use crate::numeric;
@@ -101,6 +102,9 @@ pub struct Frame {
     pub(crate) scales: Vec<Vec3>,
     pub(crate) models: Vec<Mat4>,
     pub(crate) palettes: Vec<Vec<PaletteMatrix>>,
+    /// Each skin's dual-quaternion entries, converted from its palette by the skin stage of a frame
+    /// that skins with [`Skinning::DualQuaternion`] (identity entries until then).
+    pub(crate) dual_quats: Vec<Vec<DualQuatEntry>>,
     pub(crate) meshes: Vec<SkinnedVertices>,
     /// The box of each skinned mesh's positions as the skin stage's kernels returned it while writing
     /// them; `None` where the stage has not written the mesh since the frame was made or since a skin
@@ -131,6 +135,8 @@ pub struct Frame {
     pub renormalize: Renormalize,
     /// Threads of the skinning job; [`Threads::One`] by default.
     pub threads: Threads,
+    /// How the skin stage skins: [`Skinning::Linear`] by default, or dual quaternions.
+    pub skinning: Skinning,
     /// Which attributes the skin and rigid stages write; [`VertexOutputs::All`] by default. Streams
     /// left out keep what they held (zeros in new buffers); the buffers stay, so the frame can ask for
     /// them again.
@@ -158,6 +164,12 @@ impl Frame {
     /// collider).
     pub fn outputs(mut self, outputs: VertexOutputs) -> Frame {
         self.outputs = outputs;
+        self
+    }
+
+    /// Sets how the skin stage skins (see [`Skinning`]).
+    pub fn skinning(mut self, skinning: Skinning) -> Frame {
+        self.skinning = skinning;
         self
     }
 

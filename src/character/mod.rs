@@ -63,6 +63,7 @@ pub use self::rigid::RigidMesh;
 
 use crate::backend::Threads;
 use crate::error::Error;
+use crate::layout::dual_quat::DualQuatEntry;
 use crate::layout::output::Renormalize;
 use crate::layout::palette::{PaletteMatrix, PalettePlan};
 use crate::layout::trs::Trs;
@@ -496,7 +497,8 @@ impl Character {
 
     /// Buffers for one frame, sized for this character: the rest pose, identity model matrices,
     /// identity palettes, zeroed vertex outputs (normals and tangents where the mesh has them), an
-    /// identity root, [`Backend::Auto`], the default [`Renormalize`] and [`Threads::One`].
+    /// identity root, [`Backend::Auto`], the default [`Renormalize`], [`Threads::One`] and
+    /// [`Skinning::Linear`](crate::Skinning::Linear).
     pub fn frame_buffers(&self) -> Frame {
         Frame {
             translations: self.rest_translations.clone(),
@@ -507,6 +509,11 @@ impl Character {
                 .skins
                 .iter()
                 .map(|s| vec![PaletteMatrix::IDENTITY; s.joints.len()])
+                .collect(),
+            dual_quats: self
+                .skins
+                .iter()
+                .map(|s| vec![DualQuatEntry::IDENTITY; s.joints.len()])
                 .collect(),
             meshes: self
                 .meshes
@@ -530,6 +537,7 @@ impl Character {
             backend: Backend::Auto,
             renormalize: Renormalize::default(),
             threads: Threads::One,
+            skinning: crate::Skinning::Linear,
             outputs: crate::VertexOutputs::All,
             root: Mat4::IDENTITY,
         }

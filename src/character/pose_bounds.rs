@@ -24,6 +24,7 @@ use super::rigid::RigidMesh;
 use super::Character;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
+use crate::layout::output::Skinning;
 use crate::layout::palette::PaletteMatrix;
 use crate::SkinnedMesh;
 use glam::{Mat4, Vec3};
@@ -129,6 +130,67 @@ fn skinned_box(
     Ok(scaled)
 }
 
+/// The box of a skinned mesh's positions under dual-quaternion skinning, from the same joint boxes
+/// (see [`Character::pose_bounds`] for the bound and why it is looser than linear blending's).
+fn dual_quat_box(
+    mesh: &SkinnedMesh,
+    entries: &[PaletteMatrix],
+    (reach, rounding): (Vec3, f32),
+    index: usize,
+) -> Result<Bounds, Error> {
+    // The translations of the entries whose joints influence a vertex, and the largest stretch
+    // |A p| (A the entry's 3x3 part, the same as |S p| since S = R^T A) over their grown boxes.
+    let mut ts = Bounds::EMPTY;
+    let mut stretch = 0.0f32;
+    let translation =
+        |entry: &PaletteMatrix| Vec3::new(entry.rows[0][3], entry.rows[1][3], entry.rows[2][3]);
+    for (j, entry) in entries.iter().enumerate().take(mesh.joint_count()) {
+        if let Some((lo, hi)) = mesh.joint_box(j) {
+            let m = palette_matrix(entry);
+            let t = translation(entry);
+            let a = glam::Mat3::from_mat4(m);
+            let (c, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5 + reach);
+            let far =
+                (a * c).abs() + a.x_axis.abs() * e.x + a.y_axis.abs() * e.y + a.z_axis.abs() * e.z;
+            stretch = stretch.max(far.length());
+            ts = ts.merge(Bounds::new(t, t));
+        }
+    }
+    let Some((tlo, thi)) = ts.get() else {
+        return Ok(Bounds::EMPTY);
+    };
+    let centre = (tlo + thi) * 0.5;
+    let spread = entries
+        .iter()
+        .enumerate()
+        .take(mesh.joint_count())
+        .filter(|(j, _)| mesh.joint_box(*j).is_some())
+        .fold(0.0f32, |m, (_, e)| {
+            m.max((translation(e) - centre).length())
+        });
+    // At most k influences with a weight: the summed real part is at least (sum of weights) / sqrt(k)
+    // long (every term is added in the hemisphere of the sum before it, so no term shortens it), which
+    // bounds the blended translation's distance from `centre` by sqrt(k) times the farthest entry's.
+    let histogram = mesh.influence_histogram();
+    let k = histogram.iter().rposition(|&n| n > 0).unwrap_or(0).max(1) as f32;
+    let (low, high) = mesh.weight_sums();
+    let radius = high.max(0.0) * stretch + k.sqrt() * spread;
+    // Padded for rounding: (k + 8) epsilons of the terms per sum, divided by the real part's length.
+    let pad = (radius + centre.abs().max_element())
+        * (rounding + 16.0 * (k + 8.0))
+        * k.sqrt()
+        * f32::EPSILON;
+    let r = Vec3::splat(radius + pad);
+    let mut b = checked(centre - r, centre + r, index)?;
+    // A vertex whose weights (nearly) vanish takes the identity motion: it stays at S_b p, near the
+    // origin.
+    if low * low <= 1e-20 * k {
+        let r = Vec3::splat(high.max(0.0) * stretch * (1.0 + 64.0 * f32::EPSILON));
+        b = b.merge(checked(-r, r, index)?);
+    }
+    Ok(b)
+}
+
 impl Character {
     /// The axis-aligned box (min, max) of every position the skin and rigid stages write for the
     /// frame's current palettes, model matrices and morph weights, computed from each joint's box
@@ -150,6 +212,14 @@ impl Character {
     /// terms, more than the kernels' rounding ((k + 4) epsilons of it for k <= 16 influences), plus one
     /// epsilon per morph target with a non-zero weight (the morph adds their deltas in turn).
     ///
+    /// A frame that skins with [`Skinning::DualQuaternion`](crate::Skinning::DualQuaternion) gets a
+    /// looser box, since a dual-quaternion vertex is not a convex combination of its joints' points:
+    /// it is `R (S_b p) + t_b` with `|S_b p|` at most the weight sum times the largest `|A_j p|` over
+    /// the joint boxes (`A_j` the entry's 3x3 part), and the blended translation `t_b` within
+    /// `sqrt(k)` times the farthest entry translation's distance from their centre (k the influences
+    /// with a weight). So the box is a cube around the entries' translations: about two to three times
+    /// the character's extent on each axis, still enough to cull.
+    ///
     /// # Errors
     /// [`Error::WrongFrame`] for a frame of another character; [`Error::ResultNotFinite`] (stage
     /// "pose bounds", `index` the skinned mesh, or the rigid mesh after the skinned ones) where
@@ -163,7 +233,10 @@ impl Character {
                 _ => (Vec3::ZERO, 32.0),
             };
             let entries = frame.palettes.get(skin).map_or(&[][..], Vec::as_slice);
-            all = all.merge(skinned_box(mesh, entries, reach, i)?);
+            all = all.merge(match frame.skinning {
+                Skinning::Linear => skinned_box(mesh, entries, reach, i)?,
+                Skinning::DualQuaternion => dual_quat_box(mesh, entries, reach, i)?,
+            });
         }
         for (r, ((mesh, &level), weights)) in self
             .rigid

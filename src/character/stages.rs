@@ -5,11 +5,11 @@
 use super::{Character, Frame};
 use crate::backend::KernelFamily;
 use crate::error::Error;
-use crate::layout::output::VertexOutputs;
+use crate::layout::output::{Skinning, VertexOutputs};
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
 use crate::numeric;
-use crate::palette::{self, PaletteJob};
+use crate::palette::{self, dual_quat_palette, PaletteJob};
 use crate::skinning::job::{check_palette, check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
 
@@ -113,10 +113,14 @@ impl Character {
 
     /// Stage 4 of a frame: skins every mesh with its skin's palette ([`SkinningJob`]), with the
     /// frame's [`Frame::renormalize`] and [`Frame::threads`], writing the streams [`Frame::outputs`]
-    /// asks for.
+    /// asks for. With [`Skinning::DualQuaternion`](crate::Skinning::DualQuaternion) it converts each
+    /// skin's palette first ([`dual_quat_palette`](crate::dual_quat_palette)) and skins with
+    /// [`SkinningJob::dual_quaternion`]; a morphed mesh is then morphed first and skinned after (the
+    /// fused morph and skin pass is linear only).
     ///
     /// # Errors
-    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`].
+    /// [`Error::WrongFrame`] for a frame made by another character, [`Error::IsaUnavailable`], and
+    /// those of [`SkinningJob`] and [`dual_quat_palette`](crate::dual_quat_palette).
     pub fn skin(&self, frame: &mut Frame) -> Result<(), Error> {
         self.skin_stage(frame, true)
     }
@@ -127,6 +131,12 @@ impl Character {
         self.check_frame(frame)?;
         // Each mesh's box is known again once the stage has written the mesh (see Frame::mesh_bounds).
         frame.mesh_bounds.fill(None);
+        let dual = frame.skinning == Skinning::DualQuaternion;
+        if dual {
+            for (palette, entries) in frame.palettes.iter().zip(&mut frame.dual_quats) {
+                dual_quat_palette(palette, entries)?;
+            }
+        }
         for (((((mesh, &skin), out), (morph, weights)), copy), known) in self
             .meshes
             .iter()
@@ -155,7 +165,7 @@ impl Character {
                             }));
                     };
                     // The fused pass writes every stream the mesh has.
-                    let fused = if fuse && frame.outputs == VertexOutputs::All {
+                    let fused = if fuse && !dual && frame.outputs == VertexOutputs::All {
                         m.skin_fused(
                             backend,
                             mesh,
@@ -182,16 +192,17 @@ impl Character {
                 }
                 _ => mesh,
             };
+            let output = out.output_for(frame.outputs);
+            let job = if dual {
+                SkinningJob::dual_quaternion(skinned, &frame.dual_quats[skin], output)
+            } else {
+                SkinningJob::new(skinned, &frame.palettes[skin], output)
+            };
             *known = Some(
-                SkinningJob::new(
-                    skinned,
-                    &frame.palettes[skin],
-                    out.output_for(frame.outputs),
-                )
-                .renormalize(frame.renormalize)
-                .threads(frame.threads)
-                .backend(frame.backend)
-                .run_boxed()?,
+                job.renormalize(frame.renormalize)
+                    .threads(frame.threads)
+                    .backend(frame.backend)
+                    .run_boxed()?,
             );
         }
         Ok(())

@@ -63,11 +63,11 @@ const _: () = assert!(
     std::mem::size_of::<PaletteMatrix>() == 64 && std::mem::align_of::<PaletteMatrix>() == 64
 );
 
-// SkinGroupArgs is shared with ISPC through the generated header: eight i32, five input pointers,
-// then three (pointer, stride) outputs with two flags and the box's pointer, as ispc/skin.ispc
-// declares it.
+// SkinGroupArgs is shared with ISPC through the generated header: nine i32 (and four bytes of padding),
+// five input pointers, then three (pointer, stride) outputs with two flags and the box's pointer, as
+// ispc/skin.ispc declares it.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 128);
+const _: () = assert!(std::mem::size_of::<SkinGroupArgs>() == 136);
 // FusedMorphArgs (ispc/skin_morph.ispc): eight i32, five input pointers, 24 delta pointers, 24
 // weights, then three output pointers and the box's pointer.
 #[cfg(target_pointer_width = "64")]

@@ -10,6 +10,7 @@
 
 use super::{Runnable, SkinGroupArgs};
 use crate::layout::bounds::Bounds;
+use crate::layout::dual_quat::DualQuatEntry;
 use crate::layout::mesh::{
     kernel_influences, padded, InfluenceGroup, InfluenceTable, KernelMesh, SKIN_BLOCK,
 };
@@ -26,6 +27,42 @@ pub(crate) enum RowsMode {
     Precise = 1,
     /// Multiplied by a refined reciprocal square root.
     Fast = 2,
+}
+
+/// The palette a skinning call reads: matrices (linear blend skinning) or dual-quaternion entries. Both
+/// are 16 floats per joint, 64-byte aligned, so the meshes' palette offsets (joint times 16) serve both.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Entries<'p> {
+    /// Palette matrices: the linear kernel.
+    Linear(&'p [PaletteMatrix]),
+    /// Dual-quaternion entries: the dual-quaternion kernel.
+    DualQuaternion(&'p [DualQuatEntry]),
+}
+
+const _: () = assert!(
+    std::mem::size_of::<DualQuatEntry>() == 64 && std::mem::align_of::<DualQuatEntry>() == 64
+);
+
+impl Entries<'_> {
+    fn len(self) -> usize {
+        match self {
+            Entries::Linear(p) => p.len(),
+            Entries::DualQuaternion(p) => p.len(),
+        }
+    }
+
+    /// The first float of the first entry.
+    fn as_ptr(self) -> *const f32 {
+        match self {
+            Entries::Linear(p) => p.as_ptr().cast(),
+            Entries::DualQuaternion(p) => p.as_ptr().cast(),
+        }
+    }
+
+    /// The kernel's `dual_quaternion` flag.
+    fn flag(self) -> i32 {
+        i32::from(matches!(self, Entries::DualQuaternion(_)))
+    }
 }
 
 /// How a skinning call runs, decided by the job.
@@ -170,7 +207,7 @@ impl<'o> Output<'o> {
 pub(crate) fn skin_mesh(
     isa: Runnable,
     mesh: &KernelMesh,
-    palette: &[PaletteMatrix],
+    palette: Entries<'_>,
     out: &Output<'_>,
     plan: Plan,
 ) -> Bounds {
@@ -250,7 +287,7 @@ pub(crate) fn skin_mesh(
 fn stage_and_stream(
     isa: Runnable,
     g: &InfluenceGroup,
-    palette: &[PaletteMatrix],
+    palette: Entries<'_>,
     out: &Output<'_>,
     rows: Option<RowsMode>,
     first: usize,
@@ -384,7 +421,7 @@ enum Indices {
 unsafe fn skin_block(
     isa: Runnable,
     g: &InfluenceGroup,
-    palette: &[PaletteMatrix],
+    palette: Entries<'_>,
     start: usize,
     len: usize,
     indices: Indices,
@@ -456,11 +493,12 @@ unsafe fn skin_block(
         count: len as i32,
         readable,
         renormalize: rows.map_or(0, |m| m as i32),
+        dual_quaternion: palette.flag(),
         blocks,
         joints,
         weights,
         vertices,
-        palette: palette.as_ptr().cast(),
+        palette: palette.as_ptr(),
         pos: out.pos,
         pos_stride: out.ps as i32,
         nrm: out.nrm,
@@ -476,7 +514,9 @@ unsafe fn skin_block(
     // of the `len` real vertices only (masked, or a whole gang of them at once when all its lanes are
     // real), and palette entries below palette.len() (block padding has joint 0, below the joint count
     // of any group with influences, and a promoted vertex's zero-weight influences repeat one of its
-    // own joints); it writes the outputs the caller vouches
+    // own joints), 16 floats each, matrices or dual-quaternion entries alike (the dual-quaternion
+    // kernel reads each entry it uses as two 8-float halves, or whole on 16-lane ISAs: never past
+    // it); it writes the outputs the caller vouches
     // for, for the `len` real vertices only: a whole gang whose listed indices are o, o + 1, ...,
     // o + W - 1 is written as that one range, which holds exactly those vertices' outputs. It prefetches (never loads) inputs of vertices
     // below `readable`, counted from `start`, which the group's vectors also hold. A group is never

@@ -4,6 +4,7 @@
 pub(crate) mod blend;
 pub(crate) mod bounds;
 pub(crate) mod crowd;
+pub(crate) mod dual_quat;
 pub(crate) mod format;
 pub(crate) mod hierarchy;
 pub(crate) mod mesh;

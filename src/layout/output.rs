@@ -23,6 +23,22 @@ pub enum Renormalize {
     Fast,
 }
 
+/// How a [`Frame`](crate::Frame) skins its meshes: linear blend skinning with the palette matrices
+/// (the default, as every peer), or dual quaternions ([`SkinningJob::dual_quaternion`]), which keep a
+/// twisting joint's volume where linear blending pinches it, at about three times the skinning time
+/// on AVX2 (docs/RESULTS.md, "Dual-quaternion skinning").
+///
+/// [`SkinningJob::dual_quaternion`]: crate::SkinningJob::dual_quaternion
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Skinning {
+    /// Linear blend skinning with blended palette matrices. The default.
+    #[default]
+    Linear,
+    /// Dual-quaternion skinning with scale: the frame converts each skin's palette with
+    /// [`dual_quat_palette`](crate::dual_quat_palette) once per skin stage.
+    DualQuaternion,
+}
+
 /// Which skinned attributes a [`Frame`](crate::Frame) or a [`CrowdFrame`](crate::CrowdFrame) writes.
 /// A ray-pick or a collider needs positions only: a positions-only CesiumMan frame took 0.82x the time
 /// of a whole one on AVX2, and a crowd of 100 of them 0.71x (docs/RESULTS.md, "Frames that skin only

@@ -23,6 +23,7 @@ pub(crate) mod pose;
 use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
+use crate::layout::dual_quat::DualQuatEntry;
 use crate::layout::hierarchy::MAX_JOINTS;
 use crate::layout::palette::PaletteMatrix;
 use crate::numeric;
@@ -192,6 +193,53 @@ pub fn palette_rows_3x4(palette: &[PaletteMatrix], out: &mut [[[f32; 4]; 3]]) ->
     }
     for (o, p) in out.iter_mut().zip(palette) {
         *o = p.to_rows_3x4();
+    }
+    Ok(())
+}
+
+/// Converts a palette into dual-quaternion entries for [`SkinningJob::dual_quaternion`] or a GPU's
+/// dual-quaternion skinning: `out[i]` is [`DualQuatEntry::from_palette`] of `palette[i]` (its rigid
+/// motion and its symmetric scale and shear, see [`DualQuatEntry`]). Serial: a few hundred
+/// floating-point operations per entry, on the calling thread.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] unless `out` has one entry per palette entry; [`Error::NotFinite`] for a
+/// palette entry whose affine rows hold a float that is not finite (naming the entry and the value);
+/// [`Error::ResultNotFinite`] where a finite entry's elements are so large (about 1e37) that its scale
+/// and shear overflow `f32`.
+///
+/// [`SkinningJob::dual_quaternion`]: crate::SkinningJob::dual_quaternion
+pub fn dual_quat_palette(
+    palette: &[PaletteMatrix],
+    out: &mut [DualQuatEntry],
+) -> Result<(), Error> {
+    if palette.len() != out.len() {
+        return Err(Error::LengthMismatch {
+            input: palette.len(),
+            output: out.len(),
+        });
+    }
+    if let Some(index) = numeric::first_not_finite_rows(palette) {
+        return Err(Error::NotFinite {
+            what: "palette",
+            index,
+            value: palette[index].rows[..3]
+                .as_flattened()
+                .iter()
+                .copied()
+                .find(|x| !x.is_finite())
+                .unwrap_or(f32::NAN),
+        });
+    }
+    for (i, (o, p)) in out.iter_mut().zip(palette).enumerate() {
+        *o = DualQuatEntry::from_palette(p);
+        if !o.as_floats().iter().all(|x| x.is_finite()) {
+            return Err(Error::ResultNotFinite {
+                stage: "dual-quaternion palette",
+                what: "dual-quaternion palette entries",
+                index: i,
+            });
+        }
     }
     Ok(())
 }

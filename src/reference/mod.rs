@@ -16,5 +16,5 @@ pub use blend::blend;
 pub use hierarchy::{affine_mul, local_to_model, local_to_model_trs, trs_matrix, Matrix};
 pub use morph::morph_floats;
 pub use palette::skin_palette;
-pub(crate) use skinning::skin;
+pub(crate) use skinning::{skin, skin_dq};
 pub use transform::{transform_points_vec3, transform_points_vec4};

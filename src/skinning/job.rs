@@ -12,11 +12,25 @@
 //! joints disagree, so n' is exact only for rigid (1-influence) vertices; renormalizing fixes its length.
 //! The ISPC path renormalizes in registers as it stores each gang, one vector per lane, so a square root
 //! serves a gang of vertices and the result does not depend on the output layout or the thread count.
+//!
+//! Dual-quaternion skinning ([`SkinningJob::dual_quaternion`], Kavan et al. 2008, in its two-phase form
+//! with scale): each entry ([`DualQuatEntry`], from [`dual_quat_palette`](crate::dual_quat_palette)) is
+//! a unit dual quaternion (real part r, dual part d) after a symmetric scale-and-shear matrix S. Per
+//! vertex, S_b = sum w_i S_i, and the dual quaternions are summed in the vertex's influence order with
+//! weight w_i, negated where r_i's dot product with the real parts summed so far is negative (so every
+//! term lies in one hemisphere; q and -q are the same motion), then divided by the length of the
+//! summed real part (a vertex whose summed real part has a squared length of at most 1e-20 takes the
+//! identity motion). Then p' = R (S_b p) + t, n' = R (S_b n) and t' = R (S_b t.xyz), with R and t the
+//! normalized dual quaternion's rotation and translation. Joints that twist against each other keep the
+//! volume that linear blending loses (no "candy wrapper"). Its rules are the linear job's, with
+//! [`Error::CountMismatch`] for fewer entries than the mesh's joints, [`Error::NotFinite`] for an entry
+//! that is not finite, and every skinned vertex checked to be finite ([`Error::ResultNotFinite`]).
 
 use crate::backend::{Backend, KernelFamily, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
 use crate::layout::bounds::Bounds;
+use crate::layout::dual_quat::DualQuatEntry;
 use crate::layout::mesh::SKIN_CHUNK;
 use crate::layout::output::{overlap, OutputView, Renormalize};
 use crate::layout::palette::PaletteMatrix;
@@ -86,13 +100,39 @@ impl<'a> SkinOutput<'a> {
     }
 }
 
+/// The palette a [`SkinningJob`] reads, which also chooses the skinning method.
+#[derive(Clone, Copy, Debug)]
+pub enum SkinPalette<'a> {
+    /// Palette matrices (from [`PaletteJob`](crate::PaletteJob)): linear blend skinning.
+    Linear(&'a [PaletteMatrix]),
+    /// Dual-quaternion entries (from [`dual_quat_palette`](crate::dual_quat_palette)): dual-quaternion
+    /// skinning (see the [module docs](crate::skinning::job)).
+    DualQuaternion(&'a [DualQuatEntry]),
+}
+
+impl SkinPalette<'_> {
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            SkinPalette::Linear(p) => p.len(),
+            SkinPalette::DualQuaternion(p) => p.len(),
+        }
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Skins a prepared mesh with a palette.
 #[derive(Debug)]
 pub struct SkinningJob<'a> {
     /// The prepared mesh.
     pub mesh: &'a SkinnedMesh,
-    /// Palette rows (from [`PaletteJob`](crate::PaletteJob)), at least the mesh's joint count.
-    pub palette: &'a [PaletteMatrix],
+    /// The palette, at least the mesh's joint count of entries: matrices for linear blend skinning
+    /// ([`SkinningJob::new`]) or dual-quaternion entries ([`SkinningJob::dual_quaternion`]).
+    pub palette: SkinPalette<'a>,
     /// Renormalization of normals and tangents; [`Renormalize::None`] by default (see [`Renormalize`]).
     pub renormalize: Renormalize,
     /// The ISA; [`Backend::Auto`] by default.
@@ -125,12 +165,26 @@ impl<'a> SkinningJob<'a> {
     ) -> SkinningJob<'a> {
         SkinningJob {
             mesh,
-            palette,
+            palette: SkinPalette::Linear(palette),
             renormalize: Renormalize::default(),
             backend: Backend::Auto,
             threads: Threads::One,
             streaming: false,
             output,
+        }
+    }
+
+    /// A dual-quaternion skinning job (see the [module docs](crate::skinning::job)) with the entries of
+    /// [`dual_quat_palette`](crate::dual_quat_palette), no renormalization, one thread and the automatic
+    /// ISA; every other setting is the linear job's.
+    pub fn dual_quaternion(
+        mesh: &'a SkinnedMesh,
+        entries: &'a [DualQuatEntry],
+        output: SkinOutput<'a>,
+    ) -> SkinningJob<'a> {
+        SkinningJob {
+            palette: SkinPalette::DualQuaternion(entries),
+            ..SkinningJob::new(mesh, &[], output)
         }
     }
 
@@ -161,7 +215,12 @@ impl<'a> SkinningJob<'a> {
     /// Checks every rule (see the [module docs](crate::skinning::job)) without computing anything.
     pub fn validate(&self) -> Result<(), Error> {
         self.plan()?;
-        check_palette(&self.palette[..self.mesh.joint_count()])
+        match self.palette {
+            SkinPalette::Linear(p) => check_palette(p.get(..self.mesh.joint_count()).unwrap_or(p)),
+            SkinPalette::DualQuaternion(p) => {
+                check_dual_quats(p.get(..self.mesh.joint_count()).unwrap_or(p))
+            }
+        }
     }
 
     /// Every rule but the palette's floats, which `run` checks with the bound it proves.
@@ -218,10 +277,16 @@ impl<'a> SkinningJob<'a> {
     fn run_job(&mut self, boxed: bool) -> Result<Bounds, Error> {
         self.plan()?;
         let resolved = self.backend.resolve(KernelFamily::Skinning)?;
-        let used = self
-            .palette
-            .get(..self.mesh.joint_count())
-            .unwrap_or(self.palette);
+        let used = match self.palette {
+            SkinPalette::Linear(p) => p.get(..self.mesh.joint_count()).unwrap_or(p),
+            SkinPalette::DualQuaternion(p) => {
+                // No bound is proven for dual quaternions: the outputs are checked after the run.
+                check_dual_quats(p.get(..self.mesh.joint_count()).unwrap_or(p))?;
+                let bounds = self.skin(resolved, boxed)?;
+                check_skinned(&self.output, self.mesh.vertex_count())?;
+                return Ok(bounds);
+            }
+        };
         let proven = match numeric::palette_magnitude(used) {
             Some(m) => self.mesh.bounded_by(m) && self.renormalize != Renormalize::Fast,
             // No magnitude means a float that is not finite, which check_palette names; should it
@@ -278,7 +343,12 @@ impl<'a> SkinningJob<'a> {
         };
         let mesh = &self.mesh.kernel;
         let Resolved::Ispc(isa) = resolved else {
-            reference::skin(mesh, self.palette, self.renormalize, view);
+            match self.palette {
+                SkinPalette::Linear(p) => reference::skin(mesh, p, self.renormalize, view),
+                SkinPalette::DualQuaternion(p) => {
+                    reference::skin_dq(mesh, p, self.renormalize, view)
+                }
+            }
             return Ok(if boxed {
                 skinned_bounds(&self.output, mesh.vertex_count())
             } else {
@@ -304,7 +374,11 @@ impl<'a> SkinningJob<'a> {
         if mesh.vertex_count() == 0 {
             return Ok(Bounds::EMPTY);
         }
-        Ok(ffi::skin_mesh(isa, mesh, self.palette, &out, plan))
+        let entries = match self.palette {
+            SkinPalette::Linear(p) => ffi::Entries::Linear(p),
+            SkinPalette::DualQuaternion(p) => ffi::Entries::DualQuaternion(p),
+        };
+        Ok(ffi::skin_mesh(isa, mesh, entries, &out, plan))
     }
 }
 
@@ -352,6 +426,21 @@ pub(crate) fn check_palette(palette: &[PaletteMatrix]) -> Result<(), Error> {
         }),
         None => Ok(()),
     }
+}
+
+/// [`Error::NotFinite`] for the first dual-quaternion entry holding a float that is not finite, naming
+/// the value.
+pub(crate) fn check_dual_quats(entries: &[DualQuatEntry]) -> Result<(), Error> {
+    for (index, e) in entries.iter().enumerate() {
+        if let Some(&value) = e.as_floats().iter().find(|x| !x.is_finite()) {
+            return Err(Error::NotFinite {
+                what: "dual-quaternion palette",
+                index,
+                value,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// [`Error::ResultNotFinite`] for the first of the `n` skinned vertices of `output` with a coordinate

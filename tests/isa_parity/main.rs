@@ -12,6 +12,7 @@ mod hierarchy;
 mod morph;
 mod sample;
 mod skin;
+mod skin_dq;
 mod transform;
 
 fn main() {
@@ -32,6 +33,8 @@ fn main() {
         ("skin_pnt_threads", skin::check_skin_threads),
         ("skin_pnt_streaming", skin::check_skin_streaming),
         ("skin_p_only", skin::check_skin_p_only),
+        ("skin_dq", skin_dq::check_skin_dq),
+        ("skin_dq_compact", skin_dq::check_skin_dq_compact),
         ("blend", blend::check_blend),
         ("crowd_blend", blend::check_crowd_blend),
         ("sample_tracks", sample::check_sample),

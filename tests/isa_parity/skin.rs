@@ -15,24 +15,29 @@ use ispc_skinning::{
     SkinnedMesh, SkinningJob, WeightPolicy,
 };
 
-const JOINTS: usize = 40;
+pub(crate) const JOINTS: usize = 40;
 
 /// How many influences vertex i gets.
-type InfluenceFn = Box<dyn Fn(usize) -> usize>;
+pub(crate) type InfluenceFn = Box<dyn Fn(usize) -> usize>;
 /// Skinned positions, normals and tangents.
 type Skinned = (Vec<Vec3>, Vec<Vec3>, Vec<Vec4>);
 
-struct Mesh {
-    pos: Vec<Vec3>,
-    nrm: Vec<Vec3>,
-    tan: Vec<Vec4>,
+pub(crate) struct Mesh {
+    pub(crate) pos: Vec<Vec3>,
+    pub(crate) nrm: Vec<Vec3>,
+    pub(crate) tan: Vec<Vec4>,
     /// JOINTS_0 to JOINTS_3 and WEIGHTS_0 to WEIGHTS_3.
-    j: [Vec<[u16; 4]>; 4],
-    w: [Vec<[f32; 4]>; 4],
+    pub(crate) j: [Vec<[u16; 4]>; 4],
+    pub(crate) w: [Vec<[f32; 4]>; 4],
 }
 
 /// A mesh whose vertex i has `influences(i)` non-zero weights (0 allowed with the Keep policy).
-fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized: bool) -> Mesh {
+pub(crate) fn mesh(
+    n: usize,
+    rng: &mut Rng,
+    influences: &dyn Fn(usize) -> usize,
+    normalized: bool,
+) -> Mesh {
     let mut m = Mesh {
         pos: vec![],
         nrm: vec![],
@@ -66,14 +71,14 @@ fn mesh(n: usize, rng: &mut Rng, influences: &dyn Fn(usize) -> usize, normalized
     m
 }
 
-fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
+pub(crate) fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
     (0..JOINTS)
         .map(|_| PaletteMatrix::from_mat4(random_transform(rng, 0.7..1.3, -3.0..3.0)))
         .collect()
 }
 
 /// The mesh as input attributes: every stream separate, four sets of joints and weights.
-fn input(m: &Mesh) -> MeshInput<'_> {
+pub(crate) fn input(m: &Mesh) -> MeshInput<'_> {
     MeshInput {
         positions: Attribute::vec3(&m.pos),
         normals: Some(Attribute::vec3(&m.nrm)),
@@ -106,7 +111,7 @@ fn bound(m: &Mesh, i: usize, pal: &[PaletteMatrix], r: usize, v: [f32; 4]) -> (f
 
 /// Ok when |got - want| is at most `tol` (a NaN difference fails); otherwise a message that starts with
 /// `at()` and shows both values, the difference and the tolerance.
-fn within(got: f32, want: f32, tol: f32, at: &dyn Fn() -> String) -> Result<(), String> {
+pub(crate) fn within(got: f32, want: f32, tol: f32, at: &dyn Fn() -> String) -> Result<(), String> {
     let diff = (got - want).abs();
     if matches!(
         diff.partial_cmp(&tol),
