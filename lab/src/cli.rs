@@ -81,6 +81,8 @@ mod tests {
             "--out",
             "x.png",
             "--reference",
+            "--skinning",
+            "dq",
         ])
         .unwrap()
         .command
@@ -93,10 +95,22 @@ mod tests {
                 s.clip,
                 s.time,
                 s.out.as_deref(),
-                s.reference
+                s.reference,
+                s.skinning
             ),
-            ("f.glb", Some(ClipChoice::None), -0.5, Some("x.png"), true)
+            (
+                "f.glb",
+                Some(ClipChoice::None),
+                -0.5,
+                Some("x.png"),
+                true,
+                ispc_skinning::Skinning::DualQuaternion
+            )
         );
+        let Some(Command::Skin(s)) = parse(&["skin", "f.glb"]).unwrap().command else {
+            panic!("skin");
+        };
+        assert_eq!(s.skinning, ispc_skinning::Skinning::Linear);
         // The last of --clip and --clip-name wins, as before clap.
         let Some(Command::Skin(s)) =
             parse(&["skin", "f.glb", "--clip-name", "Walk", "--clip", "2"])
@@ -115,6 +129,7 @@ mod tests {
             &["skin", "a.glb", "--clip", "x"],
             &["skin", "a.glb", "--isa", "mmx"],
             &["skin", "a.glb", "--isa", "sse4", "--reference"],
+            &["skin", "a.glb", "--skinning", "lbz"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

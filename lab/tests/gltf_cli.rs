@@ -118,6 +118,64 @@ fn json_output_matches_the_library_for_every_asset() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--skinning dq` writes the positions of a frame that skins with dual quaternions, and they differ
+/// from linear blending's where joints bend.
+#[test]
+fn dual_quaternion_json_matches_the_library() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("dual_quaternion_json_matches_the_library");
+    for path in paths {
+        let scene = GltfScene::load(&path).unwrap();
+        let time = scene.clips()[0].duration() * 0.4;
+        let out = dir.join("frame.json");
+        skin_ok(&[
+            s(&path),
+            "--time",
+            &time.to_string(),
+            "--skinning",
+            "dq",
+            "--out",
+            s(&out),
+        ]);
+        let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let mut frame = scene
+            .frame_buffers()
+            .skinning(ispc_skinning::Skinning::DualQuaternion);
+        scene
+            .evaluate(Some(0), time, Wrap::Clamp, &mut frame)
+            .unwrap();
+        let mut linear = scene.frame_buffers();
+        scene
+            .evaluate(Some(0), time, Wrap::Clamp, &mut linear)
+            .unwrap();
+        let (drawn, lbs) = (scene.drawn(&frame).unwrap(), scene.drawn(&linear).unwrap());
+        let mut differ = false;
+        for ((m, d), l) in v["meshes"].as_array().unwrap().iter().zip(&drawn).zip(&lbs) {
+            for (j, (q, p)) in m["positions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(d.vertices.positions.iter().zip(&l.vertices.positions))
+            {
+                let j: Vec<f32> = j
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32)
+                    .collect();
+                assert_eq!(j, q.to_array(), "{}", path.display());
+                differ |= q != p;
+            }
+        }
+        assert!(
+            differ,
+            "{}: dual quaternions gave linear blending's positions",
+            path.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn rest_pose_json_has_a_null_clip() {
     let Some(paths) = assets() else { return };
@@ -325,6 +383,7 @@ fn summary_without_out_and_named_clips() {
     assert!(text.contains("clip:      1 (Walk)"), "{text}");
     assert!(text.contains("1728 vertices"), "{text}");
     assert!(text.contains("backend:"), "{text}");
+    assert!(text.contains("skinning:  linear blend (lbs)"), "{text}");
     assert!(text.contains(" ms "), "{text}");
 }
 

@@ -13,12 +13,11 @@
 
 use super::Failure;
 use clap::Args;
-use ispc_skinning::{Backend, Isa};
+use ispc_skinning::{Backend, Escaped, Isa, Skinning};
 #[cfg(feature = "gltf")]
 use {
     super::skin_output::{json, obj},
     ispc_skinning::gltf::{GltfError, GltfScene, PrimitiveKind, Wrap},
-    ispc_skinning::Escaped,
     std::path::Path,
     std::time::Instant,
 };
@@ -66,6 +65,10 @@ pub struct SkinArgs {
     /// Run the serial Rust reference instead of an ISA.
     #[arg(long)]
     pub reference: bool,
+    /// How to skin: lbs (linear blend skinning) or dq (dual quaternions, which keep a twisting joint's
+    /// volume).
+    #[arg(long, value_name = "lbs|dq", default_value = "lbs", value_parser = parse_skinning)]
+    pub skinning: Skinning,
     /// The picture's camera turn around +Y, in degrees (0 looks down -Z, 90 from +X).
     #[arg(long, value_name = "DEG", default_value_t = 0.0, value_parser = parse_angle, allow_negative_numbers = true)]
     pub azimuth: f32,
@@ -152,6 +155,15 @@ fn parse_angle(v: &str) -> Result<f32, String> {
 
 fn parse_isa(v: &str) -> Result<Isa, String> {
     v.parse().map_err(|e| format!("{e}"))
+}
+
+/// `--skinning`: `lbs` or `dq`.
+fn parse_skinning(v: &str) -> Result<Skinning, String> {
+    match v {
+        "lbs" => Ok(Skinning::Linear),
+        "dq" => Ok(Skinning::DualQuaternion),
+        _ => Err(format!("'{}': expected lbs or dq", Escaped(v))),
+    }
 }
 
 impl SkinArgs {
@@ -252,6 +264,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let mut frame = scene
         .frame_buffers()
         .backend(backend)
+        .skinning(args.skinning)
         .renormalize(ispc_skinning::Renormalize::Precise);
     let start = Instant::now();
     // With --blend the JSON's "clip" is null: the pose is the blend, not one clip.
@@ -301,6 +314,13 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             scene.node_count()
         );
         println!("backend:   {}", backend.name());
+        println!(
+            "skinning:  {}",
+            match args.skinning {
+                Skinning::Linear => "linear blend (lbs)",
+                Skinning::DualQuaternion => "dual quaternions (dq)",
+            }
+        );
         println!(
             "time:      {:.3} ms for one frame (sample, local to model, palette, morph, skin, rigid; first frame, cold caches)",
             elapsed.as_secs_f64() * 1e3

@@ -11,8 +11,8 @@ use indicatif::ProgressBar;
 use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
 use ispc_skinning::Renormalize;
 use ispc_skinning::{
-    Attribute, Backend, Isa, MeshInput, PaletteMatrix, PrepareOptions, SkinOutput, SkinnedMesh,
-    SkinningJob, Threads,
+    dual_quat_palette, Attribute, Backend, DualQuatEntry, Isa, MeshInput, PaletteMatrix,
+    PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
 };
 
 pub(super) const JOINTS: usize = 64;
@@ -260,8 +260,8 @@ fn measure(
 
 /// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
 /// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
-/// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence); and `skin_pnt` with
-/// 8, 12 and 16 influences.
+/// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence); `skin_pnt` with
+/// 8, 12 and 16 influences; and `skin_pnt_dq`, dual-quaternion skinning of the 4-influence mesh.
 fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
     let n = 1024;
     let out = std::cell::RefCell::new((
@@ -312,6 +312,19 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
             job.run().expect("valid job");
         });
     }
+    // Dual-quaternion skinning of the `skin_pnt` mesh (4 influences), the entries converted once from
+    // the same palette, as a frame converts them once for all its meshes.
+    let mut dq = vec![DualQuatEntry::IDENTITY; pal.len()];
+    dual_quat_palette(pal, &mut dq).expect("the report's palette is finite");
+    let mesh = prepare(&data(n, 4), true, true);
+    measure(budget, isas, rows, "skin_pnt_dq", n, 4, &|backend| {
+        let o = &mut *out.borrow_mut();
+        let output = SkinOutput::positions_normals_tangents(&mut o.0, &mut o.1, &mut o.2);
+        SkinningJob::dual_quaternion(&mesh, &dq, output)
+            .backend(backend)
+            .run()
+            .expect("valid job");
+    });
 }
 
 /// The mesh's attributes with `k` influences per vertex (more than the four `scenes::skin_mesh` makes):
