@@ -111,12 +111,9 @@ static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform
 #pragma unroll
     for (uniform int c = 0; c < 6; c++)
         g.s[c] = 0.0f;
-#pragma unroll
-    for (uniform int c = 0; c < 4; c++) {
-        g.r[c] = 0.0f;
-        g.d[c] = 0.0f;
-    }
     uniform const uint16 * uniform hp = (uniform const uint16 * uniform)jp;
+    // The sums in plain variables: as the struct's arrays, LLVM kept them on the stack across the loop.
+    varying float rx = 0.0f, ry = 0.0f, rz = 0.0f, rw = 0.0f, dx = 0.0f, dy = 0.0f, dz = 0.0f, dw = 0.0f;
     for (uniform int i = 0; i < K; i++) {
         // Each lane's entry offset and weight, copied lane by lane: the weights' strided load was a
         // hardware gather, which took a quarter of the kernel's time on Zen 4 (AVX2).
@@ -128,22 +125,62 @@ static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform
             if (!rigid)
                 weight[v] = wp[K * v + i];
         }
-        varying float e[8], f[8];
+        varying float e[8];
         columns8(palette, lane, 0, e);
-        columns8(palette, lane, 1, f);
         const varying float w = weight[programIndex];
         // The hemisphere of the real parts summed so far (none for the first influence).
-        const varying float dot = e[0] * g.r[0] + e[1] * g.r[1] + e[2] * g.r[2] + e[3] * g.r[3];
+        const varying float dot = e[0] * rx + e[1] * ry + e[2] * rz + e[3] * rw;
         const varying float sw = dot < 0.0f ? -w : w;
-#pragma unroll
-        for (uniform int c = 0; c < 4; c++) {
-            g.r[c] = g.r[c] + sw * e[c];
-            g.d[c] = g.d[c] + sw * e[4 + c];
-        }
+        rx = rx + sw * e[0];
+        ry = ry + sw * e[1];
+        rz = rz + sw * e[2];
+        rw = rw + sw * e[3];
+        dx = dx + sw * e[4];
+        dy = dy + sw * e[5];
+        dz = dz + sw * e[6];
+        dw = dw + sw * e[7];
+#if W != 8
+        varying float f[8];
+        columns8(palette, lane, 1, f);
 #pragma unroll
         for (uniform int c = 0; c < 6; c++)
             g.s[c] = g.s[c] + w * f[c];
+#endif
     }
+    g.r[0] = rx;
+    g.r[1] = ry;
+    g.r[2] = rz;
+    g.r[3] = rw;
+    g.d[0] = dx;
+    g.d[1] = dy;
+    g.d[2] = dz;
+    g.d[3] = dw;
+#if W == 8
+    // AVX2 blends S horizontally after the dual quaternions, vertex by vertex (one load and one
+    // multiply-add per influence: lane l holds float 8 + l of the entries), and transposes the eight
+    // sums once: per influence, columns8 of the entries' second halves cost 32 instructions, and its
+    // six sums beside the eight of the dual quaternions spilled on AVX2's 16 registers.
+    varying float chunk[8];
+    for (uniform int v = 0; v < 8; v++) {
+        varying float acc = 0.0f;
+        for (uniform int i = 0; i < K; i++) {
+            const uniform int o = compact ? (int)hp[2 * (K * v + i)] << 4 : (int)jp[K * v + i];
+            uniform float w = 1.0f;
+            if (!rigid)
+                w = wp[K * v + i];
+            acc = acc + w * palette[o + 8 + programIndex];
+        }
+        chunk[v] = acc;
+    }
+    varying float u[4], t[4];
+    transpose_blocks(chunk[0], chunk[1], chunk[2], chunk[3], u[0], u[1], u[2], u[3]);
+    transpose_blocks(chunk[4], chunk[5], chunk[6], chunk[7], t[0], t[1], t[2], t[3]);
+#pragma unroll
+    for (uniform int c = 0; c < 4; c++)
+        g.s[c] = join_groups(u[c], t[c], 0);
+    g.s[4] = join_groups(u[0], t[0], 1);
+    g.s[5] = join_groups(u[1], t[1], 1);
+#endif
     return g;
 }
 
@@ -432,6 +469,10 @@ static noinline unmasked void skin_rigid(uniform bool wn, uniform bool wt, const
 static noinline unmasked void skin_dq(uniform int K, uniform bool rigid, uniform bool compact, uniform bool wn,
                                       uniform bool wt, const uniform SkinCall &c)
 {
+    // The Rust side asserts a count the linear switch has (0 to 8, 12, 16); a compact gang's weights
+    // are decoded into 16 per vertex, so no count above that is ever run.
+    if (K < 0 || K > 16)
+        return;
     if (rigid)
         skin_for_outputs(true, 1, true, false, wn, wt, c);
     else if (compact)

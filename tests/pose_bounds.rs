@@ -301,9 +301,15 @@ fn crowd_pose_bounds_contain_every_instance() {
 /// from which a NaN was dropped).
 #[test]
 fn an_overflowing_box_is_an_error() {
+    for skinning in [Skinning::Linear, Skinning::DualQuaternion] {
+        overflowing_box(skinning);
+    }
+}
+
+fn overflowing_box(skinning: Skinning) {
     let mut rng = Rng::new(3);
     let c = character(Weights::Normalized, &mut rng);
-    let mut frame = c.frame_buffers();
+    let mut frame = c.frame_buffers().skinning(skinning);
     c.evaluate_pose(&mut frame).unwrap();
     let mut huge = [0.0; TARGETS];
     huge[0] = f32::MAX;
@@ -319,4 +325,50 @@ fn an_overflowing_box_is_an_error() {
     ));
     frame.set_mesh_weights(0, &[0.0; TARGETS]).unwrap();
     assert!(c.pose_bounds(&frame).unwrap().is_some());
+}
+
+/// A mesh whose every vertex is without influences (kept weights of zero) skins to the origin, with
+/// either method: the box holds the origin although no joint has a box.
+#[test]
+fn a_mesh_without_influences_is_bounded_at_the_origin() {
+    let c = scenes::character(6, 2, 4);
+    let n = c.parents.len();
+    let mut options = PrepareOptions::new(n);
+    options.weights = WeightPolicy::Keep;
+    let zero = vec![[0.0f32; 4]; c.positions.len()];
+    let input = MeshInput::new(
+        Attribute::vec3(&c.positions),
+        Attribute::joints_u16(&c.joints),
+        Attribute::weights_f32(&zero),
+    );
+    let mesh = SkinnedMesh::prepare(&input, &options).unwrap();
+    let skin = CharacterSkin {
+        joints: (0..n).collect(),
+        inverse_binds: c.inverse_binds.clone(),
+    };
+    let character = Character::new(
+        Skeleton::from_parents(&c.parents).unwrap(),
+        c.bind_translations.clone(),
+        vec![Quat::IDENTITY; n],
+        vec![Vec3::ONE; n],
+        vec![skin],
+        vec![(mesh, 0)],
+    )
+    .unwrap();
+    for backend in backends() {
+        for skinning in [Skinning::Linear, Skinning::DualQuaternion] {
+            let mut frame = character
+                .frame_buffers()
+                .backend(backend)
+                .skinning(skinning);
+            frame.root = Mat4::from_translation(Vec3::splat(40.0));
+            character.evaluate(&mut frame).unwrap();
+            let bounds = character.pose_bounds(&frame).unwrap();
+            contains(
+                &format!("{backend:?} {skinning:?}"),
+                bounds,
+                &written(&frame),
+            );
+        }
+    }
 }

@@ -5,14 +5,16 @@
 //! arbitrary length and matrices; the output is separate streams of arbitrary lengths, or an
 //! interleaved byte buffer with an arbitrary length, stride and attribute offsets that starts at any
 //! byte of a larger buffer (so often unaligned). Every renormalization mode, one thread or all,
-//! streaming or not, and every backend including ISAs this CPU lacks. The job returns `Ok` or a typed
+//! streaming or not, and every backend including ISAs this CPU lacks; linear blending or dual
+//! quaternions (entries converted from the palette, or its raw floats where the conversion refuses
+//! it: NaN, infinities and real parts that are not unit). The job returns `Ok` or a typed
 //! `Err`, and writes nothing it may not (checked with guard bytes, see `ispc_skinning_fuzz::guard`):
 //! this is the check that covers the ISPC kernels, which AddressSanitizer does not instrument.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use ispc_skinning::glam::{Mat4, Quat, Vec3};
-use ispc_skinning::{PaletteMatrix, SkinningJob};
+use ispc_skinning::{dual_quat_palette, DualQuatEntry, PaletteMatrix, SkinningJob};
 use ispc_skinning_fuzz::{
     threads, FuzzBackend, FuzzRenormalize, GuardedOutput, Len, MeshSpec, OutputSpec, Rng,
 };
@@ -29,6 +31,7 @@ struct Input {
     all_threads: bool,
     streaming: bool,
     backend: FuzzBackend,
+    dual_quaternion: bool,
 }
 
 fuzz_target!(|input: Input| {
@@ -50,8 +53,19 @@ fuzz_target!(|input: Input| {
             },
         )
         .collect();
+    let mut entries = vec![DualQuatEntry::IDENTITY; palette.len()];
+    if input.dual_quaternion && dual_quat_palette(&palette, &mut entries).is_err() {
+        for (e, p) in entries.iter_mut().zip(&palette) {
+            *e = DualQuatEntry::from_floats(std::array::from_fn(|i| p.rows[i / 4][i % 4]));
+        }
+    }
     let mut out = GuardedOutput::new(&input.output, n);
-    let result = SkinningJob::new(&mesh, &palette, out.output())
+    let job = if input.dual_quaternion {
+        SkinningJob::dual_quaternion(&mesh, &entries, out.output())
+    } else {
+        SkinningJob::new(&mesh, &palette, out.output())
+    };
+    let result = job
         .renormalize(input.renormalize.get())
         .threads(threads(input.all_threads))
         .streaming(input.streaming)

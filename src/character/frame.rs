@@ -276,6 +276,15 @@ impl Frame {
         &self.palettes
     }
 
+    /// Each skin's dual-quaternion entries ([`DualQuatEntry`]), as the last skin stage of a frame
+    /// with [`Skinning::DualQuaternion`] converted them from [`palettes`](Frame::palettes) (identity
+    /// entries before that, and stale after a later pose: for a GPU that skins with dual
+    /// quaternions without a CPU skin stage, convert the palettes with
+    /// [`dual_quat_palette`](crate::dual_quat_palette)).
+    pub fn dual_quaternions(&self) -> &[Vec<DualQuatEntry>] {
+        &self.dual_quats
+    }
+
     /// The skinned vertices of every mesh of the character.
     pub fn meshes(&self) -> &[SkinnedVertices] {
         &self.meshes

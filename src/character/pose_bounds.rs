@@ -138,10 +138,11 @@ fn dual_quat_box(
     (reach, rounding): (Vec3, f32),
     index: usize,
 ) -> Result<Bounds, Error> {
-    // The translations of the entries whose joints influence a vertex, and the largest stretch
-    // |A p| (A the entry's 3x3 part, the same as |S p| since S = R^T A) over their grown boxes.
+    // The translations of the entries whose joints influence a vertex, the largest stretch |A p| (A
+    // the entry's 3x3 part, the same as |S p| since S = R^T A) over their grown boxes, and the largest
+    // size of the terms of A p (|A| |p|), which the kernels' rounding is relative to.
     let mut ts = Bounds::EMPTY;
-    let mut stretch = 0.0f32;
+    let (mut stretch, mut terms) = (0.0f32, 0.0f32);
     let translation =
         |entry: &PaletteMatrix| Vec3::new(entry.rows[0][3], entry.rows[1][3], entry.rows[2][3]);
     for (j, entry) in entries.iter().enumerate().take(mesh.joint_count()) {
@@ -150,14 +151,28 @@ fn dual_quat_box(
             let t = translation(entry);
             let a = glam::Mat3::from_mat4(m);
             let (c, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5 + reach);
-            let far =
-                (a * c).abs() + a.x_axis.abs() * e.x + a.y_axis.abs() * e.y + a.z_axis.abs() * e.z;
+            let abs = glam::Mat3::from_cols(a.x_axis.abs(), a.y_axis.abs(), a.z_axis.abs());
+            let far = (a * c).abs() + abs * e;
+            let size = abs * (c.abs() + e);
+            // f32::max and Bounds::merge would drop a NaN: an entry that is not finite is an error.
+            if !(far.is_finite() && size.is_finite() && t.is_finite()) {
+                return checked(Vec3::NAN, Vec3::NAN, index);
+            }
             stretch = stretch.max(far.length());
+            terms = terms.max(size.length());
             ts = ts.merge(Bounds::new(t, t));
         }
     }
+    let (low, high) = mesh.weight_sums();
+    let high = high.max(0.0);
+    // A vertex without influences (WeightPolicy::Keep) skins to the origin.
+    let mut b = if low <= 0.0 && mesh.vertex_count() > 0 {
+        Bounds::new(Vec3::ZERO, Vec3::ZERO)
+    } else {
+        Bounds::EMPTY
+    };
     let Some((tlo, thi)) = ts.get() else {
-        return Ok(Bounds::EMPTY);
+        return Ok(b);
     };
     let centre = (tlo + thi) * 0.5;
     let spread = entries
@@ -173,19 +188,17 @@ fn dual_quat_box(
     // bounds the blended translation's distance from `centre` by sqrt(k) times the farthest entry's.
     let histogram = mesh.influence_histogram();
     let k = histogram.iter().rposition(|&n| n > 0).unwrap_or(0).max(1) as f32;
-    let (low, high) = mesh.weight_sums();
-    let radius = high.max(0.0) * stretch + k.sqrt() * spread;
-    // Padded for rounding: (k + 8) epsilons of the terms per sum, divided by the real part's length.
-    let pad = (radius + centre.abs().max_element())
-        * (rounding + 16.0 * (k + 8.0))
-        * k.sqrt()
-        * f32::EPSILON;
+    let radius = high * stretch + k.sqrt() * spread;
+    // Padded for rounding: (k + 8) epsilons, and the morph's, of the terms' sizes per sum, divided by
+    // the real part's length (at least the weight sum over sqrt(k)).
+    let eps = (rounding + 16.0 * (k + 8.0)) * k.sqrt() * f32::EPSILON;
+    let pad = (high * terms + k.sqrt() * spread + centre.abs().max_element()) * eps;
     let r = Vec3::splat(radius + pad);
-    let mut b = checked(centre - r, centre + r, index)?;
-    // A vertex whose weights (nearly) vanish takes the identity motion: it stays at S_b p, near the
-    // origin.
-    if low * low <= 1e-20 * k {
-        let r = Vec3::splat(high.max(0.0) * stretch * (1.0 + 64.0 * f32::EPSILON));
+    b = b.merge(checked(centre - r, centre + r, index)?);
+    // A vertex whose weights (nearly) vanish takes the identity motion (the kernel tests the summed
+    // real part's squared length, rounded, against 1e-20): it stays at S_b p, near the origin.
+    if low * low <= 2e-20 * k {
+        let r = Vec3::splat(high * (stretch + terms * eps));
         b = b.merge(checked(-r, r, index)?);
     }
     Ok(b)
@@ -217,8 +230,8 @@ impl Character {
     /// it is `R (S_b p) + t_b` with `|S_b p|` at most the weight sum times the largest `|A_j p|` over
     /// the joint boxes (`A_j` the entry's 3x3 part), and the blended translation `t_b` within
     /// `sqrt(k)` times the farthest entry translation's distance from their centre (k the influences
-    /// with a weight). So the box is a cube around the entries' translations: about two to three times
-    /// the character's extent on each axis, still enough to cull.
+    /// with a weight). So the box is a cube around the entries' translations, a few times the
+    /// character's extent on each axis (the tests allow up to 8 times), still enough to cull.
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a frame of another character; [`Error::ResultNotFinite`] (stage

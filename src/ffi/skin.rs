@@ -432,7 +432,10 @@ unsafe fn skin_block(
     // vertex makes every such read land inside the group's arrays.
     assert_eq!(start % SKIN_BLOCK, 0, "a kernel call starts a block");
     let k = g.influences;
-    // The kernel's switch has a loop for 0 to 8, 12 and 16 influences only and skips any other count.
+    // The linear kernel's switch has a loop for 0 to 8, 12 and 16 influences only and skips any other
+    // count; the dual-quaternion loop takes the count as a value and decodes a compact gang's weights
+    // into a buffer of 16 per vertex, so this assertion is also what keeps its reads and that buffer's
+    // writes in bounds (the kernel skips a count above 16 as well).
     assert!(
         len == 0 || kernel_influences(k) == k,
         "the kernels skin {k} influences per vertex"

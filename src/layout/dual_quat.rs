@@ -84,8 +84,9 @@ impl DualQuatEntry {
     }
 
     /// An entry of 16 floats in the order above, as given (for entries made elsewhere, or read back from
-    /// a GPU buffer). Nothing is checked here; the jobs that read an entry check that it is finite, and a
-    /// real part that is not unit or an `S` that is not symmetric skin as the formulas say.
+    /// a GPU buffer). Nothing is checked here; the jobs that read an entry require all 16 floats finite
+    /// (the two last, unused, included), and skin a real part that is not unit as the formulas say
+    /// (the blended real part is normalized per vertex).
     pub fn from_floats(floats: [f32; 16]) -> DualQuatEntry {
         DualQuatEntry { floats }
     }
