@@ -127,9 +127,10 @@ impl Default for DualQuatEntry {
     }
 }
 
-/// The rotation R that maximizes trace(R^T a) (see the module docs), as a unit quaternion: the
-/// eigenvector of the largest eigenvalue of Horn's symmetric 4x4 matrix of `a` (B. K. P. Horn, "Closed-form
-/// solution of absolute orientation using unit quaternions", 1987), found by Jacobi rotations.
+/// The rotation R that maximizes trace(R^T a) (see [`DualQuatEntry::from_palette`]), as a unit
+/// quaternion: the eigenvector of the largest eigenvalue of Horn's symmetric 4x4 matrix of `a` (B. K. P.
+/// Horn, "Closed-form solution of absolute orientation using unit quaternions", 1987), found by Jacobi
+/// rotations.
 fn rotation_of(a: DMat3) -> DQuat {
     // The maximizer is invariant to a positive scale of `a`; dividing by the largest element keeps the
     // sums far from overflow.
