@@ -111,6 +111,24 @@ pub(crate) fn first_not_finite_rows(palette: &[PaletteMatrix]) -> Option<usize> 
         .position(|m| !m.rows[..3].as_flattened().iter().all(|x| x.is_finite()))
 }
 
+/// [`Error::NotFinite`] for the first palette entry whose affine rows (0 to 2, the rows skinning reads)
+/// hold a float that is not finite, naming the value.
+pub(crate) fn check_palette(palette: &[PaletteMatrix]) -> Result<(), Error> {
+    match first_not_finite_rows(palette) {
+        Some(index) => Err(Error::NotFinite {
+            what: "palette",
+            index,
+            value: palette[index].rows[..3]
+                .as_flattened()
+                .iter()
+                .copied()
+                .find(|x| !x.is_finite())
+                .unwrap_or(f32::NAN),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The largest `|x|` of `xs` as an `f64`, or `None` when an element is NaN or infinite; 0 for none.
 pub(crate) fn max_magnitude(xs: &[f32]) -> Option<f64> {
     if !all_finite(xs) {

@@ -8,9 +8,9 @@ use crate::error::Error;
 use crate::layout::output::{Skinning, VertexOutputs};
 use crate::layout::trs::Trs;
 use crate::local_to_model::LocalToModelJob;
-use crate::numeric;
+use crate::numeric::{self, check_palette};
 use crate::palette::{self, dual_quat_palette, PaletteJob};
-use crate::skinning::job::{check_palette, check_skinned, SkinningJob};
+use crate::skinning::job::{check_skinned, SkinningJob};
 use crate::skinning::mesh::SkinnedMesh;
 
 impl Character {

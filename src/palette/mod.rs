@@ -219,18 +219,7 @@ pub fn dual_quat_palette(
             output: out.len(),
         });
     }
-    if let Some(index) = numeric::first_not_finite_rows(palette) {
-        return Err(Error::NotFinite {
-            what: "palette",
-            index,
-            value: palette[index].rows[..3]
-                .as_flattened()
-                .iter()
-                .copied()
-                .find(|x| !x.is_finite())
-                .unwrap_or(f32::NAN),
-        });
-    }
+    numeric::check_palette(palette)?;
     for (i, (o, p)) in out.iter_mut().zip(palette).enumerate() {
         *o = DualQuatEntry::from_palette(p);
         if !o.as_floats().iter().all(|x| x.is_finite()) {

@@ -34,7 +34,7 @@ use crate::layout::dual_quat::DualQuatEntry;
 use crate::layout::mesh::SKIN_CHUNK;
 use crate::layout::output::{overlap, OutputView, Renormalize};
 use crate::layout::palette::PaletteMatrix;
-use crate::numeric;
+use crate::numeric::{self, check_palette};
 use crate::reference;
 use crate::skinning::mesh::SkinnedMesh;
 use glam::{Vec3, Vec4};
@@ -407,24 +407,6 @@ pub(crate) fn skinned_bounds(output: &SkinOutput<'_>, n: usize) -> Bounds {
                     b.merge(Bounds::of(&[Vec3::new(p[0], p[1], p[2])]))
                 })
         }
-    }
-}
-
-/// [`Error::NotFinite`] for the first palette entry whose affine rows (0 to 2, the rows skinning reads)
-/// hold a float that is not finite, naming the value.
-pub(crate) fn check_palette(palette: &[PaletteMatrix]) -> Result<(), Error> {
-    match numeric::first_not_finite_rows(palette) {
-        Some(index) => Err(Error::NotFinite {
-            what: "palette",
-            index,
-            value: palette[index].rows[..3]
-                .as_flattened()
-                .iter()
-                .copied()
-                .find(|x| !x.is_finite())
-                .unwrap_or(f32::NAN),
-        }),
-        None => Ok(()),
     }
 }
 
