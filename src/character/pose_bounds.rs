@@ -186,8 +186,7 @@ fn dual_quat_box(
     // At most k influences with a weight: the summed real part is at least (sum of weights) / sqrt(k)
     // long (every term is added in the hemisphere of the sum before it, so no term shortens it), which
     // bounds the blended translation's distance from `centre` by sqrt(k) times the farthest entry's.
-    let histogram = mesh.influence_histogram();
-    let k = histogram.iter().rposition(|&n| n > 0).unwrap_or(0).max(1) as f32;
+    let k = mesh.max_influences().max(1) as f32;
     let radius = high * stretch + k.sqrt() * spread;
     // Padded for rounding: (k + 8) epsilons, and the morph's, of the terms' sizes per sum, divided by
     // the real part's length (at least the weight sum over sqrt(k)).

@@ -240,6 +240,8 @@ pub struct SkinnedMesh {
     has_tangents: bool,
     /// Each vertex's own influence count (its group may hold it with more, see `group_of_runs`).
     counts: Vec<u8>,
+    /// The largest of `counts` (0 for no vertex), for bounds that must not walk the vertices.
+    max_count: u8,
     /// The largest magnitude of any position, normal or tangent coordinate, and the largest sum of one
     /// vertex's weights: with the palette's largest element they bound every skinned coordinate
     /// (see [`SkinnedMesh::bounded_by`]).
@@ -453,13 +455,15 @@ impl SkinnedMesh {
         if n == 0 {
             weight_sums = (0.0, 0.0);
         }
+        // At most MAX_INFLUENCES (16) each, after the LOD above.
+        let counts: Vec<u8> = (0..n).map(|v| count(v) as u8).collect();
         Ok(SkinnedMesh {
             vertex_count: n,
             joint_count,
             has_normals: input.normals.is_some(),
             has_tangents: input.tangents.is_some(),
-            // At most MAX_INFLUENCES (16) each, after the LOD above.
-            counts: (0..n).map(|v| count(v) as u8).collect(),
+            max_count: counts.iter().copied().max().unwrap_or(0),
+            counts,
             magnitude,
             // Compact weights are rounded to unorm16: each by at most half a unit.
             weight_sum: weight_sum + MAX_INFLUENCES as f64 / 65535.0,
@@ -546,6 +550,12 @@ impl SkinnedMesh {
                 .iter()
                 .map(InfluenceGroup::bytes)
                 .sum::<usize>()
+    }
+
+    /// The largest influence count of a vertex, as prepared (before the kernels' padding to 12 or 16);
+    /// 0 for a mesh without vertices.
+    pub(crate) fn max_influences(&self) -> usize {
+        usize::from(self.max_count)
     }
 
     /// How many vertices have 0, 1, ..., 16 influences (their own, before any promotion; see the
