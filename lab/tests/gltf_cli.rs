@@ -60,6 +60,15 @@ fn s(p: &Path) -> &str {
 /// The JSON has exactly the documented shape, lists every drawn primitive (skinned, rigid and static),
 /// and its positions are the library's, bit for bit (the numbers are written in Rust's shortest
 /// round-trip form).
+/// A JSON array of numbers (a written position) as f32s.
+fn floats(j: &Value) -> Vec<f32> {
+    j.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
 #[test]
 fn json_output_matches_the_library_for_every_asset() {
     let Some(paths) = assets() else { return };
@@ -97,13 +106,7 @@ fn json_output_matches_the_library_for_every_asset() {
             let positions = m["positions"].as_array().unwrap();
             assert_eq!(positions.len(), f.positions.len());
             for (j, q) in positions.iter().zip(&f.positions) {
-                let j: Vec<f32> = j
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_f64().unwrap() as f32)
-                    .collect();
-                assert_eq!(j, q.to_array(), "{}", path.display());
+                assert_eq!(floats(j), q.to_array(), "{}", path.display());
             }
             match &f.normals {
                 Some(n) => assert_eq!(m["normals"].as_array().unwrap().len(), n.len()),
@@ -157,13 +160,7 @@ fn dual_quaternion_json_matches_the_library() {
                 .iter()
                 .zip(d.vertices.positions.iter().zip(&l.vertices.positions))
             {
-                let j: Vec<f32> = j
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_f64().unwrap() as f32)
-                    .collect();
-                assert_eq!(j, q.to_array(), "{}", path.display());
+                assert_eq!(floats(j), q.to_array(), "{}", path.display());
                 differ |= q != p;
             }
         }

@@ -205,22 +205,24 @@ fn run(
 ) -> Result<Skinned, String> {
     let (mut p, mut nn, mut t) = (vec![Vec3::NAN; n], vec![Vec3::NAN; n], vec![Vec4::NAN; n]);
     let at = || format!("skin_dq {backend:?} n={n} interleaved={interleaved}");
-    if interleaved {
+    let skin = |out: SkinOutput<'_>| {
+        SkinningJob::dual_quaternion(prepared, dq, out)
+            .backend(backend)
+            .renormalize(mode)
+            .threads(threads)
+            .run_with_bounds()
+            .map_err(|e| format!("{}: {e}", at()))
+    };
+    let b = if interleaved {
         // Stride 13 floats as in skin.rs: guards at 0, 7 and 12 must stay untouched.
         let mut buf = vec![-7.25e30f32; n * 13];
-        let out = SkinOutput::Interleaved {
+        let b = skin(SkinOutput::Interleaved {
             bytes: bytemuck::cast_slice_mut(&mut buf),
             stride: 52,
             positions: 4,
             normals: Some(16),
             tangents: Some(32),
-        };
-        let b = SkinningJob::dual_quaternion(prepared, dq, out)
-            .backend(backend)
-            .renormalize(mode)
-            .threads(threads)
-            .run_with_bounds()
-            .map_err(|e| format!("{}: {e}", at()))?;
+        })?;
         for i in 0..n {
             let f = &buf[13 * i..13 * i + 13];
             if f[0] != -7.25e30 || f[7] != -7.25e30 || f[12] != -7.25e30 {
@@ -233,16 +235,12 @@ fn run(
             nn[i] = Vec3::new(f[4], f[5], f[6]);
             t[i] = Vec4::new(f[8], f[9], f[10], f[11]);
         }
-        same_box(b, &p, &at)?;
+        b
     } else {
-        let out = SkinOutput::positions_normals_tangents(&mut p, &mut nn, &mut t);
-        let b = SkinningJob::dual_quaternion(prepared, dq, out)
-            .backend(backend)
-            .renormalize(mode)
-            .threads(threads)
-            .run_with_bounds()
-            .map_err(|e| format!("{}: {e}", at()))?;
-        same_box(b, &p, &at)?;
-    }
+        skin(SkinOutput::positions_normals_tangents(
+            &mut p, &mut nn, &mut t,
+        ))?
+    };
+    same_box(b, &p, &at)?;
     Ok((p, nn, t))
 }
