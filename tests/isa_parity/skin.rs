@@ -147,6 +147,25 @@ pub fn same_box(
     }
 }
 
+/// The influence shapes of the skinning checks: every count from 1 to 16, a mix of 1 to 8, a mix of 1
+/// to 16, and 1 and 2 in turn.
+pub(crate) fn shapes() -> Vec<(String, InfluenceFn)> {
+    let mut v: Vec<(String, InfluenceFn)> = (1..=16usize)
+        .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
+        .collect();
+    v.push(("mixed".into(), Box::new(|i: usize| 1 + (i * 7 + i / 3) % 8)));
+    // Every count from 1 to 16 in one mesh: runs promoted to 12 and 16 beside the smaller groups.
+    v.push((
+        "mixed16".into(),
+        Box::new(|i: usize| 1 + (i * 7 + i / 3) % 16),
+    ));
+    // One and two influences in turn: two listed (non-contiguous) groups, the first rigid. At
+    // PREFETCHED vertices (check_skin_with) each group holds more than the 4 MiB of input from which
+    // the kernels prefetch, so the prefetching loops of skin_rigid and of listed groups run there too.
+    v.push(("alternating".into(), Box::new(|i: usize| 1 + i % 2)));
+    v
+}
+
 pub fn check_skin(isa: Isa) -> Result<String, String> {
     check_skin_with(isa, false)
 }
@@ -161,22 +180,7 @@ fn check_skin_with(isa: Isa, compact: bool) -> Result<String, String> {
     let mut rng = Rng::new(21);
     let pal = palette(&mut rng);
     let mut cases = 0;
-    let shapes: Vec<(String, InfluenceFn)> = {
-        let mut v: Vec<(String, InfluenceFn)> = (1..=16usize)
-            .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
-            .collect();
-        v.push(("mixed".into(), Box::new(|i: usize| 1 + (i * 7 + i / 3) % 8)));
-        // Every count from 1 to 16 in one mesh: runs promoted to 12 and 16 beside the smaller groups.
-        v.push((
-            "mixed16".into(),
-            Box::new(|i: usize| 1 + (i * 7 + i / 3) % 16),
-        ));
-        // One and two influences in turn: two listed (non-contiguous) groups, the first rigid. At
-        // PREFETCHED vertices each group holds more than the 4 MiB of input from which the kernels
-        // prefetch, so the prefetching loops of skin_rigid and of listed groups run here too.
-        v.push(("alternating".into(), Box::new(|i: usize| 1 + i % 2)));
-        v
-    };
+    let shapes = shapes();
     const PREFETCHED: usize = 160_000;
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for (shape, influences) in &shapes {

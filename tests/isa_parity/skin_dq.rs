@@ -1,5 +1,5 @@
-//! Dual-quaternion skinning: every ISA against the reference on the random meshes of skin.rs (every
-//! influence count from 0 to 16, alone and mixed, normalized and kept weights, f32 and compact
+//! Dual-quaternion skinning: every ISA against the reference on the random meshes and influence shapes
+//! of skin.rs (every influence count from 0 to 16, alone and mixed, normalized and kept weights, f32 and compact
 //! influences), with the entries of `dual_quat_palette` for joints with non-uniform scale, separate and
 //! strided interleaved outputs, with and without renormalization, on one thread and on the pool, at
 //! sizes around each gang width and large.
@@ -14,7 +14,7 @@
 
 use crate::common::Rng;
 use crate::harness::sizes;
-use crate::skin::{input, mesh, palette, same_box, within, InfluenceFn, Mesh, JOINTS};
+use crate::skin::{input, mesh, palette, same_box, shapes, within, Mesh, JOINTS};
 use glam::{Vec3, Vec4};
 use ispc_skinning::{
     dual_quat_palette, Backend, DualQuatEntry, Isa, PaletteMatrix, PrepareOptions, Renormalize,
@@ -97,17 +97,8 @@ fn check_with(isa: Isa, compact: bool) -> Result<String, String> {
     let dq = entries(&pal)?;
     let mut cases = 0;
     let mut worst = 0.0f32;
-    let shapes: Vec<(String, InfluenceFn)> = {
-        let mut v: Vec<(String, InfluenceFn)> = (1..=16usize)
-            .map(|k| (format!("k{k}"), Box::new(move |_| k) as InfluenceFn))
-            .collect();
-        v.push((
-            "mixed16".into(),
-            Box::new(|i: usize| 1 + (i * 7 + i / 3) % 16),
-        ));
-        v.push(("alternating".into(), Box::new(|i: usize| 1 + i % 2)));
-        v
-    };
+    // skin.rs's shapes; "mixed" runs at the small sizes here.
+    let shapes = shapes();
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for (shape, influences) in &shapes {
             let sizes: Vec<usize> = match shape.as_str() {
