@@ -1,5 +1,6 @@
-//! Links the ISPC kernels, one static library per ISA: the packaged prebuilt ones, or ones compiled from
-//! `ispc/` with ISPC; or, where neither can be had, none (the serial reference backend).
+//! Links the ISPC kernels, two static libraries per ISA (the kernels of `ispc/`, and the deterministic
+//! kernels of `ispc/det/`, compiled without fused multiply-adds): the packaged prebuilt ones, or ones
+//! compiled from `ispc/` with ISPC; or, where neither can be had, none (the serial reference backend).
 //!
 //! The whole script is one decision table, read top to bottom:
 //!
@@ -8,7 +9,7 @@
 //! | `kernels` feature off                             | reference backend only; nothing is linked                    |
 //! | which ISPC targets?                               | `ISPC_SKINNING_TARGETS`, else the default list for the arch (none off x86_64/aarch64) |
 //! | no targets                                        | reference backend only, with a cargo warning                 |
-//! | `compile-kernels` feature on and an ISPC found    | compile: one `ispc_compile::Config` per ISA, each on its own thread (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
+//! | `compile-kernels` feature on and an ISPC found    | compile: two `ispc_compile::Config`s per ISA (kernels, deterministic kernels), each on its own thread (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
 //! | `ISPC_SKINNING_COMPILE=1` and no compile possible | build error naming the fix                                   |
 //! | the triple has a kernel package (`PREBUILT_TRIPLES`) | link its files (`ispc_rt::PackagedModule`) after checking its MANIFEST; the package `ispc-skinning-kernels-<triple>` (a target-specific dependency) says where they are as `DEP_ISPC_SKINNING_KERNELS_<TRIPLE>_DIR` |
 //! | that package or a file of it is missing or stale  | build error naming the fix                                   |
@@ -37,6 +38,10 @@ const ISPC_VERSION: &str = "1.26.0";
 /// safe Rust layer validates every input before a kernel runs; `--pic` because the objects end up in
 /// position-independent Rust executables. `configure` below sets exactly these on each Config.
 const ISPC_FLAGS: &str = "-O3 --pic --opt=disable-assertions --math-lib=default";
+/// What the deterministic kernels (`ispc/det/`, a library of their own per ISA, exporting
+/// `name_det_<isa>`) add to `ISPC_FLAGS`: no fused multiply-adds, so that every ISA computes the serial
+/// reference's bits (see ispc/det/det_skin.ispc). Recorded in each MANIFEST as `det_flags`.
+const ISPC_DET_FLAGS: &str = "--opt=disable-fma";
 /// The triples with packaged kernels (tools/regen-prebuilt makes them, in `prebuilt/<triple>/`, each a
 /// package `ispc-skinning-kernels-<triple>` that Cargo.toml depends on for that target only). A build
 /// for one of these with a missing or damaged kernel package is an error, never a silent fallback to the
@@ -60,9 +65,28 @@ struct IsaTarget {
 }
 
 impl IsaTarget {
+    /// The library of the `ispc/*.ispc` kernels.
     fn lib(&self) -> String {
         format!("{LIB_PREFIX}{}", self.isa)
     }
+
+    /// The library of the deterministic kernels, `ispc/det/*.ispc`, built with `ISPC_DET_FLAGS`.
+    fn det_lib(&self) -> String {
+        format!("{LIB_PREFIX}det_{}", self.isa)
+    }
+
+    /// Both libraries, each with whether it is the deterministic one.
+    fn libs(&self) -> [(String, bool); 2] {
+        [(self.lib(), false), (self.det_lib(), true)]
+    }
+}
+
+/// Whether a kernel source is one of the deterministic kernels (in `ispc/det/`).
+#[cfg_attr(not(feature = "compile-kernels"), allow(dead_code))]
+fn is_det(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "det")
 }
 
 /// Every ISPC target `ISPC_SKINNING_TARGETS` may name: (target, crate ISA). Only families that Rust can
@@ -261,11 +285,18 @@ fn select_targets(arch: &str) -> Vec<IsaTarget> {
     targets
 }
 
-/// The kernel sources (`*.ispc`) and headers (`*.isph`), sorted so hashes and link order are stable.
+/// The kernel sources (`*.ispc`) and headers (`*.isph`) of `ispc/` and of `ispc/det/` (the
+/// deterministic kernels), sorted so hashes and link order are stable.
 fn ispc_sources(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", dir.display())))
-        .filter_map(|e| e.ok().map(|e| e.path()))
+    let read = |d: &Path| {
+        fs::read_dir(d)
+            .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", d.display())))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect::<Vec<_>>()
+    };
+    let mut files: Vec<PathBuf> = read(dir)
+        .into_iter()
+        .chain(read(&dir.join("det")))
         .filter(|p| {
             matches!(
                 p.extension().and_then(|e| e.to_str()),
@@ -360,15 +391,26 @@ mod compile {
         // takes most of a minute per ISA). ispc_compile names every object and header after its source's
         // stem in OUT_DIR, so each ISA compiles its own one-line wrappers, `<isa>_<stem>.ispc`, that
         // include the real sources. bindgen loads libclang once and shares it between threads.
-        let wrapped: Vec<Vec<PathBuf>> = targets
+        // Each ISA builds two libraries: the kernels of ispc/ and the deterministic ones of ispc/det/
+        // (ISPC_DET_FLAGS), each its own Config, since ISPC's flags hold for a whole compilation.
+        let jobs: Vec<(&IsaTarget, String, bool, Vec<PathBuf>)> = targets
             .iter()
-            .map(|t| wrap_sources(t, out_dir, sources))
+            .flat_map(|t| {
+                t.libs().map(|(lib, det)| {
+                    let own: Vec<PathBuf> = sources
+                        .iter()
+                        .filter(|p| is_det(p) == det)
+                        .cloned()
+                        .collect();
+                    (t, lib, det, wrap_sources(t, out_dir, &own))
+                })
+            })
             .collect();
         std::thread::scope(|scope| {
-            for (t, files) in targets.iter().zip(&wrapped) {
+            for (t, lib, det, files) in &jobs {
                 // ispc_compile adds to an existing archive (`ar crus`), so the last build's goes first.
-                let _ = fs::remove_file(out_dir.join(lib_file(&t.lib(), triple)));
-                scope.spawn(move || configure(t, manifest_dir, triple, files).compile(&t.lib()));
+                let _ = fs::remove_file(out_dir.join(lib_file(lib, triple)));
+                scope.spawn(move || configure(t, *det, manifest_dir, triple, files).compile(lib));
             }
         });
         write_types(out_dir, triple, targets, sources);
@@ -477,8 +519,15 @@ mod compile {
             .collect()
     }
 
-    /// One ISA's Config: the `ISPC_FLAGS`, one target ISA and its export suffix.
-    fn configure(t: &IsaTarget, manifest_dir: &Path, triple: &str, sources: &[PathBuf]) -> Config {
+    /// One library's Config: the `ISPC_FLAGS` (and `ISPC_DET_FLAGS` for the deterministic kernels), one
+    /// target ISA and its export suffix.
+    fn configure(
+        t: &IsaTarget,
+        det: bool,
+        manifest_dir: &Path,
+        triple: &str,
+        sources: &[PathBuf],
+    ) -> Config {
         let os = match env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
             "windows" => TargetOS::Windows,
             "macos" => TargetOS::Macos,
@@ -488,7 +537,11 @@ mod compile {
         let mut config = Config::new();
         config
             .include_path(manifest_dir.join("ispc"))
-            .add_define("ISA_SUFFIX", Some(&format!("_{}", t.isa)))
+            // The deterministic kernels export name_det_<isa>, beside the fast name_<isa>.
+            .add_define(
+                "ISA_SUFFIX",
+                Some(&format!("_{}{}", if det { "det_" } else { "" }, t.isa)),
+            )
             // -O3 --pic (ispc_compile adds --pic on Unix hosts) --opt=disable-assertions --math-lib=default,
             // with no -g in debug builds, so the objects are the same in every profile.
             .debug(false)
@@ -501,6 +554,9 @@ mod compile {
             .target_isa(target_isa(t.ispc_target))
             .target_os(os)
             .bindgen_builder(isa_bindings_builder(t, triple));
+        if det {
+            config.optimization_opt(OptimizationOpt::DisableFMA);
+        }
         for file in sources
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
@@ -559,7 +615,7 @@ mod compile {
         let mut wrapper = String::from("#include <stdint.h>\n#include <stdbool.h>\n");
         for src in sources
             .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "ispc"))
+            .filter(|p| p.extension().is_some_and(|e| e == "ispc") && !is_det(p))
         {
             let stem = src.file_stem().unwrap().to_string_lossy();
             writeln!(wrapper, "#include \"{isa}_{stem}_ispc.h\"").unwrap();
@@ -606,8 +662,8 @@ mod compile {
         fs::create_dir_all(&dest)
             .unwrap_or_else(|e| fail(format!("cannot create {}: {e}", dest.display())));
         let mut files = Vec::new();
-        for t in targets {
-            for name in [lib_file(&t.lib(), triple), format!("{}.rs", t.lib())] {
+        for (lib, _) in targets.iter().flat_map(IsaTarget::libs) {
+            for name in [lib_file(&lib, triple), format!("{lib}.rs")] {
                 fs::copy(out_dir.join(&name), dest.join(&name)).unwrap_or_else(|e| {
                     fail(format!("cannot copy {name} to {}: {e}", dest.display()))
                 });
@@ -681,6 +737,7 @@ fn render_manifest(
     let list: Vec<&str> = targets.iter().map(|t| t.ispc_target).collect();
     writeln!(m, "targets {}", list.join(",")).unwrap();
     writeln!(m, "flags {ISPC_FLAGS}").unwrap();
+    writeln!(m, "det_flags {ISPC_DET_FLAGS}").unwrap();
     writeln!(m, "route ISPC through ispc_compile (build.rs)").unwrap();
     for src in sources {
         let rel = src.strip_prefix(manifest_dir).unwrap_or(src);
@@ -751,6 +808,12 @@ fn link_prebuilt(
             "they were compiled with other ISPC flags than build.rs records ({ISPC_FLAGS})"
         ));
     }
+    if field("det_flags").first().copied() != Some(ISPC_DET_FLAGS) {
+        stale(format!(
+            "their deterministic kernels were compiled with other ISPC flags than build.rs records \
+             ({ISPC_DET_FLAGS})"
+        ));
+    }
     // Compare the source list both ways: a changed, added or removed kernel file makes them stale.
     let pairs = |key: &str| -> Vec<(String, String)> {
         field(key)
@@ -790,9 +853,9 @@ fn link_prebuilt(
     let types_name = format!("../{TYPES_FILE}");
     let types_path = manifest_dir.join("prebuilt").join(TYPES_FILE);
     let mut needed: Vec<String> = vec![types_name.clone()];
-    for t in targets {
-        needed.push(lib_file(&t.lib(), triple));
-        needed.push(format!("{}.rs", t.lib()));
+    for (lib, _) in targets.iter().flat_map(IsaTarget::libs) {
+        needed.push(lib_file(&lib, triple));
+        needed.push(format!("{lib}.rs"));
     }
     for name in &needed {
         let Some((_, hash)) = files.iter().find(|(p, _)| p == name) else {
@@ -824,15 +887,15 @@ fn link_prebuilt(
         // copies a static library into the rlib) looks only for libNAME<triple>.a. So this one step is
         // ours: the same three lines PackagedModule prints, with the file name rustc finds.
         println!("cargo:rustc-link-search=native={}", dir.display());
-        for t in targets {
-            println!("cargo:rustc-link-lib=static={}{triple}", t.lib());
+        for (lib, _) in targets.iter().flat_map(IsaTarget::libs) {
+            println!("cargo:rustc-link-lib=static={lib}{triple}");
         }
         println!("cargo:rustc-env=ISPC_OUT_DIR={}", dir.display());
     } else {
         // Reached only with the `kernels` feature, which brings in ispc_rt.
         #[cfg(feature = "kernels")]
-        for t in targets {
-            ispc_rt::PackagedModule::new(&t.lib()).lib_path(dir).link();
+        for (lib, _) in targets.iter().flat_map(IsaTarget::libs) {
+            ispc_rt::PackagedModule::new(&lib).lib_path(dir).link();
         }
     }
 }

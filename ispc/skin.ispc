@@ -22,6 +22,7 @@
 
 #include "common.isph"
 #include "gang.isph"
+#include "skin_args.isph"
 
 // Decodes the unorm16 weights of count packed influences from jp into w, as the Rust side dequantizes
 // them (units times the f32 1/65535), so both skin with the same f32 weights. Decoding a gang's weights
@@ -35,11 +36,6 @@ static inline void decode_weights(uniform int count, uniform const uint32 * unif
     }
 }
 
-// Renormalization modes (the Rust enum Renormalize): none, precise, fast.
-#define RENORM_NONE 0
-#define RENORM_PRECISE 1
-#define RENORM_FAST 2
-
 // Scales (x, y, z) to unit length; a zero vector stays zero. Precise multiplies by one over the square
 // root, as the reference does; fast by rsqrt, ISPC's approximate reciprocal square root refined by a
 // Newton step. In SoA form one square root and one division serve a whole gang of vectors.
@@ -47,7 +43,12 @@ static inline void unit3(varying float &x, varying float &y, varying float &z, u
 {
     const varying float len2 = x * x + y * y + z * z;
     // A select rather than a branch: every lane computes the scale, and a zero vector keeps scale 1.
+#ifdef ISK_DETERMINISTIC
+    // The deterministic build (ispc/det/det_skin.ispc): IEEE operations only, whatever the mode.
+    const varying float r = 1.0f / sqrt(len2);
+#else
     const varying float r = mode == RENORM_FAST ? rsqrt(len2) : 1.0f / sqrt(len2);
+#endif
     const varying float s = len2 > 0.0f ? r : 1.0f;
     x *= s;
     y *= s;
@@ -481,38 +482,6 @@ static noinline unmasked void skin_dq(uniform int K, uniform bool rigid, uniform
         skin_for_outputs(true, K, false, false, wn, wt, c);
 }
 
-// The arguments of one skinning call, one struct instead of a long positional list. Rust fills it from
-// its checked mesh layout (see src/ffi/skin.rs, where bindgen's copy of this struct is used), and the
-// kernel reads it once per call. Flags are int32 rather than bool so that both sides agree on the layout
-// without relying on a C bool's size.
-struct SkinGroupArgs {
-    int32 influences;       // k, the influences per vertex: 0 to 8, 12 or 16 (1 when rigid)
-    int32 rigid;            // one influence of weight 1: only joints are read
-    int32 compact;          // packed influences in joints (u16 joint, unorm16 weight); weights not read
-    int32 components;       // floats per vertex in the AoSoA blocks: 3 (p), 6 (p n) or 10 (p n t)
-    int32 first;            // >= 0: outputs go to first + v; < 0: to vertices[v]
-    int32 count;            // vertices in this call (its first vertex starts an AoSoA block)
-    int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
-    int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
-    int32 dual_quaternion;  // 0: linear blend skinning with palette matrices; 1: dual-quaternion skinning
-                            // with DualQuatEntry palette entries (same 16-float stride)
-    const float * blocks;   // the call's first AoSoA block
-    const uint32 * joints;  // per vertex k palette offsets (joint times 16) or packed influences, from the
-                            // call's first vertex
-    const float * weights;  // k weights per vertex (null when rigid or compact)
-    const uint32 * vertices; // the output index of each vertex (read only when first < 0)
-    const float * palette;
-    float * pos;
-    int32 pos_stride;
-    float * nrm;
-    int32 nrm_stride;
-    int32 write_normals;
-    float * tng;
-    int32 tng_stride;
-    int32 write_tangents;
-    float * bounds;         // 6 floats written: the box of the positions written, min x y z then max x y
-                            // z (+inf then -inf for no vertex)
-};
 
 // Skins one influence group, or a run of one: vertex v's position goes to pos[o * pos_stride] (3
 // floats), its normal to nrm[o * nrm_stride] (3) when write_normals, and its tangent (xyz, then w copied)

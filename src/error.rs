@@ -411,6 +411,14 @@ pub enum Error {
         /// The instance of a crowd; `None` for a single pose.
         instance: Option<usize>,
     },
+    /// Rule: a [`Precision::Deterministic`](crate::Precision::Deterministic) job runs in the platform's
+    /// default floating-point environment, where subnormal numbers are neither flushed to zero as
+    /// results nor read as zero as inputs (x86's MXCSR FTZ and DAZ bits clear, AArch64's FPCR.FZ
+    /// clear). A program that sets them gets other bits than every other machine.
+    FloatEnvironment {
+        /// What the probe found: `"flush to zero"` or `"denormals are zero"`.
+        found: &'static str,
+    },
 }
 
 impl Error {
@@ -570,6 +578,10 @@ impl fmt::Display for Error {
                     "blend value not finite: the rest pose has {value} in its {stream} at entry {entry}; every float of a blend must be finite"
                 ),
             },
+            Error::FloatEnvironment { found } => write!(
+                f,
+                "float environment: a deterministic job needs subnormal numbers kept, but this thread's floating-point mode has {found} set (clear x86's MXCSR FTZ/DAZ or AArch64's FPCR.FZ, or use Precision::Fast)"
+            ),
             Error::BlendWeightSum { joint, instance } => match instance {
                 Some(i) => write!(
                     f,

@@ -98,7 +98,9 @@ pub use animation::{
     Clip, ClipBuilder, CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property,
     SamplingContext, SamplingJob, Wrap, MAX_CLIP_FLOATS,
 };
-pub use backend::{Backend, CpuIdentity, CpuVendor, KernelFamily, Narrowing, Threads, AUTO_TABLE};
+pub use backend::{
+    Backend, CpuIdentity, CpuVendor, KernelFamily, Narrowing, Precision, Threads, AUTO_TABLE,
+};
 pub use blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 pub use blending::{BlendingJob, DEFAULT_BLEND_THRESHOLD};
 pub use character::crowd::CrowdFrame;

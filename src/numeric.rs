@@ -25,6 +25,26 @@ use glam::Quat;
 /// keep the adder busy on the baseline x86-64 target the library is compiled for.
 const LANES: usize = 16;
 
+/// Whether this thread's floating-point mode keeps subnormal numbers, as every platform's default does
+/// and as [`Precision::Deterministic`](crate::Precision::Deterministic) needs: a subnormal product is
+/// not flushed to zero (x86 FTZ, AArch64 FZ), and a subnormal operand is not read as zero (x86 DAZ).
+/// The probe is two multiplications the compiler cannot fold (`black_box`), run where the kernels run.
+pub(crate) fn check_float_environment() -> Result<(), Error> {
+    use std::hint::black_box;
+    let tiny = black_box(f32::MIN_POSITIVE) * black_box(0.5f32);
+    if tiny == 0.0 {
+        return Err(Error::FloatEnvironment {
+            found: "flush to zero",
+        });
+    }
+    if black_box(tiny) * black_box(2.0f32) == 0.0 {
+        return Err(Error::FloatEnvironment {
+            found: "denormals are zero",
+        });
+    }
+    Ok(())
+}
+
 /// Whether every element of `xs` is finite.
 ///
 /// The fast path adds the floats in [`LANES`] running sums: NaN and infinities survive addition, so

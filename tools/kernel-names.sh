@@ -22,7 +22,7 @@ isa_ispc_target() {
   esac
 }
 
-# kernel_lib_file ISA TRIPLE: ispc_rt's naming, NAME<triple>.lib for windows-msvc and libNAME<triple>.a
+# kernel_lib_file NAME TRIPLE, NAME an ISA or det_<ISA> (the deterministic kernels): ispc_rt's naming, NAME<triple>.lib for windows-msvc and libNAME<triple>.a
 # elsewhere (windows-gnu included, where rustc looks only for that name).
 kernel_lib_file() {
   case $2 in

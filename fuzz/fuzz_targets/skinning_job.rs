@@ -5,7 +5,8 @@
 //! arbitrary length and matrices; the output is separate streams of arbitrary lengths, or an
 //! interleaved byte buffer with an arbitrary length, stride and attribute offsets that starts at any
 //! byte of a larger buffer (so often unaligned). Every renormalization mode, one thread or all,
-//! streaming or not, and every backend including ISAs this CPU lacks; linear blending or dual
+//! streaming or not, either precision (the deterministic kernels take the same calls), and every
+//! backend including ISAs this CPU lacks; linear blending or dual
 //! quaternions (entries converted from the palette, or its raw floats where the conversion refuses
 //! it: NaN, infinities and real parts that are not unit). The job returns `Ok` or a typed
 //! `Err`, and writes nothing it may not (checked with guard bytes, see `ispc_skinning_fuzz::guard`):
@@ -14,7 +15,7 @@
 
 use arbitrary::Arbitrary;
 use ispc_skinning::glam::{Mat4, Quat, Vec3};
-use ispc_skinning::{dual_quat_palette, DualQuatEntry, PaletteMatrix, SkinningJob};
+use ispc_skinning::{dual_quat_palette, DualQuatEntry, PaletteMatrix, Precision, SkinningJob};
 use ispc_skinning_fuzz::{
     threads, FuzzBackend, FuzzRenormalize, GuardedOutput, Len, MeshSpec, OutputSpec, Rng,
 };
@@ -32,6 +33,7 @@ struct Input {
     streaming: bool,
     backend: FuzzBackend,
     dual_quaternion: bool,
+    deterministic: bool,
 }
 
 fuzz_target!(|input: Input| {
@@ -70,6 +72,11 @@ fuzz_target!(|input: Input| {
         .threads(threads(input.all_threads))
         .streaming(input.streaming)
         .backend(input.backend.get())
+        .precision(if input.deterministic {
+            Precision::Deterministic
+        } else {
+            Precision::Fast
+        })
         .run();
     // A result that overflowed f32 is refused after the kernels ran (the numeric rules): the call may
     // have written its outputs, as for Ok, but nothing outside them.

@@ -105,14 +105,12 @@ fn between(times: &[f32], k: usize, t: f32) -> Located {
     }
 }
 
-/// `q / |q|`, or the identity for a zero (or non-finite) length.
+/// `q / |q|`, or the identity for a zero (or non-finite) length. The length is summed x, y, z, w in
+/// order (`portable::unit`), not by glam's SIMD dot product, whose order differs between platforms: the
+/// importers and the clip builder normalize stored keys with it, and stored keys must be the same bits
+/// everywhere for `Precision::Deterministic` to be.
 pub(crate) fn unit(q: Quat) -> Quat {
-    let len = q.length();
-    if len > 0.0 && len.is_finite() {
-        q.normalize()
-    } else {
-        Quat::IDENTITY
-    }
+    super::portable::unit(Vec4::from(q))
 }
 
 /// Spherical interpolation along the shorter arc, normalized; a normalized lerp for nearly equal keys,
@@ -175,25 +173,39 @@ impl Keys<'_> {
     /// The value at a located time, padded with zeros to four components.
     #[inline(always)]
     pub(crate) fn sample_at(&self, at: Located) -> Vec4 {
+        self.sample(at, false)
+    }
+
+    /// [`sample_at`](Self::sample_at) in portable arithmetic (`super::portable`), the same bits on
+    /// every platform, for `Precision::Deterministic`.
+    pub(crate) fn sample_portable(&self, at: Located) -> Vec4 {
+        self.sample(at, true)
+    }
+
+    /// The value at a located time; rotations interpolated and normalized portably where `portable`.
+    #[inline(always)]
+    fn sample(&self, at: Located, portable: bool) -> Vec4 {
         let (k, u) = match at {
-            Located::Key(k) => return self.held(k),
+            Located::Key(k) => return self.held(k, portable),
             Located::Between { k, u } => (k, u),
         };
         match self.interpolation {
             Interpolation::Step => self.key(k),
             // The next key exists wherever `locate` puts a time between two keys; a located value from
             // elsewhere that names the last key holds it.
-            _ if k + 1 >= self.times.len() => self.held(k),
+            _ if k + 1 >= self.times.len() => self.held(k, portable),
             Interpolation::Linear if u == 0.0 => self.key(k),
             Interpolation::Linear => {
                 let (a, b) = (self.key(k), self.key(k + 1));
-                if self.rotation {
+                if self.rotation && portable {
+                    Vec4::from(super::portable::slerp(a, b, u))
+                } else if self.rotation {
                     Vec4::from(slerp(Quat::from_vec4(a), Quat::from_vec4(b), u))
                 } else {
                     a * (1.0 - u) + b * u
                 }
             }
-            Interpolation::CubicSpline => self.cubic_at(k, u),
+            Interpolation::CubicSpline => self.cubic_at(k, u, portable),
         }
     }
 
@@ -201,9 +213,11 @@ impl Keys<'_> {
     /// normalized, and a cubic key's value (which glTF does not require to be unit) is normalized here,
     /// as between keys.
     #[inline(always)]
-    fn held(&self, k: usize) -> Vec4 {
+    fn held(&self, k: usize, portable: bool) -> Vec4 {
         let v = self.key(k);
-        if self.rotation && self.cubic() {
+        if self.rotation && self.cubic() && portable {
+            Vec4::from(super::portable::unit(v))
+        } else if self.rotation && self.cubic() {
             Vec4::from(unit(Quat::from_vec4(v)))
         } else {
             v
@@ -212,7 +226,7 @@ impl Keys<'_> {
 
     /// The cubic Hermite spline of glTF between keys `k` and `k + 1` (both exist) at `u`, its tangents
     /// scaled by the key interval; rotations are normalized.
-    fn cubic_at(&self, k: usize, u: f32) -> Vec4 {
+    fn cubic_at(&self, k: usize, u: f32, portable: bool) -> Vec4 {
         let dt = match (self.times.get(k), self.times.get(k + 1)) {
             (Some(&t0), Some(&t1)) => t1 - t0,
             _ => 0.0,
@@ -230,7 +244,9 @@ impl Keys<'_> {
         let out: [f32; 4] = std::array::from_fn(|i| {
             h00 * v0[i] + h10 * dt * b0[i] + h01 * v1[i] + h11 * dt * a1[i]
         });
-        if self.rotation {
+        if self.rotation && portable {
+            Vec4::from(super::portable::unit(Vec4::from_array(out)))
+        } else if self.rotation {
             Vec4::from(unit(Quat::from_array(out)))
         } else {
             Vec4::from_array(out)

@@ -74,6 +74,7 @@
 mod clip;
 mod crowd;
 pub(crate) mod curve;
+mod portable;
 mod sampling;
 
 pub use clip::{Clip, ClipBuilder, MAX_CLIP_FLOATS};

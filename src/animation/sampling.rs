@@ -3,7 +3,7 @@
 use super::clip::Clip;
 use super::curve::{locate_from, Located, WeightKeys};
 use super::{Property, Wrap};
-use crate::backend::{Backend, KernelFamily, Resolved};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved};
 use crate::error::Error;
 use crate::ffi::sample as ffi;
 use crate::layout::pose_tracks::PoseTracks;
@@ -81,6 +81,9 @@ pub struct SamplingJob<'a> {
     /// kernels agree with the reference within the tolerance documented in tests/isa_parity (ISPC's
     /// `acos` and `sin`, fused multiply-adds); weights are sampled by the reference.
     pub backend: Backend,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
+    /// and platform (the tracks are sampled by the reference in portable arithmetic: its own `acos` and `sin`, and dot products summed in one order, whatever the backend).
+    pub precision: Precision,
 }
 
 impl<'a> SamplingJob<'a> {
@@ -98,12 +101,20 @@ impl<'a> SamplingJob<'a> {
             output,
             weights: &mut [],
             backend: Backend::Auto,
+            precision: Precision::Fast,
         }
     }
 
     /// Sets who samples (an [`Isa`](crate::Isa) converts).
     pub fn backend(mut self, backend: impl Into<Backend>) -> SamplingJob<'a> {
         self.backend = backend.into();
+        self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
+    /// platform (portable arithmetic on the serial reference).
+    pub fn precision(mut self, precision: Precision) -> SamplingJob<'a> {
+        self.precision = precision;
         self
     }
 
@@ -134,7 +145,13 @@ impl<'a> SamplingJob<'a> {
 
     /// The rules of `validate`; on success, who samples.
     fn checked(&self) -> Result<Resolved, Error> {
-        let resolved = self.backend.resolve(KernelFamily::Sampling)?;
+        let resolved = match self.precision {
+            Precision::Fast => self.backend.resolve(KernelFamily::Sampling)?,
+            Precision::Deterministic => {
+                self.backend.resolve(KernelFamily::Sampling)?;
+                Resolved::Reference.with_precision(self.precision)?
+            }
+        };
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),
@@ -194,6 +211,7 @@ impl<'a> SamplingJob<'a> {
             mut output,
             weights,
             backend: _,
+            precision,
         } = self;
         let t = clip.wrap_time(time, wrap);
         context.follow(clip);
@@ -206,7 +224,8 @@ impl<'a> SamplingJob<'a> {
         if let (Resolved::Ispc(isa), Some(kernel)) = (resolved, &clip.pose_kernel) {
             kernel_sample(isa, clip, kernel, context, output.reborrow())?;
         } else {
-            reference_sample(clip, context, output.reborrow())?;
+            let portable = precision == Precision::Deterministic;
+            reference_sample(clip, context, output.reborrow(), portable)?;
         }
         sample_weights(clip, context, weights)
     }
@@ -266,15 +285,23 @@ fn kernel_sample(
     Ok(())
 }
 
-/// The translation, rotation and scale tracks on the serial reference.
+/// The translation, rotation and scale tracks on the serial reference, in portable arithmetic where
+/// `portable` (`Precision::Deterministic`).
 fn reference_sample(
     clip: &Clip,
     context: &SamplingContext,
     output: TrsMut<'_>,
+    portable: bool,
 ) -> Result<(), Error> {
     let located = |timeline: u32| context.located_on(timeline);
     for track in &clip.tracks {
-        let v = clip.keys_of(track).sample_at(located(track.timeline));
+        let keys = clip.keys_of(track);
+        let at = located(track.timeline);
+        let v = if portable {
+            keys.sample_portable(at)
+        } else {
+            keys.sample_at(at)
+        };
         let level = track.level as usize;
         if !v.is_finite() {
             return Err(Error::ResultNotFinite {

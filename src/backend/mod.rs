@@ -30,6 +30,54 @@ impl From<Isa> for Backend {
     }
 }
 
+/// How far a job's floating-point results may differ between backends, ISAs and platforms.
+///
+/// A job's backend decides where it runs; its precision decides which arithmetic runs there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// The fastest kernels of each ISA: fused multiply-adds where the ISA has them, sums in the order
+    /// that suits the gang, and approximate reciprocal square roots for [`Renormalize::Fast`]. Results
+    /// agree with the serial reference within each job's documented tolerance (a few ulps of the
+    /// largest coordinate), not bit for bit.
+    ///
+    /// [`Renormalize::Fast`]: crate::Renormalize::Fast
+    #[default]
+    Fast,
+    /// The serial reference's bits on every backend, ISA (SSE4, AVX2, AVX-512, NEON) and platform, for
+    /// lock-step games, replays and server-side checks. CI checks it on x86-64 Linux, AArch64 Linux
+    /// (qemu) and x86-64 Windows (wine); macOS and wasm32 (the reference alone) run the same code and
+    /// kernels built the same way, and are not run. Its ISPC kernels are the fast kernels' code built without fused multiply-adds, with IEEE
+    /// division and square root only; every value is one vertex's or one element's chain of operations
+    /// in the order the reference writes it (lanes never combine values, so the gang width changes
+    /// nothing), and [`Renormalize::Fast`] renormalizes as [`Renormalize::Precise`] does. The job
+    /// refuses a thread whose floating-point mode flushes subnormals ([`Error::FloatEnvironment`]).
+    ///
+    /// Covered: on deterministic ISPC kernels, [`LocalToModelJob`](crate::LocalToModelJob) (matrices
+    /// and TRS), [`PaletteJob`](crate::PaletteJob) and [`SkinningJob`](crate::SkinningJob) (linear and
+    /// dual quaternion); in portable Rust whatever the backend, [`SamplingJob`](crate::SamplingJob)
+    /// (its own `acos` and `sin`, dot products in one order) and [`BlendingJob`](crate::BlendingJob);
+    /// and a [`Frame`](crate::Frame) with this precision runs all of these, with its morph targets and
+    /// rigid meshes on the serial reference, so [`Character::play`](crate::Character::play),
+    /// [`Character::evaluate`](crate::Character::evaluate) and the glTF scene's `evaluate` give the
+    /// same bits everywhere. Not covered yet: crowds ([`CrowdFrame`](crate::CrowdFrame) and the crowd
+    /// jobs) and the ISPC sampling and blending kernels. Costs are in the report's `*_deterministic`
+    /// rows.
+    ///
+    /// [`Renormalize::Precise`]: crate::Renormalize::Precise
+    /// [`Renormalize::Fast`]: crate::Renormalize::Fast
+    Deterministic,
+}
+
+impl Precision {
+    /// Short name used in reports and the CLI: `fast` or `deterministic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fast => "fast",
+            Precision::Deterministic => "deterministic",
+        }
+    }
+}
+
 /// A backend that has been checked and can run now.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Resolved {
@@ -38,6 +86,20 @@ pub(crate) enum Resolved {
 }
 
 impl Resolved {
+    /// This backend with the arithmetic of `precision`: the deterministic kernels for an ISA (the
+    /// reference is deterministic as it is). A deterministic one first checks the calling thread's
+    /// floating-point mode ([`Error::FloatEnvironment`]).
+    pub(crate) fn with_precision(self, precision: Precision) -> Result<Resolved, Error> {
+        if precision == Precision::Fast {
+            return Ok(self);
+        }
+        crate::numeric::check_float_environment()?;
+        Ok(match self {
+            Resolved::Reference => Resolved::Reference,
+            Resolved::Ispc(isa) => Resolved::Ispc(isa.deterministic()),
+        })
+    }
+
     /// The backend that resolves to this one again, for the checked entry points.
     pub(crate) fn backend(self) -> Backend {
         match self {

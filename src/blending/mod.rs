@@ -63,7 +63,7 @@
 
 pub mod crowd;
 
-use crate::backend::{Backend, KernelFamily, Resolved};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved};
 use crate::error::Error;
 use crate::ffi::blend as ffi;
 use crate::ffi::Runnable;
@@ -91,6 +91,9 @@ pub struct BlendingJob<'a> {
     pub threshold: f32,
     /// Who runs the job; [`Backend::Auto`] by default.
     pub backend: Backend,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
+    /// and platform (the serial reference's arithmetic, which is plain f32 Rust, runs whatever the backend).
+    pub precision: Precision,
     /// Output: the blended local pose, one entry per joint in level order.
     pub output: TrsMut<'a>,
 }
@@ -106,6 +109,7 @@ impl<'a> BlendingJob<'a> {
             additive_layers: &[],
             threshold: DEFAULT_BLEND_THRESHOLD,
             backend: Backend::Auto,
+            precision: Precision::Fast,
             output,
         }
     }
@@ -131,6 +135,13 @@ impl<'a> BlendingJob<'a> {
     /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
     pub fn backend(mut self, backend: impl Into<Backend>) -> BlendingJob<'a> {
         self.backend = backend.into();
+        self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
+    /// platform (the serial reference runs).
+    pub fn precision(mut self, precision: Precision) -> BlendingJob<'a> {
+        self.precision = precision;
         self
     }
 
@@ -163,7 +174,13 @@ impl<'a> BlendingJob<'a> {
         ] {
             check_count(what, n, got)?;
         }
-        self.backend.resolve(KernelFamily::Blending)
+        let resolved = self.backend.resolve(KernelFamily::Blending)?;
+        match self.precision {
+            Precision::Fast => Ok(resolved),
+            // The reference's blend is plain scalar f32 arithmetic in a fixed order: its bits are
+            // the same everywhere.
+            Precision::Deterministic => Resolved::Reference.with_precision(self.precision),
+        }
     }
 
     /// Validates, then blends into the output.

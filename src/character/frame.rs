@@ -2,7 +2,7 @@
 //! frame's jobs.
 
 use crate::animation::{CrowdSamplingContext, SamplingContext};
-use crate::backend::{Backend, Threads};
+use crate::backend::{Backend, Precision, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
@@ -137,6 +137,11 @@ pub struct Frame {
     pub threads: Threads,
     /// How the skin stage skins: [`Skinning::Linear`] by default, or dual quaternions.
     pub skinning: Skinning,
+    /// [`Precision::Fast`] by default, or [`Precision::Deterministic`]: every stage then writes the
+    /// same bits on every backend and platform (sampling and blending in portable Rust, local to
+    /// model, palettes and skinning on the deterministic kernels, morph targets and rigid meshes on
+    /// the serial reference; see [`Precision::Deterministic`] for what it costs).
+    pub precision: Precision,
     /// Which attributes the skin and rigid stages write; [`VertexOutputs::All`] by default. Streams
     /// left out keep what they held (zeros in new buffers); the buffers stay, so the frame can ask for
     /// them again.
@@ -170,6 +175,12 @@ impl Frame {
     /// Sets how the skin stage skins (see [`Skinning`]).
     pub fn skinning(mut self, skinning: Skinning) -> Frame {
         self.skinning = skinning;
+        self
+    }
+
+    /// Sets the precision (see [`Frame::precision`](#structfield.precision)).
+    pub fn precision(mut self, precision: Precision) -> Frame {
+        self.precision = precision;
         self
     }
 

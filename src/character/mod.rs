@@ -538,6 +538,7 @@ impl Character {
             renormalize: Renormalize::default(),
             threads: Threads::One,
             skinning: crate::Skinning::Linear,
+            precision: crate::Precision::Fast,
             outputs: crate::VertexOutputs::All,
             root: Mat4::IDENTITY,
         }

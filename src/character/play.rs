@@ -136,7 +136,7 @@ impl Character {
             frame.layers.resize_with(count, LayerScratch::default);
         }
         let (rest_t, rest_q, rest_s) = self.level_rest();
-        let backend = frame.backend;
+        let (backend, precision) = (frame.backend, frame.precision);
         for (i, (layer, scratch)) in layers
             .iter()
             .chain(additive)
@@ -179,6 +179,7 @@ impl Character {
             .wrap(layer.wrap)
             .weights(&mut scratch.weights[..clip.weight_sets()])
             .backend(backend)
+            .precision(precision)
             .run()?;
         }
         let blend: Vec<BlendLayer<'_>> = layers
@@ -206,6 +207,7 @@ impl Character {
         .layers(normal)
         .additive_layers(deltas)
         .backend(frame.backend)
+        .precision(frame.precision)
         .run()?;
         self.blend_morph_weights(frame, layers, additive)
     }

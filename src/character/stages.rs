@@ -3,7 +3,7 @@
 //! palettes in one kernel pass where they can be).
 
 use super::{Character, Frame};
-use crate::backend::KernelFamily;
+use crate::backend::{KernelFamily, Precision, Resolved};
 use crate::error::Error;
 use crate::layout::output::{Skinning, VertexOutputs};
 use crate::layout::trs::Trs;
@@ -33,6 +33,7 @@ impl Character {
             models,
             root,
             backend,
+            precision,
             ..
         } = frame;
         LocalToModelJob::new(
@@ -46,6 +47,7 @@ impl Character {
         )
         .root(*root)
         .backend(*backend)
+        .precision(*precision)
         .run()
         .map(|_| ())
         .map_err(|e| self.in_your_order(e))
@@ -99,6 +101,7 @@ impl Character {
             PaletteJob::new(&frame.models, &skin.inverse_binds, palette)
                 .joints(levels)
                 .backend(frame.backend)
+                .precision(frame.precision)
                 .run()
                 .map_err(|e| match e {
                     Error::NotFinite {
@@ -137,6 +140,8 @@ impl Character {
                 dual_quat_palette(palette, entries)?;
             }
         }
+        // Who morphs, decided once (an error surfaces only where a mesh is morphed).
+        let morphing = morph_backend(frame, KernelFamily::Skinning);
         for (((((mesh, &skin), out), (morph, weights)), copy), known) in self
             .meshes
             .iter()
@@ -151,7 +156,7 @@ impl Character {
             // them skins the shared mesh's bind pose as it is.
             let skinned: &SkinnedMesh = match (morph, copy) {
                 (Some(m), Some(c)) if weights.iter().any(|&w| w != 0.0) => {
-                    let backend = frame.backend.resolve(KernelFamily::Skinning)?;
+                    let backend = morphing.clone()?;
                     let palette = &frame.palettes[skin];
                     // Morph weights are checked where they are set; a frame's are checked again here,
                     // since the morph's bound on the morphed attributes needs them finite.
@@ -165,7 +170,11 @@ impl Character {
                             }));
                     };
                     // The fused pass writes every stream the mesh has.
-                    let fused = if fuse && !dual && frame.outputs == VertexOutputs::All {
+                    let fused = if fuse
+                        && !dual
+                        && frame.outputs == VertexOutputs::All
+                        && frame.precision == Precision::Fast
+                    {
                         m.skin_fused(
                             backend,
                             mesh,
@@ -202,6 +211,7 @@ impl Character {
                 job.renormalize(frame.renormalize)
                     .threads(frame.threads)
                     .backend(frame.backend)
+                    .precision(frame.precision)
                     .run_boxed()?,
             );
         }
@@ -219,7 +229,7 @@ impl Character {
         if self.rigid.is_empty() {
             return Ok(());
         }
-        let backend = frame.backend.resolve(KernelFamily::Transform)?;
+        let backend = morph_backend(frame, KernelFamily::Transform)?;
         for (((mesh, &level), out), weights) in self
             .rigid
             .iter()
@@ -274,6 +284,10 @@ impl Character {
         let Some(plan) = &self.palette_plan else {
             return false;
         };
+        // The fused pass has no deterministic form: the two stages' deterministic kernels run instead.
+        if frame.precision == Precision::Deterministic {
+            return false;
+        }
         let Frame {
             translations,
             rotations,
@@ -308,5 +322,16 @@ impl Character {
         self.evaluate_pose(frame)?;
         self.skin(frame)?;
         self.rigid(frame)
+    }
+}
+
+/// Who runs a frame's morph targets and rigid meshes: the frame's backend, or for
+/// [`Precision::Deterministic`] the serial reference (after the floating-point environment's check),
+/// whose plain arithmetic is the same on every platform; these stages have no deterministic kernels.
+fn morph_backend(frame: &Frame, family: KernelFamily) -> Result<Resolved, Error> {
+    let resolved = frame.backend.resolve(family)?;
+    match frame.precision {
+        Precision::Fast => Ok(resolved),
+        Precision::Deterministic => Resolved::Reference.with_precision(Precision::Deterministic),
     }
 }

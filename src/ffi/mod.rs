@@ -50,6 +50,18 @@ mod bindings {
     include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_avx512.rs"));
     #[cfg(ispc_neon)]
     include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_neon.rs"));
+    // The deterministic kernels (ispc/det/), one more library per ISA.
+    #[cfg(ispc_sse4)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_det_sse4.rs"));
+    #[cfg(ispc_avx2)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_det_avx2.rs"));
+    #[cfg(ispc_avx512)]
+    include!(concat!(
+        env!("ISPC_OUT_DIR"),
+        "/ispc_skinning_det_avx512.rs"
+    ));
+    #[cfg(ispc_neon)]
+    include!(concat!(env!("ISPC_OUT_DIR"), "/ispc_skinning_det_neon.rs"));
 }
 
 /// The kernels' arrays are plain f32 runs; these layouts are what makes the pointer casts below valid.
@@ -284,6 +296,43 @@ macro_rules! kernel_table {
     };
 }
 
+/// One ISA's deterministic kernels (ispc/det/: skin.ispc and hierarchy.ispc built again without fused
+/// multiply-adds, exporting `name_det_<isa>`): the fast kernels' code and signatures, and the serial
+/// reference's bits.
+#[derive(Debug)]
+pub(crate) struct DetKernels {
+    ltm_joint: LtmJointFn,
+    ltm_joint_trs: LtmJointTrsFn,
+    skin_palette: SkinPaletteFn,
+    skin_group: SkinGroupFn,
+}
+
+#[cfg(ispc_kernels)]
+macro_rules! det_table {
+    ($suffix:ident) => {
+        pastey::paste! {
+            {
+            use bindings::[<ispc_skinning_det_ $suffix>] as isa;
+            DetKernels {
+                ltm_joint: isa::[<ltm_joint_det_ $suffix>],
+                ltm_joint_trs: isa::[<ltm_joint_trs_det_ $suffix>],
+                skin_palette: isa::[<skin_palette_det_ $suffix>],
+                skin_group: isa::[<skin_group_det_ $suffix>],
+            }
+            }
+        }
+    };
+}
+
+#[cfg(ispc_sse4)]
+static SSE4_DET: DetKernels = det_table!(sse4);
+#[cfg(ispc_avx2)]
+static AVX2_DET: DetKernels = det_table!(avx2);
+#[cfg(ispc_avx512)]
+static AVX512_DET: DetKernels = det_table!(avx512);
+#[cfg(ispc_neon)]
+static NEON_DET: DetKernels = det_table!(neon);
+
 #[cfg(ispc_sse4)]
 static SSE4: Kernels = kernel_table!(sse4);
 #[cfg(ispc_avx2)]
@@ -293,17 +342,17 @@ static AVX512: Kernels = kernel_table!(avx512);
 #[cfg(ispc_neon)]
 static NEON: Kernels = kernel_table!(neon);
 
-/// The kernel table of an ISA, or `None` when this build does not contain it.
-fn kernels_for(isa: Isa) -> Option<&'static Kernels> {
+/// The kernel tables of an ISA, or `None` when this build does not contain it.
+fn kernels_for(isa: Isa) -> Option<(&'static Kernels, &'static DetKernels)> {
     match isa {
         #[cfg(ispc_sse4)]
-        Isa::Sse4 => Some(&SSE4),
+        Isa::Sse4 => Some((&SSE4, &SSE4_DET)),
         #[cfg(ispc_avx2)]
-        Isa::Avx2 => Some(&AVX2),
+        Isa::Avx2 => Some((&AVX2, &AVX2_DET)),
         #[cfg(ispc_avx512)]
-        Isa::Avx512 => Some(&AVX512),
+        Isa::Avx512 => Some((&AVX512, &AVX512_DET)),
         #[cfg(ispc_neon)]
-        Isa::Neon => Some(&NEON),
+        Isa::Neon => Some((&NEON, &NEON_DET)),
         #[allow(unreachable_patterns)]
         _ => None,
     }
@@ -316,13 +365,36 @@ fn kernels_for(isa: Isa) -> Option<&'static Kernels> {
 pub struct Runnable {
     isa: Isa,
     kernels: &'static Kernels,
+    det: &'static DetKernels,
+    /// Whether the kernels with a deterministic form run it (Precision::Deterministic).
+    deterministic: bool,
 }
 
 impl Runnable {
     /// The proof for `isa`, or `None` when its kernels are not linked or the CPU lacks a feature.
     pub(crate) fn new(isa: Isa) -> Option<Runnable> {
-        let kernels = kernels_for(isa)?;
-        isa.is_available().then_some(Runnable { isa, kernels })
+        let (kernels, det) = kernels_for(isa)?;
+        isa.is_available().then_some(Runnable {
+            isa,
+            kernels,
+            det,
+            deterministic: false,
+        })
+    }
+
+    /// The same ISA with the deterministic kernels (ispc/det/) in place of the fast ones, for the
+    /// kernels that have one (local to model, palettes, skinning). Only the jobs that cover
+    /// [`Precision::Deterministic`](crate::Precision::Deterministic) ask for it.
+    pub(crate) fn deterministic(self) -> Runnable {
+        Runnable {
+            deterministic: true,
+            ..self
+        }
+    }
+
+    /// The deterministic kernels when this proof asks for them.
+    fn det(self) -> Option<&'static DetKernels> {
+        self.deterministic.then_some(self.det)
     }
 
     /// The ISA this proof is for.

@@ -45,7 +45,8 @@ pub(crate) fn skin_palette(
     // models.len(), and writes the 16 floats of palette[i]; the joint table is read only when use_joints
     // is set, and then holds count usize (64-bit, asserted at compile time). Offsets stay below 64 * MAX_JOINTS bytes (32-bit addressing).
     unsafe {
-        (isa.kernels().skin_palette)(
+        (isa.det()
+            .map_or(isa.kernels().skin_palette, |d| d.skin_palette))(
             models.as_ptr().cast(),
             inverse_binds.as_ptr().cast(),
             ptr,

@@ -487,6 +487,9 @@ unsafe fn skin_block(
         )
     };
     let mut bounds = Bounds::EMPTY;
+    // The deterministic kernel is this kernel's code built without fused multiply-adds: the same call,
+    // the same reads and writes.
+    let kernel = isa.det().map_or(isa.kernels().skin_group, |d| d.skin_group);
     let args = SkinGroupArgs {
         influences: k as i32,
         rigid: i32::from(rigid),
@@ -525,7 +528,7 @@ unsafe fn skin_block(
     // below `readable`, counted from `start`, which the group's vectors also hold. A group is never
     // asked for attributes it lacks (asserted in skin_mesh), and the rigid and compact forms never read
     // `weights`. It writes the 6 floats of `bounds`, a local array that outlives the call.
-    unsafe { (isa.kernels().skin_group)(&args) };
+    unsafe { kernel(&args) };
     bounds
 }
 

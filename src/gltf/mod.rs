@@ -160,7 +160,7 @@ pub use self::sampling::{Channel, Clip, Interpolation, Property, WeightChannel, 
 pub use crate::{Frame, SkinnedVertices};
 
 use self::accessors::Reader;
-use crate::{Character, Error, Skeleton};
+use crate::{Character, Error, Precision, Skeleton};
 use glam::{Mat4, Quat, Vec3};
 use std::path::Path;
 
@@ -557,7 +557,10 @@ impl GltfScene {
                     at
                 }
             };
-            let v = ch.sample_at(at);
+            let v = match frame.precision {
+                Precision::Fast => ch.sample_at(at),
+                Precision::Deterministic => ch.sample_portable(at),
+            };
             match ch.property {
                 Property::Translation => frame.translations[ch.level] = v.truncate(),
                 Property::Rotation => frame.rotations[ch.level] = Quat::from_vec4(v),

@@ -92,6 +92,11 @@ impl Channel {
     pub(super) fn sample_at(&self, at: Located) -> Vec4 {
         self.keys().sample_at(at)
     }
+
+    /// [`sample_at`](Self::sample_at) in portable arithmetic (`Precision::Deterministic`).
+    pub(super) fn sample_portable(&self, at: Located) -> Vec4 {
+        self.keys().sample_portable(at)
+    }
 }
 
 /// The morph-target weights of one node, animated (a glTF channel with the `weights` path).

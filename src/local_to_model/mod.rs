@@ -20,7 +20,7 @@
 
 pub mod crowd;
 
-use crate::backend::{Backend, KernelFamily, Resolved};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
 use crate::ffi::Runnable;
@@ -150,6 +150,9 @@ pub struct LocalToModelJob<'a> {
     /// The ISA for ISPC methods; [`Backend::Auto`] by default. With [`Backend::Reference`] every ISPC
     /// method falls back to the serial reference.
     pub backend: Backend,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the serial reference's bits on
+    /// every backend and platform.
+    pub precision: Precision,
     /// Output: model-space matrices, one per joint, in level order.
     pub models: &'a mut [Mat4],
 }
@@ -168,6 +171,7 @@ impl<'a> LocalToModelJob<'a> {
             from: None,
             method: Method::Auto,
             backend: Backend::Auto,
+            precision: Precision::Fast,
             models,
         }
     }
@@ -196,6 +200,13 @@ impl<'a> LocalToModelJob<'a> {
         self
     }
 
+    /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
+    /// backend and platform.
+    pub fn precision(mut self, precision: Precision) -> LocalToModelJob<'a> {
+        self.precision = precision;
+        self
+    }
+
     /// Checks every rule (see the [module docs](crate::local_to_model)) without computing anything, the numeric rules on every
     /// float of the locals included.
     pub fn validate(&self) -> Result<(), Error> {
@@ -219,9 +230,11 @@ impl<'a> LocalToModelJob<'a> {
             }
         }
         if !(self.method.is_ispc() || self.method == Method::Auto) {
+            Resolved::Reference.with_precision(self.precision)?;
             return Ok((self.method, None));
         }
-        Ok(match self.backend.resolve(KernelFamily::LocalToModel)? {
+        let resolved = self.backend.resolve(KernelFamily::LocalToModel)?;
+        Ok(match resolved.with_precision(self.precision)? {
             Resolved::Ispc(isa) if self.method == Method::Auto => (Method::IspcJoint, Some(isa)),
             Resolved::Ispc(isa) => (self.method, Some(isa)),
             Resolved::Reference => (Method::Reference, None),

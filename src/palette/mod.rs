@@ -20,7 +20,7 @@
 pub mod crowd;
 pub(crate) mod pose;
 
-use crate::backend::{Backend, KernelFamily, Resolved};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
 use crate::layout::dual_quat::DualQuatEntry;
@@ -43,6 +43,9 @@ pub struct PaletteJob<'a> {
     pub joints: Option<&'a [usize]>,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the serial reference's bits on
+    /// every backend and platform.
+    pub precision: Precision,
     /// Output: one entry per skin joint.
     pub palette: &'a mut [PaletteMatrix],
 }
@@ -59,6 +62,7 @@ impl<'a> PaletteJob<'a> {
             inverse_binds,
             joints: None,
             backend: Backend::Auto,
+            precision: Precision::Fast,
             palette,
         }
     }
@@ -72,6 +76,13 @@ impl<'a> PaletteJob<'a> {
     /// Sets who runs the job (an [`Isa`](crate::Isa) converts).
     pub fn backend(mut self, backend: impl Into<Backend>) -> PaletteJob<'a> {
         self.backend = backend.into();
+        self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
+    /// backend and platform.
+    pub fn precision(mut self, precision: Precision) -> PaletteJob<'a> {
+        self.precision = precision;
         self
     }
 
@@ -129,7 +140,10 @@ impl<'a> PaletteJob<'a> {
             }
             None => {}
         }
-        self.backend.resolve(KernelFamily::LocalToModel).map(|_| ())
+        self.backend
+            .resolve(KernelFamily::LocalToModel)?
+            .with_precision(self.precision)
+            .map(|_| ())
     }
 
     /// The numeric rules on the inputs: every model matrix and inverse bind matrix is finite.
@@ -149,7 +163,10 @@ impl<'a> PaletteJob<'a> {
     /// ([`Error::ResultNotFinite`]).
     pub fn run(&mut self) -> Result<(), Error> {
         self.plan()?;
-        let resolved = self.backend.resolve(KernelFamily::LocalToModel)?;
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::LocalToModel)?
+            .with_precision(self.precision)?;
         // The kernel reports whether what it wrote is finite (a false alarm only where sums overflow:
         // then the exact scan decides); the reference's output gets one pass.
         let finite = match resolved {

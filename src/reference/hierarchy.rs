@@ -13,15 +13,18 @@ pub type Matrix = [f32; 16];
 
 /// `p * l` for affine matrices: both bottom rows are taken as (0, 0, 0, 1), and the result's bottom row is
 /// exactly that.
+///
+/// Each element is summed as `(p[r] l[4c] + t) + (p[4 + r] l[4c + 1] + p[8 + r] l[4c + 2])`, with
+/// `t = p[12 + r]` in column 3 and `+0.0` elsewhere: the kernels' pairing (ispc/hierarchy.ispc's
+/// `multiply_columns`, two short chains), so that the kernels built without fused multiply-adds give
+/// these bits exactly (`Precision::Deterministic`).
 pub fn affine_mul(p: &Matrix, l: &Matrix) -> Matrix {
     let mut out = [0.0f32; 16];
     for c in 0..4 {
         for r in 0..3 {
-            let mut v = p[r] * l[4 * c] + p[4 + r] * l[4 * c + 1] + p[8 + r] * l[4 * c + 2];
-            if c == 3 {
-                v += p[12 + r];
-            }
-            out[4 * c + r] = v;
+            let t = if c == 3 { p[12 + r] } else { 0.0 };
+            out[4 * c + r] =
+                (p[r] * l[4 * c] + t) + (p[4 + r] * l[4 * c + 1] + p[8 + r] * l[4 * c + 2]);
         }
     }
     out[15] = 1.0;

@@ -20,37 +20,39 @@ pub(crate) fn skin(
     for g in mesh.groups() {
         let k = g.influences;
         for (v, &original) in g.vertices.iter().enumerate() {
-            // The blended 3x4 matrix: sum of weight times palette rows.
+            // The blended 3x4 matrix: sum of weight times palette rows, from the first product (zero
+            // without influences), in influence order.
             let mut b = [[0.0f32; 4]; 3];
             for i in 0..k {
                 let (j, w) = g.table.get(k * v + i);
                 let j = j as usize;
                 for r in 0..3 {
                     for c in 0..4 {
-                        b[r][c] += w * palette[j].rows[r][c];
+                        let t = w * palette[j].rows[r][c];
+                        b[r][c] = if i == 0 { t } else { b[r][c] + t };
                     }
                 }
             }
+            // Each output row summed from the translation (positions) or from +0.0 (directions), then
+            // x, y, z: the kernels' order (ispc/skin.ispc's skin_gang), so that the kernels built
+            // without fused multiply-adds give these bits exactly (`Precision::Deterministic`).
             let p = g.position(v);
             let mut position = [0.0f32; 3];
             for r in 0..3 {
-                position[r] = b[r][0] * p[0] + b[r][1] * p[1] + b[r][2] * p[2] + b[r][3];
+                position[r] = b[r][3] + b[r][0] * p[0] + b[r][1] * p[1] + b[r][2] * p[2];
             }
+            let direction = |x: [f32; 3]| -> [f32; 3] {
+                std::array::from_fn(|r| 0.0 + b[r][0] * x[0] + b[r][1] * x[1] + b[r][2] * x[2])
+            };
             let mut normal = [0.0f32; 3];
             if want_n {
-                let n = g.normal(v);
-                for r in 0..3 {
-                    normal[r] = b[r][0] * n[0] + b[r][1] * n[1] + b[r][2] * n[2];
-                }
+                normal = direction(g.normal(v));
                 renormalize3(&mut normal, renormalize);
             }
             let mut tangent = [0.0f32; 4];
             if want_t {
                 let t = g.tangent(v);
-                let mut xyz = [0.0f32; 3];
-                for r in 0..3 {
-                    xyz[r] = b[r][0] * t[0] + b[r][1] * t[1] + b[r][2] * t[2];
-                }
+                let mut xyz = direction([t[0], t[1], t[2]]);
                 renormalize3(&mut xyz, renormalize);
                 tangent = [xyz[0], xyz[1], xyz[2], t[3]];
             }

@@ -26,7 +26,7 @@
 //! [`Error::CountMismatch`] for fewer entries than the mesh's joints, [`Error::NotFinite`] for an entry
 //! that is not finite, and every skinned vertex checked to be finite ([`Error::ResultNotFinite`]).
 
-use crate::backend::{Backend, KernelFamily, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::skin::{self as ffi, Output, Plan, RowsMode};
 use crate::layout::bounds::Bounds;
@@ -137,6 +137,9 @@ pub struct SkinningJob<'a> {
     pub renormalize: Renormalize,
     /// The ISA; [`Backend::Auto`] by default.
     pub backend: Backend,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the serial reference's bits on
+    /// every backend and platform.
+    pub precision: Precision,
     /// One thread (default) or rayon's pool, chunks of vertices per task; the result is bit-identical.
     /// The serial reference always runs on one thread.
     pub threads: Threads,
@@ -168,6 +171,7 @@ impl<'a> SkinningJob<'a> {
             palette: SkinPalette::Linear(palette),
             renormalize: Renormalize::default(),
             backend: Backend::Auto,
+            precision: Precision::Fast,
             threads: Threads::One,
             streaming: false,
             output,
@@ -191,6 +195,13 @@ impl<'a> SkinningJob<'a> {
     /// Sets who runs the job (an [`Isa`](crate::Isa) converts): `SkinningJob::new(..).backend(isa)`.
     pub fn backend(mut self, backend: impl Into<Backend>) -> SkinningJob<'a> {
         self.backend = backend.into();
+        self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
+    /// backend and platform.
+    pub fn precision(mut self, precision: Precision) -> SkinningJob<'a> {
+        self.precision = precision;
         self
     }
 
@@ -233,7 +244,10 @@ impl<'a> SkinningJob<'a> {
             });
         }
         check_output(self.mesh, &self.output, self.mesh.vertex_count())?;
-        self.backend.resolve(KernelFamily::Skinning).map(|_| ())
+        self.backend
+            .resolve(KernelFamily::Skinning)?
+            .with_precision(self.precision)
+            .map(|_| ())
     }
 
     /// Validates, then skins every vertex.
@@ -276,7 +290,10 @@ impl<'a> SkinningJob<'a> {
     /// reference reads its output for it only when asked), else [`Bounds::EMPTY`].
     fn run_job(&mut self, boxed: bool) -> Result<Bounds, Error> {
         self.plan()?;
-        let resolved = self.backend.resolve(KernelFamily::Skinning)?;
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Skinning)?
+            .with_precision(self.precision)?;
         let used = match self.palette {
             SkinPalette::Linear(p) => p.get(..self.mesh.joint_count()).unwrap_or(p),
             SkinPalette::DualQuaternion(p) => {

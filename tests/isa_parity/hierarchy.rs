@@ -16,17 +16,17 @@ use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 
-struct Input {
+pub(crate) struct Input {
     translations: Vec<Vec3>,
     rotations: Vec<Quat>,
     scales: Vec<Vec3>,
-    matrices: Vec<Mat4>,
+    pub(crate) matrices: Vec<Mat4>,
 }
 
 impl Input {
     /// A random pose with non-uniform scale and slightly non-unit quaternions (as keyframes are).
     /// Deep chains get scales near 1 so magnitudes stay bounded over a thousand levels.
-    fn new(n: usize, deep: bool, seed: u64) -> Input {
+    pub(crate) fn new(n: usize, deep: bool, seed: u64) -> Input {
         let (translations, mut rotations, mut scales) =
             animated_pose(n, seed as f32 * 0.37, true, seed);
         let mut rng = Rng::new(seed ^ 0xabcdef);
@@ -51,7 +51,7 @@ impl Input {
         }
     }
 
-    fn trs(&self) -> Trs<'_> {
+    pub(crate) fn trs(&self) -> Trs<'_> {
         Trs {
             translations: &self.translations,
             rotations: &self.rotations,
@@ -72,7 +72,7 @@ impl Input {
     }
 }
 
-fn root_matrix() -> Mat4 {
+pub(crate) fn root_matrix() -> Mat4 {
     Mat4::from_scale_rotation_translation(
         Vec3::new(1.5, 0.75, 1.0),
         Quat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),

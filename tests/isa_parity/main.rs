@@ -5,6 +5,7 @@
 mod blend;
 #[path = "../common/mod.rs"]
 mod common;
+mod deterministic;
 #[cfg(feature = "experiments")]
 mod fused_morph;
 mod harness;
@@ -39,6 +40,10 @@ fn main() {
         ("crowd_blend", blend::check_crowd_blend),
         ("sample_tracks", sample::check_sample),
         ("sample_crowd", sample::check_crowd_sample),
+        ("deterministic_ltm", deterministic::check_ltm),
+        ("deterministic_palette", deterministic::check_palette),
+        ("deterministic_skin", deterministic::check_skin),
+        ("deterministic_skin_dq", deterministic::check_skin_dq),
     ];
     #[cfg(feature = "experiments")]
     checks.extend([
