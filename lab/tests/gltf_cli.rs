@@ -173,6 +173,43 @@ fn dual_quaternion_json_matches_the_library() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--deterministic` writes the same bytes whoever runs the kernels: the reference and every ISA this
+/// CPU runs, with linear and dual-quaternion skinning.
+#[test]
+fn deterministic_json_is_the_same_bytes_on_every_backend() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("deterministic_json_is_the_same_bytes_on_every_backend");
+    let mut backends = vec![vec!["--reference"]];
+    for isa in ispc_skinning::Isa::available() {
+        backends.push(vec!["--isa", isa.name()]);
+    }
+    for path in paths {
+        let scene = GltfScene::load(&path).unwrap();
+        let time = (scene.clips()[0].duration() * 0.37).to_string();
+        for skinning in ["lbs", "dq"] {
+            let mut first: Option<Vec<u8>> = None;
+            for backend in &backends {
+                let out = dir.join("frame.json");
+                let mut args = vec![s(&path), "--time", &time, "--skinning", skinning];
+                args.extend(["--deterministic", "--out", s(&out)]);
+                args.extend(backend.iter().copied());
+                skin_ok(&args);
+                let bytes = std::fs::read(&out).unwrap();
+                std::fs::remove_file(&out).unwrap();
+                match &first {
+                    None => first = Some(bytes),
+                    Some(want) => assert!(
+                        *want == bytes,
+                        "{} {skinning}: {backend:?} wrote other bytes than --reference",
+                        path.display()
+                    ),
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn rest_pose_json_has_a_null_clip() {
     let Some(paths) = assets() else { return };

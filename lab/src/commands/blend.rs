@@ -132,6 +132,7 @@ pub fn evaluate(
         .zip(&spec.0)
         .map(|((t, q, s), e)| BlendLayer::new(Trs::new(t, q, s), e.weight))
         .collect();
+    let precision = frame.precision;
     let (t, q, s) = frame.level_pose_mut();
     BlendingJob::new(
         scene.skeleton(),
@@ -140,6 +141,7 @@ pub fn evaluate(
     )
     .layers(&layers)
     .backend(backend)
+    .precision(precision)
     .run()
     .map_err(|e| Failure::from(format!("--blend: {e}")))?;
     scene.local_to_model(frame).map_err(input)?;

@@ -18,6 +18,7 @@ use ispc_skinning::{Backend, Escaped, Isa, Skinning};
 use {
     super::skin_output::{json, obj},
     ispc_skinning::gltf::{GltfError, GltfScene, PrimitiveKind, Wrap},
+    ispc_skinning::Precision,
     std::path::Path,
     std::time::Instant,
 };
@@ -69,6 +70,10 @@ pub struct SkinArgs {
     /// volume).
     #[arg(long, value_name = "lbs|dq", default_value = "lbs", value_parser = parse_skinning)]
     pub skinning: Skinning,
+    /// Bit-identical results on every backend and platform (Precision::Deterministic): `--out x.json`
+    /// then writes the same bytes with --reference, every --isa, on Linux, Windows and macOS.
+    #[arg(long)]
+    pub deterministic: bool,
     /// The picture's camera turn around +Y, in degrees (0 looks down -Z, 90 from +X).
     #[arg(long, value_name = "DEG", default_value_t = 0.0, value_parser = parse_angle, allow_negative_numbers = true)]
     pub azimuth: f32,
@@ -265,6 +270,11 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         .frame_buffers()
         .backend(backend)
         .skinning(args.skinning)
+        .precision(if args.deterministic {
+            Precision::Deterministic
+        } else {
+            Precision::Fast
+        })
         .renormalize(ispc_skinning::Renormalize::Precise);
     let start = Instant::now();
     // With --blend the JSON's "clip" is null: the pose is the blend, not one clip.
@@ -321,6 +331,7 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
                 Skinning::DualQuaternion => "dual quaternions (dq)",
             }
         );
+        println!("precision: {}", frame.precision.name());
         println!(
             "time:      {:.3} ms for one frame (sample, local to model, palette, morph, skin, rigid; first frame, cold caches)",
             elapsed.as_secs_f64() * 1e3

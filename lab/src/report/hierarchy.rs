@@ -12,7 +12,7 @@ use ispc_skinning::experiments::{level_sum, local_to_model_soa, SoaMatrices, Soa
 use ispc_skinning::reference::trs_matrix;
 use ispc_skinning::{
     Backend, CrowdLocalToModelJob, CrowdModels, CrowdPose, Isa, LocalToModelJob, Locals, Method,
-    Skeleton, Threads, Trs,
+    Precision, Skeleton, Threads, Trs,
 };
 use scenes::{animated_pose, humanoid_parents, level_tree};
 
@@ -96,6 +96,7 @@ pub fn rows(
     for &n in sizes {
         trs_rows(budget, isas, rows, progress, n, peer.as_deref_mut());
     }
+    deterministic_trs_rows(budget, isas, rows, progress, 120);
     crowd_rows(budget, isas, rows, progress);
 }
 
@@ -303,6 +304,43 @@ fn trs_rows(
         ));
     }
     push_with_peer(rows, budget, "local_to_model_trs", n, 1, c, peer);
+}
+
+/// `local_to_model_trs_deterministic`: `trs_rows`' job with `Precision::Deterministic`, the reference's
+/// bits on every ISA (the reference row is the reference, deterministic as it is).
+fn deterministic_trs_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    progress: &ProgressBar,
+    n: usize,
+) {
+    progress.set_message(format!("local_to_model_trs_deterministic ({n} joints)"));
+    let skeleton = Skeleton::from_parents(&humanoid_parents(n)).expect("valid rig");
+    let (t, q, s) = animated_pose(n, 0.3, true, 2);
+    let trs = Trs {
+        translations: &t,
+        rotations: &q,
+        scales: &s,
+    };
+    let sk = &skeleton;
+    let job = move |backend: Backend, out: &mut [Mat4]| {
+        LocalToModelJob::new(sk, Locals::Trs(trs), out)
+            .backend(backend)
+            .precision(Precision::Deterministic)
+            .run()
+            .expect("valid job");
+    };
+    let mut r = vec![Mat4::ZERO; n];
+    let mut c: Vec<Candidate<'_>> = vec![(
+        "reference".into(),
+        Box::new(move || job(Backend::Reference, &mut r)),
+    )];
+    for &isa in isas {
+        let mut o = vec![Mat4::ZERO; n];
+        c.push((isa.name().into(), Box::new(move || job(isa.into(), &mut o))));
+    }
+    push(rows, budget, "local_to_model_trs_deterministic", n, 1, c);
 }
 
 /// 256 instances of a 64-joint rig, each at its own place, TRS input. The reference and glam rows run

@@ -11,7 +11,7 @@ use indicatif::ProgressBar;
 use ispc_skinning::experiments::{BaseVectorJob, BaseVectorMesh, BoneMajorJob, BoneMajorMesh};
 use ispc_skinning::Renormalize;
 use ispc_skinning::{
-    dual_quat_palette, Attribute, Backend, DualQuatEntry, Isa, MeshInput, PaletteMatrix,
+    dual_quat_palette, Attribute, Backend, DualQuatEntry, Isa, MeshInput, PaletteMatrix, Precision,
     PrepareOptions, SkinOutput, SkinnedMesh, SkinningJob, Threads,
 };
 
@@ -261,7 +261,8 @@ fn measure(
 /// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
 /// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
 /// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence); `skin_pnt` with
-/// 8, 12 and 16 influences; and `skin_pnt_dq`, dual-quaternion skinning of the 4-influence mesh.
+/// 8, 12 and 16 influences; `skin_pnt_dq`, dual-quaternion skinning of the 4-influence mesh; and
+/// `skin_pnt_deterministic`, that mesh with `Precision::Deterministic`.
 fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
     let n = 1024;
     let out = std::cell::RefCell::new((
@@ -325,6 +326,26 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
             .run()
             .expect("valid job");
     });
+    // The same 4-influence mesh with Precision::Deterministic, the reference's bits on every ISA (the
+    // reference row is the reference), without renormalization, as the `skin_pnt` rows run.
+    measure(
+        budget,
+        isas,
+        rows,
+        "skin_pnt_deterministic",
+        n,
+        4,
+        &|backend| {
+            let o = &mut *out.borrow_mut();
+            let output = SkinOutput::positions_normals_tangents(&mut o.0, &mut o.1, &mut o.2);
+            SkinningJob::new(&mesh, pal, output)
+                .backend(backend)
+                .renormalize(Renormalize::None)
+                .precision(Precision::Deterministic)
+                .run()
+                .expect("valid job");
+        },
+    );
 }
 
 /// The mesh's attributes with `k` influences per vertex (more than the four `scenes::skin_mesh` makes):
