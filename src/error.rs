@@ -412,11 +412,14 @@ pub enum Error {
         instance: Option<usize>,
     },
     /// Rule: a [`Precision::Deterministic`](crate::Precision::Deterministic) job runs in the platform's
-    /// default floating-point environment, where subnormal numbers are neither flushed to zero as
-    /// results nor read as zero as inputs (x86's MXCSR FTZ and DAZ bits clear, AArch64's FPCR.FZ
-    /// clear). A program that sets them gets other bits than every other machine.
+    /// default floating-point environment, on the calling thread and, with
+    /// [`Threads::All`](crate::Threads::All), on every thread of rayon's pool: subnormal numbers are
+    /// neither flushed to zero as results nor read as zero as inputs (x86's MXCSR FTZ and DAZ bits
+    /// clear, AArch64's FPCR.FZ clear), and results round to nearest, ties to even. A program that
+    /// changes them gets other bits than every other machine.
     FloatEnvironment {
-        /// What the probe found: `"flush to zero"` or `"denormals are zero"`.
+        /// What the probe found: `"flush to zero"`, `"denormals are zero"` or `"a rounding mode other
+        /// than to nearest"`.
         found: &'static str,
     },
 }
@@ -580,7 +583,7 @@ impl fmt::Display for Error {
             },
             Error::FloatEnvironment { found } => write!(
                 f,
-                "float environment: a deterministic job needs subnormal numbers kept, but this thread's floating-point mode has {found} set (clear x86's MXCSR FTZ/DAZ or AArch64's FPCR.FZ, or use Precision::Fast)"
+                "float environment: a deterministic job needs the default floating-point mode (subnormals kept, rounding to nearest), but a thread it runs on has {found} (restore x86's MXCSR or AArch64's FPCR on the calling thread and rayon's pool, or use Precision::Fast)"
             ),
             Error::BlendWeightSum { joint, instance } => match instance {
                 Some(i) => write!(

@@ -25,22 +25,45 @@ use glam::Quat;
 /// keep the adder busy on the baseline x86-64 target the library is compiled for.
 const LANES: usize = 16;
 
-/// Whether this thread's floating-point mode keeps subnormal numbers, as every platform's default does
-/// and as [`Precision::Deterministic`](crate::Precision::Deterministic) needs: a subnormal product is
-/// not flushed to zero (x86 FTZ, AArch64 FZ), and a subnormal operand is not read as zero (x86 DAZ).
-/// The probe is two multiplications the compiler cannot fold (`black_box`), run where the kernels run.
+/// Whether this thread's floating-point mode is every platform's default, as
+/// [`Precision::Deterministic`](crate::Precision::Deterministic) needs: a subnormal product is not
+/// flushed to zero (x86 FTZ, AArch64 FZ), a subnormal operand is not read as zero (x86 DAZ), and
+/// results round to nearest, ties to even. The probes are operations the compiler cannot fold
+/// (`black_box`), compared by their bits (a comparison would itself read a subnormal as zero under
+/// DAZ). Run on the calling thread, and on every thread of rayon's pool before a job uses it
+/// ([`check_float_environment_of`]).
 pub(crate) fn check_float_environment() -> Result<(), Error> {
     use std::hint::black_box;
+    let found = |found| Err(Error::FloatEnvironment { found });
+    // 2^-127, a subnormal: zero under FTZ.
     let tiny = black_box(f32::MIN_POSITIVE) * black_box(0.5f32);
-    if tiny == 0.0 {
-        return Err(Error::FloatEnvironment {
-            found: "flush to zero",
-        });
+    if tiny.to_bits() != 0x0040_0000 {
+        return found("flush to zero");
     }
-    if black_box(tiny) * black_box(2.0f32) == 0.0 {
-        return Err(Error::FloatEnvironment {
-            found: "denormals are zero",
-        });
+    // Read as zero under DAZ.
+    if (black_box(tiny) * black_box(2.0f32)).to_bits() != f32::MIN_POSITIVE.to_bits() {
+        return found("denormals are zero");
+    }
+    // 1 + 2^-24 is a tie (nearest even: 1), 1 + 1.5 * 2^-24 is above it (nearest: 1 + 2^-23); upward,
+    // downward and toward-zero rounding each get one of them wrong.
+    let one = black_box(1.0f32);
+    let tie = one + black_box(f32::EPSILON * 0.5);
+    let above = one + black_box(f32::EPSILON * 0.75);
+    if tie.to_bits() != 1.0f32.to_bits() || above.to_bits() != (1.0 + f32::EPSILON).to_bits() {
+        return found("a rounding mode other than to nearest");
+    }
+    Ok(())
+}
+
+/// [`check_float_environment`] on the calling thread, and where `pool` (a job with `Threads::All`) on
+/// every thread of rayon's current pool as well, where the job's kernels run: a pool whose threads set
+/// flush-to-zero (as game engines' job systems often do) is refused, not given other bits.
+pub(crate) fn check_float_environment_of(pool: bool) -> Result<(), Error> {
+    check_float_environment()?;
+    if pool {
+        rayon::broadcast(|_| check_float_environment())
+            .into_iter()
+            .collect::<Result<(), Error>>()?;
     }
     Ok(())
 }

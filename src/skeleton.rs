@@ -411,10 +411,12 @@ impl Skeleton {
         rotations: &[Quat],
         scales: &[Vec3],
     ) -> Result<Vec<Mat4>, Error> {
+        // The portable inverse: the same bits on every platform, so that characters built on different
+        // machines skin alike (Precision::Deterministic).
         let inverses: Vec<Mat4> = self
             .bind_pose_models(translations, rotations, scales)?
             .iter()
-            .map(Mat4::inverse)
+            .map(|m| Mat4::from_cols_array(&reference::affine_inverse(&m.to_cols_array())))
             .collect();
         match inverses
             .iter()

@@ -283,9 +283,10 @@ fn asset_frames_are_the_recorded_bits_on_every_backend() {
     );
 }
 
-/// `Character::play` (SamplingJob and BlendingJob with the frame's precision): two clips blended and a
-/// third added, sampled between keys of every interpolation glTF has, give the same bits on every
-/// backend, which the fast path does not (ISPC's `acos` and `sin`, fused multiply-adds).
+/// `Character::play` passes the frame's precision on: two runtime clips blended and a third added, then
+/// evaluated, give the same bits on every backend of this machine (sampling and blending run portable
+/// Rust whatever the backend; the later stages run each backend's deterministic kernels). The glTF
+/// asset hashes above check the portable sampling across platforms.
 #[cfg(feature = "gltf")]
 #[test]
 fn played_clips_are_the_same_bits_on_every_backend() {
@@ -332,4 +333,83 @@ fn played_clips_are_the_same_bits_on_every_backend() {
             ),
         }
     }
+}
+
+/// A thread whose floating-point mode is not the platform's default is refused with
+/// `Error::FloatEnvironment`, not given other bits: flush to zero, denormals are zero, and rounding
+/// upward, each set in x86-64's MXCSR on a thread of the test's own; and a rayon pool whose threads
+/// flush to zero, for a job on `Threads::All`. A fast job still runs there.
+#[cfg(target_arch = "x86_64")]
+#[test]
+#[allow(unsafe_code, deprecated)]
+fn a_thread_in_another_float_mode_is_refused() {
+    use ispc_skinning::{Error, Threads};
+    use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+    let set_mode = |bits: u32| {
+        // SAFETY: MXCSR's FTZ, DAZ and rounding bits change only how this thread rounds; the test's
+        // own thread (or pool) runs nothing else.
+        unsafe { _mm_setcsr(_mm_getcsr() | bits) }
+    };
+    let skeleton = Skeleton::from_parents(&humanoid_parents(20)).unwrap();
+    let (t, q, s) = (
+        vec![Vec3::X; 20],
+        vec![Quat::IDENTITY; 20],
+        vec![Vec3::ONE; 20],
+    );
+    let ltm = |precision: Precision| {
+        let mut models = vec![Mat4::ZERO; 20];
+        LocalToModelJob::new(&skeleton, Locals::Trs(Trs::new(&t, &q, &s)), &mut models)
+            .precision(precision)
+            .run()
+            .map(|_| ())
+    };
+    for (bits, found) in [
+        (0x8000, "flush to zero"),
+        (0x0040, "denormals are zero"),
+        (0x4000, "a rounding mode other than to nearest"),
+    ] {
+        let (det, fast) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    set_mode(bits);
+                    (ltm(Precision::Deterministic), ltm(Precision::Fast))
+                })
+                .join()
+                .unwrap()
+        });
+        assert_eq!(
+            det,
+            Err(Error::FloatEnvironment { found }),
+            "MXCSR bits {bits:#x}"
+        );
+        assert_eq!(fast, Ok(()), "a fast job with MXCSR bits {bits:#x}");
+    }
+    // A pool whose threads flush to zero: the calling thread is fine, the pool is not.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(move |_| set_mode(0x8000))
+        .build()
+        .unwrap();
+    let positions = vec![Vec3::ZERO; 64];
+    let joints = vec![[0u16]; 64];
+    let weights = vec![[1.0f32]; 64];
+    let mesh = SkinnedMesh::prepare(
+        &MeshInput::from_influences(&positions, &joints, &weights),
+        &PrepareOptions::new(1),
+    )
+    .unwrap();
+    let palette = [PaletteMatrix::IDENTITY];
+    let mut out = vec![Vec3::ZERO; 64];
+    let got = pool.install(|| {
+        SkinningJob::new(&mesh, &palette, SkinOutput::positions(&mut out))
+            .threads(Threads::All)
+            .precision(Precision::Deterministic)
+            .run()
+    });
+    assert_eq!(
+        got,
+        Err(Error::FloatEnvironment {
+            found: "flush to zero"
+        })
+    );
 }

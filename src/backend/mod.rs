@@ -59,9 +59,11 @@ pub enum Precision {
     /// and a [`Frame`](crate::Frame) with this precision runs all of these, with its morph targets and
     /// rigid meshes on the serial reference, so [`Character::play`](crate::Character::play),
     /// [`Character::evaluate`](crate::Character::evaluate) and the glTF scene's `evaluate` give the
-    /// same bits everywhere. Not covered yet: crowds ([`CrowdFrame`](crate::CrowdFrame) and the crowd
-    /// jobs) and the ISPC sampling and blending kernels. Costs are in the report's `*_deterministic`
-    /// rows.
+    /// same bits everywhere (with inverse bind matrices from a file or from
+    /// [`CharacterSkin::from_bind_pose`](crate::CharacterSkin::from_bind_pose), whose inverse is
+    /// portable too). Not covered yet: crowds ([`CrowdFrame`](crate::CrowdFrame) and the crowd jobs),
+    /// [`Clip::root_motion`](crate::Clip::root_motion) (the platform's `acos`, `sin` and `atan2`), and
+    /// ISPC kernels for sampling and blending. Costs are in the report's `*_deterministic` rows.
     ///
     /// [`Renormalize::Precise`]: crate::Renormalize::Precise
     /// [`Renormalize::Fast`]: crate::Renormalize::Fast

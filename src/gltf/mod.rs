@@ -523,6 +523,9 @@ impl GltfScene {
         if !time.is_finite() {
             return Err(GltfError::TimeNotFinite.into());
         }
+        if frame.precision == Precision::Deterministic {
+            crate::numeric::check_float_environment()?;
+        }
         let (translations, rotations, scales) = self.character.level_rest();
         frame.translations.copy_from_slice(translations);
         frame.rotations.copy_from_slice(rotations);

@@ -31,6 +31,40 @@ pub fn affine_mul(p: &Matrix, l: &Matrix) -> Matrix {
     out
 }
 
+/// The inverse of an affine matrix (its bottom row taken as (0, 0, 0, 1)): the 3x3 part's adjugate over
+/// its determinant, and the translation `-(A^-1 t)`, written out in f32 one operation at a time, so it
+/// gives the same bits on every platform (glam's `Mat4::inverse` sums its determinant in a SIMD order
+/// that differs between x86-64 and AArch64). A singular matrix gives infinities or NaN, which the
+/// caller checks.
+pub fn affine_inverse(m: &Matrix) -> Matrix {
+    // a(r, c) = m[4c + r].
+    let a = |r: usize, c: usize| m[4 * c + r];
+    let cof =
+        |r0: usize, r1: usize, c0: usize, c1: usize| a(r0, c0) * a(r1, c1) - a(r0, c1) * a(r1, c0);
+    // Cofactors of the first row, then the determinant along it.
+    let c00 = cof(1, 2, 1, 2);
+    let c01 = -cof(1, 2, 0, 2);
+    let c02 = cof(1, 2, 0, 1);
+    let det = a(0, 0) * c00 + a(0, 1) * c01 + a(0, 2) * c02;
+    let inv_det = 1.0 / det;
+    // inverse(r, c) = cofactor(c, r) / det.
+    let inv = [
+        [c00, -cof(0, 2, 1, 2), cof(0, 1, 1, 2)],
+        [c01, cof(0, 2, 0, 2), -cof(0, 1, 0, 2)],
+        [c02, -cof(0, 2, 0, 1), cof(0, 1, 0, 1)],
+    ]
+    .map(|row| row.map(|x| x * inv_det));
+    let mut out = [0.0f32; 16];
+    for r in 0..3 {
+        for c in 0..3 {
+            out[4 * c + r] = inv[r][c];
+        }
+        out[12 + r] = -(inv[r][0] * m[12] + inv[r][1] * m[13] + inv[r][2] * m[14]);
+    }
+    out[15] = 1.0;
+    out
+}
+
 /// The affine matrix `T * R * S` of a translation, a rotation and a (possibly non-uniform) scale.
 ///
 /// Quaternion policy: the rotation is that of `q / |q|`, so quaternions that are not unit length (as
@@ -114,4 +148,38 @@ pub fn local_to_model_trs(
 fn clamp(joints: Range<usize>, n: usize, a: usize, b: usize) -> Range<usize> {
     let end = joints.end.min(n).min(a).min(b);
     joints.start.min(end)..end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_inverse_inverts() {
+        let m = trs_matrix(
+            Vec3::new(1.0, -2.0, 0.5),
+            Quat::from_xyzw(0.3, -0.2, 0.1, 0.9),
+            Vec3::new(1.5, 0.5, 2.0),
+        );
+        let p = affine_mul(&m, &affine_inverse(&m));
+        let want =
+            Mat4::from_cols_array(&glam::Mat4::from_cols_array(&m).inverse().to_cols_array());
+        for (i, (&x, &y)) in affine_inverse(&m)
+            .iter()
+            .zip(&want.to_cols_array())
+            .enumerate()
+        {
+            assert!(
+                (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                "element {i}: {x} against glam's {y}"
+            );
+        }
+        for (i, &x) in p.iter().enumerate() {
+            let identity = if i % 5 == 0 { 1.0 } else { 0.0 };
+            assert!((x - identity).abs() < 1e-5, "m * m^-1 element {i} is {x}");
+        }
+        // Singular: no finite inverse.
+        let flat = trs_matrix(Vec3::ZERO, Quat::IDENTITY, Vec3::new(1.0, 0.0, 1.0));
+        assert!(!affine_inverse(&flat).iter().all(|x| x.is_finite()));
+    }
 }

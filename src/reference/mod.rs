@@ -13,7 +13,9 @@ mod skinning;
 mod transform;
 
 pub use blend::blend;
-pub use hierarchy::{affine_mul, local_to_model, local_to_model_trs, trs_matrix, Matrix};
+pub use hierarchy::{
+    affine_inverse, affine_mul, local_to_model, local_to_model_trs, trs_matrix, Matrix,
+};
 pub use morph::morph_floats;
 pub use palette::skin_palette;
 pub(crate) use skinning::{skin, skin_dq};

@@ -246,8 +246,12 @@ impl<'a> SkinningJob<'a> {
         check_output(self.mesh, &self.output, self.mesh.vertex_count())?;
         self.backend
             .resolve(KernelFamily::Skinning)?
-            .with_precision(self.precision)
-            .map(|_| ())
+            .with_precision(self.precision)?;
+        if self.precision == Precision::Deterministic && self.threads == Threads::All {
+            // The kernels run on the pool's threads too: each must keep the default mode.
+            numeric::check_float_environment_of(true)?;
+        }
+        Ok(())
     }
 
     /// Validates, then skins every vertex.
@@ -294,6 +298,7 @@ impl<'a> SkinningJob<'a> {
             .backend
             .resolve(KernelFamily::Skinning)?
             .with_precision(self.precision)?;
+
         let used = match self.palette {
             SkinPalette::Linear(p) => p.get(..self.mesh.joint_count()).unwrap_or(p),
             SkinPalette::DualQuaternion(p) => {
