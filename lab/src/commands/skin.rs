@@ -71,7 +71,8 @@ pub struct SkinArgs {
     #[arg(long, value_name = "lbs|dq", default_value = "lbs", value_parser = parse_skinning)]
     pub skinning: Skinning,
     /// Bit-identical results on every backend and platform (Precision::Deterministic): `--out x.json`
-    /// then writes the same bytes with --reference, every --isa, on Linux, Windows and macOS.
+    /// then writes the same bytes with --reference and every --isa, on every machine (CI checks
+    /// x86-64 and AArch64 Linux and x86-64 Windows).
     #[arg(long)]
     pub deterministic: bool,
     /// The picture's camera turn around +Y, in degrees (0 looks down -Z, 90 from +X).
