@@ -182,18 +182,19 @@ impl Keys<'_> {
         self.sample(at, true)
     }
 
-    /// The value at a located time; rotations interpolated and normalized portably where `portable`.
+    /// The value at a located time; rotations interpolated portably where `portable` (normalizing,
+    /// `unit`, is portable either way).
     #[inline(always)]
     fn sample(&self, at: Located, portable: bool) -> Vec4 {
         let (k, u) = match at {
-            Located::Key(k) => return self.held(k, portable),
+            Located::Key(k) => return self.held(k),
             Located::Between { k, u } => (k, u),
         };
         match self.interpolation {
             Interpolation::Step => self.key(k),
             // The next key exists wherever `locate` puts a time between two keys; a located value from
             // elsewhere that names the last key holds it.
-            _ if k + 1 >= self.times.len() => self.held(k, portable),
+            _ if k + 1 >= self.times.len() => self.held(k),
             Interpolation::Linear if u == 0.0 => self.key(k),
             Interpolation::Linear => {
                 let (a, b) = (self.key(k), self.key(k + 1));
@@ -205,7 +206,7 @@ impl Keys<'_> {
                     a * (1.0 - u) + b * u
                 }
             }
-            Interpolation::CubicSpline => self.cubic_at(k, u, portable),
+            Interpolation::CubicSpline => self.cubic_at(k, u),
         }
     }
 
@@ -213,11 +214,9 @@ impl Keys<'_> {
     /// normalized, and a cubic key's value (which glTF does not require to be unit) is normalized here,
     /// as between keys.
     #[inline(always)]
-    fn held(&self, k: usize, portable: bool) -> Vec4 {
+    fn held(&self, k: usize) -> Vec4 {
         let v = self.key(k);
-        if self.rotation && self.cubic() && portable {
-            Vec4::from(super::portable::unit(v))
-        } else if self.rotation && self.cubic() {
+        if self.rotation && self.cubic() {
             Vec4::from(unit(Quat::from_vec4(v)))
         } else {
             v
@@ -226,7 +225,7 @@ impl Keys<'_> {
 
     /// The cubic Hermite spline of glTF between keys `k` and `k + 1` (both exist) at `u`, its tangents
     /// scaled by the key interval; rotations are normalized.
-    fn cubic_at(&self, k: usize, u: f32, portable: bool) -> Vec4 {
+    fn cubic_at(&self, k: usize, u: f32) -> Vec4 {
         let dt = match (self.times.get(k), self.times.get(k + 1)) {
             (Some(&t0), Some(&t1)) => t1 - t0,
             _ => 0.0,
@@ -244,9 +243,7 @@ impl Keys<'_> {
         let out: [f32; 4] = std::array::from_fn(|i| {
             h00 * v0[i] + h10 * dt * b0[i] + h01 * v1[i] + h11 * dt * a1[i]
         });
-        if self.rotation && portable {
-            Vec4::from(super::portable::unit(Vec4::from_array(out)))
-        } else if self.rotation {
+        if self.rotation {
             Vec4::from(unit(Quat::from_array(out)))
         } else {
             Vec4::from_array(out)

@@ -82,7 +82,8 @@ pub struct SamplingJob<'a> {
     /// `acos` and `sin`, fused multiply-adds); weights are sampled by the reference.
     pub backend: Backend,
     /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
-    /// and platform (the tracks are sampled by the reference in portable arithmetic: its own `acos` and `sin`, and dot products summed in one order, whatever the backend).
+    /// and platform (the tracks are sampled by the reference in portable arithmetic: its own `acos`
+    /// and `sin`, and dot products summed in one order, whatever the backend).
     pub precision: Precision,
 }
 
@@ -145,13 +146,10 @@ impl<'a> SamplingJob<'a> {
 
     /// The rules of `validate`; on success, who samples.
     fn checked(&self) -> Result<Resolved, Error> {
-        let resolved = match self.precision {
-            Precision::Fast => self.backend.resolve(KernelFamily::Sampling)?,
-            Precision::Deterministic => {
-                self.backend.resolve(KernelFamily::Sampling)?;
-                Resolved::Reference.with_precision(self.precision)?
-            }
-        };
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Sampling)?
+            .without_det_kernels(self.precision)?;
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),

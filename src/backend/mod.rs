@@ -46,11 +46,14 @@ pub enum Precision {
     /// The serial reference's bits on every backend, ISA (SSE4, AVX2, AVX-512, NEON) and platform, for
     /// lock-step games, replays and server-side checks. CI checks it on x86-64 Linux, AArch64 Linux
     /// (qemu) and x86-64 Windows (wine); macOS and wasm32 (the reference alone) run the same code and
-    /// kernels built the same way, and are not run. Its ISPC kernels are the fast kernels' code built without fused multiply-adds, with IEEE
+    /// kernels built the same way, and are not run.
+    ///
+    /// Its ISPC kernels are the fast kernels' code built without fused multiply-adds, with IEEE
     /// division and square root only; every value is one vertex's or one element's chain of operations
     /// in the order the reference writes it (lanes never combine values, so the gang width changes
     /// nothing), and [`Renormalize::Fast`] renormalizes as [`Renormalize::Precise`] does. The job
-    /// refuses a thread whose floating-point mode flushes subnormals ([`Error::FloatEnvironment`]).
+    /// refuses a thread (the caller's, or with `Threads::All` one of rayon's pool) whose
+    /// floating-point mode is not the platform's default ([`Error::FloatEnvironment`]).
     ///
     /// Covered: on deterministic ISPC kernels, [`LocalToModelJob`](crate::LocalToModelJob) (matrices
     /// and TRS), [`PaletteJob`](crate::PaletteJob) and [`SkinningJob`](crate::SkinningJob) (linear and
@@ -100,6 +103,16 @@ impl Resolved {
             Resolved::Reference => Resolved::Reference,
             Resolved::Ispc(isa) => Resolved::Ispc(isa.deterministic()),
         })
+    }
+
+    /// This backend for a stage that has no deterministic kernels: itself for [`Precision::Fast`], the
+    /// serial reference (after the floating-point environment's check) for
+    /// [`Precision::Deterministic`], whose plain arithmetic is the same on every platform.
+    pub(crate) fn without_det_kernels(self, precision: Precision) -> Result<Resolved, Error> {
+        match precision {
+            Precision::Fast => Ok(self),
+            Precision::Deterministic => Resolved::Reference.with_precision(precision),
+        }
     }
 
     /// The backend that resolves to this one again, for the checked entry points.

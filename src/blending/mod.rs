@@ -92,7 +92,8 @@ pub struct BlendingJob<'a> {
     /// Who runs the job; [`Backend::Auto`] by default.
     pub backend: Backend,
     /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
-    /// and platform (the serial reference's arithmetic, which is plain f32 Rust, runs whatever the backend).
+    /// and platform (the serial reference's arithmetic, which is plain f32 Rust, runs whatever the
+    /// backend).
     pub precision: Precision,
     /// Output: the blended local pose, one entry per joint in level order.
     pub output: TrsMut<'a>,
@@ -174,13 +175,10 @@ impl<'a> BlendingJob<'a> {
         ] {
             check_count(what, n, got)?;
         }
-        let resolved = self.backend.resolve(KernelFamily::Blending)?;
-        match self.precision {
-            Precision::Fast => Ok(resolved),
-            // The reference's blend is plain scalar f32 arithmetic in a fixed order: its bits are
-            // the same everywhere.
-            Precision::Deterministic => Resolved::Reference.with_precision(self.precision),
-        }
+        // Deterministic blends run the reference: plain scalar f32 arithmetic in a fixed order.
+        self.backend
+            .resolve(KernelFamily::Blending)?
+            .without_det_kernels(self.precision)
     }
 
     /// Validates, then blends into the output.

@@ -325,13 +325,11 @@ impl Character {
     }
 }
 
-/// Who runs a frame's morph targets and rigid meshes: the frame's backend, or for
-/// [`Precision::Deterministic`] the serial reference (after the floating-point environment's check),
-/// whose plain arithmetic is the same on every platform; these stages have no deterministic kernels.
+/// Who runs a frame's morph targets and rigid meshes, which have no deterministic kernels: the frame's
+/// backend, or for [`Precision::Deterministic`] the serial reference.
 fn morph_backend(frame: &Frame, family: KernelFamily) -> Result<Resolved, Error> {
-    let resolved = frame.backend.resolve(family)?;
-    match frame.precision {
-        Precision::Fast => Ok(resolved),
-        Precision::Deterministic => Resolved::Reference.with_precision(Precision::Deterministic),
-    }
+    frame
+        .backend
+        .resolve(family)?
+        .without_det_kernels(frame.precision)
 }

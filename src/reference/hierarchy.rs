@@ -162,8 +162,7 @@ mod tests {
             Vec3::new(1.5, 0.5, 2.0),
         );
         let p = affine_mul(&m, &affine_inverse(&m));
-        let want =
-            Mat4::from_cols_array(&glam::Mat4::from_cols_array(&m).inverse().to_cols_array());
+        let want = Mat4::from_cols_array(&m).inverse();
         for (i, (&x, &y)) in affine_inverse(&m)
             .iter()
             .zip(&want.to_cols_array())
