@@ -642,9 +642,16 @@ export uniform bool EXPORT(crowd_ltm_trs)(uniform const float locals[], uniform 
             for (uniform int r = 0; r < 3; r++) {
 #pragma unroll
                 for (uniform int col = 0; col < 4; col++) {
+#ifdef ISK_DETERMINISTIC
+                    // The reference's pairing (affine_mul): (p0 l0 + t) + (p1 l1 + p2 l2), t the parent's
+                    // translation in column 3 and +0.0 elsewhere.
+                    const varying float v = (P[4 * r] * L[col] + (col == 3 ? P[4 * r + 3] : 0.0f)) +
+                                            (P[4 * r + 1] * L[4 + col] + P[4 * r + 2] * L[8 + col]);
+#else
                     varying float v = P[4 * r] * L[col] + P[4 * r + 1] * L[4 + col] + P[4 * r + 2] * L[8 + col];
                     if (col == 3)
                         v += P[4 * r + 3];
+#endif
                     CROWD(models, 12, j, 4 * r + col, l) = v;
                     acc[c] += v;
                 }
@@ -723,8 +730,14 @@ export uniform bool EXPORT(crowd_palette)(uniform const float models[], uniform 
 #pragma unroll
                 for (uniform int col = 0; col < 4; col++) {
                     // The model's implicit last row is (0, 0, 0, 1); the inverse bind is column-major.
+#ifdef ISK_DETERMINISTIC
+                    // The reference's pairing (affine_mul), the inverse bind taken as affine as there.
+                    v[r][col] = (M[4 * r] * ib[4 * col] + (col == 3 ? M[4 * r + 3] : 0.0f)) +
+                                (M[4 * r + 1] * ib[4 * col + 1] + M[4 * r + 2] * ib[4 * col + 2]);
+#else
                     v[r][col] = M[4 * r] * ib[4 * col] + M[4 * r + 1] * ib[4 * col + 1] +
                                 M[4 * r + 2] * ib[4 * col + 2] + M[4 * r + 3] * ib[4 * col + 3];
+#endif
                     acc[c] += v[r][col];
                 }
             }

@@ -22,7 +22,44 @@
 
 #include "common.isph"
 #include "gang.isph"
-#include "skin_args.isph"
+
+// Renormalization modes (the Rust enum Renormalize): none, precise, fast.
+#define RENORM_NONE 0
+#define RENORM_PRECISE 1
+#define RENORM_FAST 2
+
+// The arguments of one skinning call, one struct instead of a long positional list. Rust fills it from
+// its checked mesh layout (see src/ffi/skin.rs, where bindgen's copy of this struct is used), and the
+// kernel reads it once per call. Flags are int32 rather than bool so that both sides agree on the layout
+// without relying on a C bool's size.
+struct SkinGroupArgs {
+    int32 influences;       // k, the influences per vertex: 0 to 8, 12 or 16 (1 when rigid)
+    int32 rigid;            // one influence of weight 1: only joints are read
+    int32 compact;          // packed influences in joints (u16 joint, unorm16 weight); weights not read
+    int32 components;       // floats per vertex in the AoSoA blocks: 3 (p), 6 (p n) or 10 (p n t)
+    int32 first;            // >= 0: outputs go to first + v; < 0: to vertices[v]
+    int32 count;            // vertices in this call (its first vertex starts an AoSoA block)
+    int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
+    int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
+    int32 dual_quaternion;  // 0: linear blend skinning with palette matrices; 1: dual-quaternion skinning
+                            // with DualQuatEntry palette entries (same 16-float stride)
+    const float * blocks;   // the call's first AoSoA block
+    const uint32 * joints;  // per vertex k palette offsets (joint times 16) or packed influences, from the
+                            // call's first vertex
+    const float * weights;  // k weights per vertex (null when rigid or compact)
+    const uint32 * vertices; // the output index of each vertex (read only when first < 0)
+    const float * palette;
+    float * pos;
+    int32 pos_stride;
+    float * nrm;
+    int32 nrm_stride;
+    int32 write_normals;
+    float * tng;
+    int32 tng_stride;
+    int32 write_tangents;
+    float * bounds;         // 6 floats written: the box of the positions written, min x y z then max x y
+                            // z (+inf then -inf for no vertex)
+};
 
 // Decodes the unorm16 weights of count packed influences from jp into w, as the Rust side dequantizes
 // them (units times the f32 1/65535), so both skin with the same f32 weights. Decoding a gang's weights

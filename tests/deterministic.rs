@@ -334,6 +334,227 @@ fn played_clips_are_the_same_bits_on_every_backend() {
     }
 }
 
+/// The floats of everything a crowd instance's frame shares with a single frame: model matrices (in
+/// your joint order), palettes, and the skinned meshes' positions, normals and tangents.
+#[cfg(feature = "gltf")]
+fn crowd_instance_floats(crowd: &ispc_skinning::CrowdFrame, i: usize, skins: usize) -> Vec<f32> {
+    let mut models = vec![Mat4::ZERO; crowd.models().joints()];
+    crowd.models().instance_models(i, &mut models).unwrap();
+    let mut out: Vec<f32> = models.iter().flat_map(|m| m.to_cols_array()).collect();
+    for skin in 0..skins {
+        let palette = crowd.palettes(skin).unwrap().instance(i).unwrap();
+        out.extend(palette.iter().flat_map(|m| m.rows.concat()));
+    }
+    for m in 0.. {
+        let Some(p) = crowd.positions(m, i) else {
+            break;
+        };
+        out.extend(p.iter().flat_map(|v| v.to_array()));
+        out.extend(
+            crowd
+                .normals(m, i)
+                .into_iter()
+                .flatten()
+                .flat_map(|v| v.to_array()),
+        );
+        out.extend(
+            crowd
+                .tangents(m, i)
+                .into_iter()
+                .flatten()
+                .flat_map(|v| v.to_array()),
+        );
+    }
+    out
+}
+
+/// The same floats of a single frame.
+#[cfg(feature = "gltf")]
+fn frame_floats(frame: &ispc_skinning::Frame, skinned: bool) -> Vec<f32> {
+    let mut models = vec![Mat4::ZERO; frame.joints()];
+    frame.copy_models(&mut models).unwrap();
+    let mut out: Vec<f32> = models.iter().flat_map(|m| m.to_cols_array()).collect();
+    for palette in frame.palettes() {
+        out.extend(palette.iter().flat_map(|m| m.rows.concat()));
+    }
+    for mesh in frame.meshes().iter().filter(|_| skinned) {
+        out.extend(mesh.positions.iter().flat_map(|v| v.to_array()));
+        out.extend(mesh.normals.iter().flatten().flat_map(|v| v.to_array()));
+        out.extend(mesh.tangents.iter().flatten().flat_map(|v| v.to_array()));
+    }
+    out
+}
+
+/// The first float where two runs differ, as a message, or `None` for the same bits.
+#[cfg(feature = "gltf")]
+fn first_difference(got: &[f32], want: &[f32]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("{} floats against {}", got.len(), want.len()));
+    }
+    let i = (0..got.len()).find(|&i| got[i].to_bits() != want[i].to_bits())?;
+    Some(format!("float {i}: {:e} against {:e}", got[i], want[i]))
+}
+
+/// A deterministic crowd gives each instance the bits of a deterministic single frame with the same
+/// clip, time and root, on every backend of this machine (the glTF batch sampler in portable
+/// arithmetic, then the crowd's deterministic kernels); since the single frames give the recorded bits
+/// on every platform (above), so do the crowds. Assets without morph targets on skinned meshes, which a
+/// crowd does not apply.
+#[cfg(feature = "gltf")]
+#[test]
+fn crowd_instances_are_the_bits_of_deterministic_frames() {
+    use ispc_skinning::gltf::{GltfScene, Wrap};
+    use ispc_skinning::{Skinning, Threads};
+    let Some(dir) = common::assets() else { return };
+    let mut rng = Rng::new(7);
+    for asset in ["CesiumMan/CesiumMan.glb", "Fox/Fox.glb"] {
+        let scene = GltfScene::load(dir.join(asset)).unwrap();
+        let skins = scene.character().skins().len();
+        let instances = 19;
+        let clips: Vec<usize> = (0..instances).map(|i| i % scene.clips().len()).collect();
+        let times: Vec<f32> = (0..instances).map(|i| 0.05 + 0.17 * i as f32).collect();
+        let roots: Vec<Mat4> = (0..instances).map(|_| trs(&mut rng)).collect();
+        for backend in common::backends() {
+            for (threads, skinning) in [
+                (Threads::One, Skinning::Linear),
+                (Threads::All, Skinning::DualQuaternion),
+            ] {
+                let mut crowd = scene
+                    .crowd_buffers(instances)
+                    .unwrap()
+                    .backend(backend)
+                    .threads(threads)
+                    .skinning(skinning)
+                    .renormalize(Renormalize::Precise)
+                    .precision(Precision::Deterministic);
+                crowd.roots_mut().copy_from_slice(&roots);
+                scene
+                    .evaluate_crowd(&clips, &times, Wrap::Loop, &mut crowd)
+                    .unwrap();
+                for i in 0..instances {
+                    let mut frame = scene
+                        .frame_buffers()
+                        .backend(backend)
+                        .skinning(skinning)
+                        .renormalize(Renormalize::Precise)
+                        .precision(Precision::Deterministic)
+                        .root(roots[i]);
+                    scene
+                        .evaluate(Some(clips[i]), times[i], Wrap::Loop, &mut frame)
+                        .unwrap();
+                    let got = crowd_instance_floats(&crowd, i, skins);
+                    if let Some(d) = first_difference(&got, &frame_floats(&frame, true)) {
+                        panic!(
+                            "{asset} on {} {threads:?} {skinning:?}, instance {i}: {d}",
+                            backend.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Character::crowd_play` and `crowd_play_palettes` with a deterministic crowd frame: two runtime
+/// clips blended and a third added give each instance the models and palettes of a deterministic
+/// `Character::play` with the same layers and root, on every backend.
+#[cfg(feature = "gltf")]
+#[test]
+fn played_crowds_are_the_bits_of_deterministic_frames() {
+    use ispc_skinning::gltf::GltfScene;
+    use ispc_skinning::{ClipLayer, CrowdClipLayer, SamplingContext, SamplingJob, TrsMut, Wrap};
+    let Some(dir) = common::assets() else { return };
+    let scene = GltfScene::load(dir.join("RobotExpressive/RobotExpressive.glb")).unwrap();
+    let clips: Vec<_> = (0..3).map(|c| scene.runtime_clip(c).unwrap()).collect();
+    let character = scene.character();
+    let skins = character.skins().len();
+    let instances = 17;
+    let times: Vec<f32> = (0..instances).map(|i| 0.1 + 0.23 * i as f32).collect();
+    let slower: Vec<f32> = times.iter().map(|t| t * 0.9).collect();
+    let weights: Vec<f32> = (0..instances).map(|i| 0.2 + 0.04 * i as f32).collect();
+    let rest: Vec<f32> = weights.iter().map(|w| 1.0 - w).collect();
+    let (a, b, c) = ([&clips[0]], [&clips[1]], [&clips[2]]);
+    let layers = [
+        CrowdClipLayer::new(&a, &times).weights(&weights),
+        CrowdClipLayer::new(&b, &slower).weights(&rest),
+    ];
+    let additive = [CrowdClipLayer::new(&c, &times).weights(&weights)];
+    let mut rng = Rng::new(11);
+    let roots: Vec<Mat4> = (0..instances).map(|_| trs(&mut rng)).collect();
+    for backend in common::backends() {
+        let mut crowd = character
+            .crowd_buffers(instances)
+            .unwrap()
+            .backend(backend)
+            .precision(Precision::Deterministic);
+        crowd.roots_mut().copy_from_slice(&roots);
+        character
+            .crowd_play(&mut crowd, &layers, &additive)
+            .unwrap();
+        character.evaluate_crowd_pose(&mut crowd).unwrap();
+        let mut palettes_only = character
+            .crowd_buffers(instances)
+            .unwrap()
+            .backend(backend)
+            .precision(Precision::Deterministic);
+        palettes_only.roots_mut().copy_from_slice(&roots);
+        // One layer at weight 1: the case the fused pass takes on a fast frame.
+        let single = [CrowdClipLayer::new(&a, &times)];
+        character
+            .crowd_play_palettes(&mut palettes_only, &single, &[])
+            .unwrap();
+        for i in 0..instances {
+            let mut frame = character
+                .frame_buffers()
+                .backend(backend)
+                .precision(Precision::Deterministic)
+                .root(roots[i]);
+            character
+                .play(
+                    &mut frame,
+                    &[
+                        ClipLayer::new(&clips[0], times[i]).weight(weights[i]),
+                        ClipLayer::new(&clips[1], slower[i]).weight(rest[i]),
+                    ],
+                    &[ClipLayer::new(&clips[2], times[i]).weight(weights[i])],
+                )
+                .unwrap();
+            character.evaluate_pose(&mut frame).unwrap();
+            let got = crowd_instance_floats(&crowd, i, skins);
+            let want = frame_floats(&frame, false);
+            if let Some(d) = first_difference(&got[..want.len()], &want) {
+                panic!("blended crowd on {}, instance {i}: {d}", backend.name());
+            }
+            // One layer at weight 1 is sampled straight into the crowd's pose (no blend), as a
+            // SamplingJob samples it into a frame at rest.
+            let mut frame = character
+                .frame_buffers()
+                .backend(backend)
+                .precision(Precision::Deterministic)
+                .root(roots[i]);
+            let mut context = SamplingContext::new();
+            let (t, q, s) = frame.level_pose_mut();
+            SamplingJob::new(&clips[0], &mut context, TrsMut::new(t, q, s))
+                .time(times[i])
+                .wrap(Wrap::Loop)
+                .backend(backend)
+                .precision(Precision::Deterministic)
+                .run()
+                .unwrap();
+            character.evaluate_pose(&mut frame).unwrap();
+            let n = frame.joints() * 16;
+            let got = crowd_instance_floats(&palettes_only, i, skins);
+            let want = frame_floats(&frame, false);
+            if let Some(d) = first_difference(&got[n..want.len()], &want[n..]) {
+                panic!(
+                    "crowd_play_palettes on {}, instance {i}: {d}",
+                    backend.name()
+                );
+            }
+        }
+    }
+}
+
 /// A thread whose floating-point mode is not the platform's default is refused with
 /// `Error::FloatEnvironment`, not given other bits: flush to zero, denormals are zero, and rounding
 /// upward, each set in x86-64's MXCSR on a thread of the test's own; and a rayon pool whose threads

@@ -21,7 +21,7 @@
 use super::clip::Clip;
 use super::curve::{locate_from, Located};
 use super::{Property, Wrap};
-use crate::backend::{Backend, KernelFamily, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
 use crate::ffi::sample as ffi;
@@ -90,6 +90,10 @@ pub struct CrowdSamplingJob<'a> {
     pub backend: Backend,
     /// One thread (the default), or the instances split at block boundaries over rayon's pool.
     pub threads: Threads,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
+    /// and platform, those of a deterministic [`SamplingJob`](super::SamplingJob) per instance (the
+    /// serial reference in portable arithmetic, whatever the backend).
+    pub precision: Precision,
 }
 
 impl<'a> CrowdSamplingJob<'a> {
@@ -109,6 +113,7 @@ impl<'a> CrowdSamplingJob<'a> {
             output,
             backend: Backend::Auto,
             threads: Threads::One,
+            precision: Precision::Fast,
         }
     }
 
@@ -130,6 +135,24 @@ impl<'a> CrowdSamplingJob<'a> {
         self
     }
 
+    /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
+    /// platform.
+    pub fn precision(mut self, precision: Precision) -> CrowdSamplingJob<'a> {
+        self.precision = precision;
+        self
+    }
+
+    /// Who samples: the backend, or for [`Precision::Deterministic`] the serial reference (after the
+    /// floating-point mode of the threads it runs on is checked).
+    fn resolved(&self) -> Result<Resolved, Error> {
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Crowd)?
+            .without_det_kernels(self.precision)?;
+        self.precision.check_pool(self.threads)?;
+        Ok(resolved)
+    }
+
     /// Checks every rule without sampling: one time per instance, each finite; one clip, or one per
     /// instance, each built for the pose's skeleton; an explicit ISA can run here.
     ///
@@ -137,7 +160,7 @@ impl<'a> CrowdSamplingJob<'a> {
     /// [`Error::CountMismatch`], [`Error::NotFinite`] naming the instance, [`Error::ClipSkeleton`],
     /// [`Error::IsaUnavailable`].
     pub fn validate(&self) -> Result<(), Error> {
-        self.backend.resolve(KernelFamily::Crowd)?;
+        self.resolved()?;
         let instances = self.output.instances();
         if self.times.len() != instances {
             return Err(Error::CountMismatch {
@@ -187,7 +210,8 @@ impl<'a> CrowdSamplingJob<'a> {
     /// overflow `f32` together; the pose is then unspecified.
     pub fn run(self) -> Result<(), Error> {
         self.validate()?;
-        let resolved = self.backend.resolve(KernelFamily::Crowd)?;
+        let resolved = self.resolved()?;
+        let portable = self.precision == Precision::Deterministic;
         let instances = self.output.instances();
         let joints = self.output.joints();
         let context = self.context;
@@ -210,7 +234,7 @@ impl<'a> CrowdSamplingJob<'a> {
                 (times, wrap),
                 cursors,
                 scratch,
-                (resolved, out, joints),
+                (resolved, portable, out, joints),
                 range,
                 (start, 0),
             )
@@ -257,7 +281,7 @@ impl CrowdSamplingJob<'_> {
         states: Vec<T>,
         after: impl Fn(&mut T, usize, &[f32]) -> bool + Sync,
     ) -> bool {
-        let Ok(resolved @ Resolved::Ispc(_)) = self.backend.resolve(KernelFamily::Crowd) else {
+        let Ok(resolved @ Resolved::Ispc(_)) = self.resolved() else {
             return false;
         };
         let (instances, joints) = (self.output.instances(), self.output.joints());
@@ -300,7 +324,7 @@ impl CrowdSamplingJob<'_> {
                     scratch.block.copy_from_slice(under);
                 }
                 let mut block = std::mem::take(&mut scratch.block);
-                let out = (resolved, block.as_mut_slice(), joints);
+                let out = (resolved, false, block.as_mut_slice(), joints);
                 let at = (task * per_task, first);
                 finite &=
                     sample_range(clips, (times, wrap), cursors, scratch, out, range, at).is_ok();
@@ -348,13 +372,14 @@ fn clip_of<'c>(clips: &[&'c Clip], i: usize) -> &'c Clip {
 
 /// Samples the instances `range` of a task (indices within the task; `at` = (the task's first
 /// instance, the first instance of `out`'s first block, a multiple of [`CROWD_LANES`] within the
-/// task)), run by run, into `out` = (backend, blocks of a pose, joints).
+/// task)), run by run, into `out` = (backend, whether the reference samples in portable arithmetic,
+/// blocks of a pose, joints).
 fn sample_range(
     clips: &[&Clip],
     (times, wrap): (&[f32], Wrap),
     cursors: &mut [Cursors],
     scratch: &mut RunScratch,
-    (resolved, out, joints): (Resolved, &mut [f32], usize),
+    (resolved, portable, out, joints): (Resolved, bool, &mut [f32], usize),
     range: std::ops::Range<usize>,
     (start, base): (usize, usize),
 ) -> Result<(), Error> {
@@ -380,7 +405,7 @@ fn sample_range(
                     first_not_finite(clip, out, joints, from..to, origin)?;
                 }
             }
-            _ => reference_run(clip, scratch, out, joints, from, origin)?,
+            _ => reference_run(clip, scratch, (out, joints), from, origin, portable)?,
         }
         first = end;
     }
@@ -447,15 +472,16 @@ fn slot(joints: usize, i: usize, level: usize, e: usize) -> usize {
     ((i / CROWD_LANES * joints + level) * TRS_ELEMENTS + e) * CROWD_LANES + i % CROWD_LANES
 }
 
-/// One run on the serial reference: each instance's tracks in turn, from the located keys. `first` is
-/// the run's first instance within the task's blocks `out`, which start at instance `start`.
+/// One run on the serial reference: each instance's tracks in turn, from the located keys, in portable
+/// arithmetic where `portable` (`Precision::Deterministic`). `first` is the run's first instance within
+/// the task's blocks `out` (of a pose of `joints` joints), which start at instance `start`.
 fn reference_run(
     clip: &Clip,
     scratch: &RunScratch,
-    out: &mut [f32],
-    joints: usize,
+    (out, joints): (&mut [f32], usize),
     first: usize,
     start: usize,
+    portable: bool,
 ) -> Result<(), Error> {
     let timelines = clip.timelines.len();
     for (r, located) in scratch.located.chunks(timelines.max(1)).enumerate() {
@@ -465,7 +491,12 @@ fn reference_run(
                 .get(track.timeline as usize)
                 .copied()
                 .unwrap_or(Located::Key(0));
-            let v = clip.keys_of(track).sample_at(at);
+            let keys = clip.keys_of(track);
+            let v = if portable {
+                keys.sample_portable(at)
+            } else {
+                keys.sample_at(at)
+            };
             if !v.is_finite() {
                 return Err(Error::ResultNotFinite {
                     stage: "crowd sampling",

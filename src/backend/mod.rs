@@ -64,7 +64,12 @@ pub enum Precision {
     /// [`Character::evaluate`](crate::Character::evaluate) and the glTF scene's `evaluate` give the
     /// same bits everywhere (with inverse bind matrices from a file or from
     /// [`CharacterSkin::from_bind_pose`](crate::CharacterSkin::from_bind_pose), whose inverse is
-    /// portable too). Not covered yet: crowds ([`CrowdFrame`](crate::CrowdFrame) and the crowd jobs),
+    /// portable too). Crowds too: [`CrowdLocalToModelJob`](crate::CrowdLocalToModelJob) and
+    /// [`CrowdPaletteJob`](crate::CrowdPaletteJob) on deterministic kernels (lanes across instances),
+    /// [`CrowdSkinningJob`](crate::CrowdSkinningJob), [`CrowdSamplingJob`](crate::CrowdSamplingJob) and
+    /// [`CrowdBlendingJob`](crate::CrowdBlendingJob) as their single-character jobs, and a
+    /// [`CrowdFrame`](crate::CrowdFrame) with this precision, each instance of which has the bits of a
+    /// deterministic frame with the same pose, clips and root. Not covered yet:
     /// [`Clip::root_motion`](crate::Clip::root_motion) (the platform's `acos`, `sin` and `atan2`), and
     /// ISPC kernels for sampling and blending. Costs are in the report's `*_deterministic` rows.
     ///
@@ -80,6 +85,15 @@ impl Precision {
             Precision::Fast => "fast",
             Precision::Deterministic => "deterministic",
         }
+    }
+
+    /// For a deterministic job on [`Threads::All`], the floating-point mode of every thread of
+    /// rayon's pool, where its kernels run too ([`Error::FloatEnvironment`]); nothing otherwise.
+    pub(crate) fn check_pool(self, threads: Threads) -> Result<(), Error> {
+        if self == Precision::Deterministic && threads == Threads::All {
+            crate::numeric::check_float_environment_of(true)?;
+        }
+        Ok(())
     }
 }
 

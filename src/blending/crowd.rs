@@ -13,7 +13,7 @@
 //! weight is finite ([`Error::BlendWeightSum`] naming the instance), as the single job requires of its
 //! layer weight. The numeric rules on pose floats and weight sums are the single job's, per instance.
 
-use crate::backend::{Backend, KernelFamily, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::error::Error;
 use crate::ffi::blend as ffi;
 use crate::layout::blend::BlendLayer;
@@ -78,6 +78,9 @@ pub struct CrowdBlendingJob<'a> {
     pub backend: Backend,
     /// One thread, or instances spread over rayon's pool.
     pub threads: Threads,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the same bits on every backend
+    /// and platform (the serial reference, as for [`BlendingJob`](crate::BlendingJob)).
+    pub precision: Precision,
     /// Output: `instances * joints` entries per stream, instance-major.
     pub output: TrsMut<'a>,
 }
@@ -99,6 +102,7 @@ impl<'a> CrowdBlendingJob<'a> {
             threshold: super::DEFAULT_BLEND_THRESHOLD,
             backend: Backend::Auto,
             threads: Threads::One,
+            precision: Precision::Fast,
             output,
         }
     }
@@ -130,6 +134,13 @@ impl<'a> CrowdBlendingJob<'a> {
     /// Sets the threads the job uses.
     pub fn threads(mut self, threads: Threads) -> CrowdBlendingJob<'a> {
         self.threads = threads;
+        self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
+    /// platform.
+    pub fn precision(mut self, precision: Precision) -> CrowdBlendingJob<'a> {
+        self.precision = precision;
         self
     }
 
@@ -265,7 +276,12 @@ impl<'a> CrowdBlendingJob<'a> {
                 });
             }
         }
-        self.backend.resolve(KernelFamily::Crowd)
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Crowd)?
+            .without_det_kernels(self.precision)?;
+        self.precision.check_pool(self.threads)?;
+        Ok(resolved)
     }
 
     /// Validates, then blends every instance.

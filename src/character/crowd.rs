@@ -46,11 +46,11 @@
 use super::check::check_output;
 use super::frame::{CrowdPlayScratch, Scratch, SkinnedVertices};
 use super::Character;
-use crate::backend::{Backend, Threads};
+use crate::backend::{Backend, Precision, Threads};
 use crate::crowd_buffers::{check_crowd_size, level_block, CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
-use crate::layout::output::{Renormalize, VertexOutputs};
+use crate::layout::output::{Renormalize, Skinning, VertexOutputs};
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
 use crate::palette::crowd::{models_and_palettes, CrowdPaletteJob, CrowdPalettes, SkinPalettes};
 use crate::skeleton::OwnerId;
@@ -94,6 +94,15 @@ pub struct CrowdFrame {
     /// [`Frame`](crate::Frame). Streams left out keep what they held (zeros in new buffers); the
     /// buffers stay, so the frame can ask for them again.
     pub outputs: VertexOutputs,
+    /// How the skin stage skins: [`Skinning::Linear`] by default, or dual quaternions converted from
+    /// each instance's palettes, as for a [`Frame`](crate::Frame).
+    pub skinning: Skinning,
+    /// [`Precision::Fast`] by default, or [`Precision::Deterministic`]: every crowd stage then writes
+    /// the same bits on every backend and platform, each instance those of a deterministic
+    /// [`Frame`](crate::Frame) with the same pose, root and weights (sampling and blending in portable
+    /// Rust, local to model, palettes and skinning on the deterministic kernels, rigid meshes on the
+    /// serial reference; [`Character::crowd_play_palettes`] runs its stages one after the other).
+    pub precision: Precision,
 }
 
 /// One mesh's boxes in a [`CrowdFrame`], one per instance.
@@ -131,6 +140,18 @@ impl CrowdFrame {
     /// Sets the renormalization of skinned normals and tangents.
     pub fn renormalize(mut self, renormalize: Renormalize) -> CrowdFrame {
         self.renormalize = renormalize;
+        self
+    }
+
+    /// Sets linear blend skinning or dual quaternions for the skin stage.
+    pub fn skinning(mut self, skinning: Skinning) -> CrowdFrame {
+        self.skinning = skinning;
+        self
+    }
+
+    /// Sets the precision (see [`CrowdFrame::precision`](#structfield.precision)).
+    pub fn precision(mut self, precision: Precision) -> CrowdFrame {
+        self.precision = precision;
         self
     }
 
@@ -308,6 +329,8 @@ impl Character {
             threads: Threads::All,
             renormalize: Renormalize::default(),
             outputs: VertexOutputs::default(),
+            skinning: Skinning::Linear,
+            precision: Precision::Fast,
         })
     }
 
@@ -439,6 +462,7 @@ impl Character {
             .roots(&frame.roots)
             .backend(frame.backend)
             .threads(frame.threads)
+            .precision(frame.precision)
             .run()
     }
 
@@ -463,12 +487,15 @@ impl Character {
             )
             .backend(frame.backend)
             .threads(frame.threads)
+            .precision(frame.precision)
             .run()?;
         }
         Ok(())
     }
 
-    /// Crowd stage 4: every mesh of every instance ([`CrowdSkinningJob`]).
+    /// Crowd stage 4: every mesh of every instance ([`CrowdSkinningJob`]), with linear blending or,
+    /// as [`CrowdFrame::skinning`](CrowdFrame#structfield.skinning) asks, dual quaternions converted
+    /// from each instance's palette.
     ///
     /// # Errors
     /// [`Error::WrongFrame`], [`Error::CountMismatch`] for outputs that were resized,
@@ -488,8 +515,10 @@ impl Character {
         {
             CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output_for(frame.outputs))
                 .renormalize(frame.renormalize)
+                .skinning(frame.skinning)
                 .backend(frame.backend)
                 .threads(frame.threads)
+                .precision(frame.precision)
                 .run_with_bounds(&mut m.boxes)?;
             m.known = true;
         }
@@ -515,7 +544,8 @@ impl Character {
         let models_job = CrowdLocalToModelJob::new(&self.skeleton, &frame.pose, &mut frame.models)
             .roots(&frame.roots)
             .backend(frame.backend)
-            .threads(frame.threads);
+            .threads(frame.threads)
+            .precision(frame.precision);
         let mut skins: Vec<SkinPalettes<'_>> = self
             .skins
             .iter()

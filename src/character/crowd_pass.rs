@@ -69,7 +69,7 @@ impl Character {
         if !full || self.check_crowd(frame).is_err() {
             return false;
         }
-        let (backend, threads) = (frame.backend, frame.threads);
+        let (backend, threads, precision) = (frame.backend, frame.threads, frame.precision);
         let CrowdParts {
             pose,
             play,
@@ -99,7 +99,8 @@ impl Character {
             let models_job = CrowdLocalToModelJob::new(&self.skeleton, pose, models)
                 .roots(roots)
                 .backend(backend)
-                .threads(threads);
+                .threads(threads)
+                .precision(precision);
             BlockStages::new(&models_job, &self.skeleton, roots, skins, threads.tasks())
         };
         let Some((stages, states)) = stages else {
@@ -109,7 +110,8 @@ impl Character {
             CrowdSamplingJob::new(layer.clips, layer.times, &mut play.layers[0].context, pose)
                 .wrap(layer.wrap)
                 .backend(backend)
-                .threads(threads);
+                .threads(threads)
+                .precision(precision);
         if sampling.validate().is_err() {
             return false;
         }

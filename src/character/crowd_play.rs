@@ -103,7 +103,7 @@ impl Character {
                 }
             }
         }
-        let (backend, threads) = (frame.backend, frame.threads);
+        let (backend, threads, precision) = (frame.backend, frame.threads, frame.precision);
         let CrowdParts {
             pose,
             play: scratch,
@@ -133,6 +133,7 @@ impl Character {
                 .wrap(layer.wrap)
                 .backend(backend)
                 .threads(threads)
+                .precision(precision)
                 .run();
             }
         }
@@ -169,6 +170,7 @@ impl Character {
                 .wrap(layer.wrap)
                 .backend(backend)
                 .threads(threads)
+                .precision(precision)
                 .run()?;
             sampled.to_streams(&mut s.translations, &mut s.rotations, &mut s.scales);
             s.joint_weights.clear();
@@ -208,6 +210,7 @@ impl Character {
         .additive_layers(deltas)
         .backend(backend)
         .threads(threads)
+        .precision(precision)
         .run()?;
         pose.set_from_streams(&scratch.translations, &scratch.rotations, &scratch.scales);
         Ok(())

@@ -118,7 +118,11 @@ impl Character {
         if self.rigid.is_empty() {
             return Ok(());
         }
-        let backend = frame.backend.resolve(KernelFamily::Transform)?;
+        // No deterministic kernels here: a deterministic frame runs the serial reference.
+        let backend = frame
+            .backend
+            .resolve(KernelFamily::Transform)?
+            .without_det_kernels(frame.precision)?;
         let instances = frame.instances();
         // check_crowd proved every length below; a failed lookup is reported, never skipped.
         let broken = |what: &'static str, got: usize| Error::CountMismatch {

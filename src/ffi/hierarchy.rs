@@ -45,7 +45,7 @@ pub(crate) fn ltm_joint(
     // hold n matrices of 16 contiguous f32 (asserted above). n <= MAX_JOINTS = 2^24 keeps every byte
     // offset (at most 64 * n) inside ISPC's 32-bit addressing. `parents` holds n i32.
     unsafe {
-        (isa.det().map_or(isa.kernels().ltm_joint, |d| d.ltm_joint))(
+        (isa.pick(|k| k.ltm_joint, |d| d.ltm_joint))(
             locals.as_ptr().cast(),
             models.as_mut_ptr().cast(),
             order.parents().as_ptr(),
@@ -94,8 +94,7 @@ pub(crate) fn ltm_joint_trs(
     // end, up to a gang width before `begin`, and only where that end is at least a gang width, so every
     // joint read lies in 0..n. The pointers are the slices' starts, never offset to `begin`.
     unsafe {
-        (isa.det()
-            .map_or(isa.kernels().ltm_joint_trs, |d| d.ltm_joint_trs))(
+        (isa.pick(|k| k.ltm_joint_trs, |d| d.ltm_joint_trs))(
             translations,
             rotations,
             scales,
@@ -199,7 +198,7 @@ pub(crate) fn crowd_ltm_trs(
     // lane's root Mat4) or below j. Joints are at most MAX_CROWD_JOINTS (asserted), so the largest byte
     // offset, 768 * n, stays inside 32-bit addressing.
     unsafe {
-        (isa.kernels().crowd_ltm_trs)(
+        (isa.pick(|k| k.crowd_ltm_trs, |d| d.crowd_ltm_trs))(
             locals.as_ptr(),
             models.as_mut_ptr(),
             roots.as_ptr().cast(),

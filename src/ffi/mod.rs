@@ -303,7 +303,9 @@ macro_rules! kernel_table {
 pub(crate) struct DetKernels {
     ltm_joint: LtmJointFn,
     ltm_joint_trs: LtmJointTrsFn,
+    crowd_ltm_trs: CrowdLtmTrsFn,
     skin_palette: SkinPaletteFn,
+    crowd_palette: CrowdPaletteFn,
     skin_group: SkinGroupFn,
 }
 
@@ -316,7 +318,9 @@ macro_rules! det_table {
             DetKernels {
                 ltm_joint: isa::[<ltm_joint_det_ $suffix>],
                 ltm_joint_trs: isa::[<ltm_joint_trs_det_ $suffix>],
+                crowd_ltm_trs: isa::[<crowd_ltm_trs_det_ $suffix>],
                 skin_palette: isa::[<skin_palette_det_ $suffix>],
+                crowd_palette: isa::[<crowd_palette_det_ $suffix>],
                 skin_group: isa::[<skin_group_det_ $suffix>],
             }
             }
@@ -392,9 +396,18 @@ impl Runnable {
         }
     }
 
-    /// The deterministic kernels when this proof asks for them.
-    fn det(self) -> Option<&'static DetKernels> {
-        self.deterministic.then_some(self.det)
+    /// `det`'s kernel from the deterministic table when this proof asks for it, else `fast`'s from the
+    /// fast one: for the wrappers of kernels that have both forms.
+    fn pick<F>(
+        self,
+        fast: impl FnOnce(&'static Kernels) -> F,
+        det: impl FnOnce(&'static DetKernels) -> F,
+    ) -> F {
+        if self.deterministic {
+            det(self.det)
+        } else {
+            fast(self.kernels)
+        }
     }
 
     /// The ISA this proof is for.
@@ -402,7 +415,20 @@ impl Runnable {
         self.isa
     }
 
+    /// The fast kernels, for a wrapper whose kernel has no deterministic form. A deterministic job
+    /// runs such a stage on the serial reference and never reaches one; asserted, since reaching one
+    /// would silently break the mode's promise of the reference's bits.
     fn kernels(self) -> &'static Kernels {
+        assert!(
+            !self.deterministic,
+            "a kernel without a deterministic form, called for Precision::Deterministic"
+        );
+        self.kernels
+    }
+
+    /// The fast table for kernels whose results no precision changes (the finiteness scans), with
+    /// either proof.
+    fn exact_kernels(self) -> &'static Kernels {
         self.kernels
     }
 }

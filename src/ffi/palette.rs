@@ -45,8 +45,7 @@ pub(crate) fn skin_palette(
     // models.len(), and writes the 16 floats of palette[i]; the joint table is read only when use_joints
     // is set, and then holds count usize (64-bit, asserted at compile time). Offsets stay below 64 * MAX_JOINTS bytes (32-bit addressing).
     unsafe {
-        (isa.det()
-            .map_or(isa.kernels().skin_palette, |d| d.skin_palette))(
+        (isa.pick(|k| k.skin_palette, |d| d.skin_palette))(
             models.as_ptr().cast(),
             inverse_binds.as_ptr().cast(),
             ptr,
@@ -109,7 +108,7 @@ pub(crate) fn crowd_palette(
     // MAX_CROWD_JOINTS = 2^30, and 768 * MAX_CROWD_JOINTS for the models, stay inside 32-bit
     // addressing.
     unsafe {
-        (isa.kernels().crowd_palette)(
+        (isa.pick(|k| k.crowd_palette, |d| d.crowd_palette))(
             block_models.as_ptr(),
             inverse_binds.as_ptr().cast(),
             joints.as_ptr().cast::<u64>(),

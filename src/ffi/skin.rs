@@ -489,7 +489,7 @@ unsafe fn skin_block(
     let mut bounds = Bounds::EMPTY;
     // The deterministic kernel is this kernel's code built without fused multiply-adds: the same call,
     // the same reads and writes.
-    let kernel = isa.det().map_or(isa.kernels().skin_group, |d| d.skin_group);
+    let kernel = isa.pick(|k| k.skin_group, |d| d.skin_group);
     let args = SkinGroupArgs {
         influences: k as i32,
         rigid: i32::from(rigid),

@@ -5,7 +5,7 @@ use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
 use crate::crowd_buffers::level_block;
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
-use crate::{CrowdFrame, CrowdPose, Error, Threads};
+use crate::{CrowdFrame, CrowdPose, Error, Precision, Threads};
 use rayon::prelude::*;
 
 impl GltfScene {
@@ -28,12 +28,28 @@ impl GltfScene {
     /// or `times` does not have one entry per instance; [`GltfError::InstanceClipOutOfRange`] and
     /// [`GltfError::InstanceTimeNotFinite`] naming the first instance whose clip or time is bad. Nothing
     /// is written when any rule fails.
+    ///
+    /// This samples with [`Precision::Fast`]; [`evaluate_crowd`](GltfScene::evaluate_crowd) with a
+    /// deterministic frame samples in portable arithmetic (the same bits everywhere).
     pub fn sample_crowd(
         &self,
         clips: &[usize],
         times: &[f32],
         wrap: Wrap,
         threads: Threads,
+        pose: &mut CrowdPose,
+    ) -> Result<(), Error> {
+        self.sample_crowd_with(clips, times, (wrap, threads, Precision::Fast), pose)
+    }
+
+    /// [`sample_crowd`](GltfScene::sample_crowd) with a precision: [`Precision::Deterministic`]
+    /// samples in portable arithmetic, after the floating-point mode of the threads it runs on is
+    /// checked ([`Error::FloatEnvironment`]).
+    fn sample_crowd_with(
+        &self,
+        clips: &[usize],
+        times: &[f32],
+        (wrap, threads, precision): (Wrap, Threads, Precision),
         pose: &mut CrowdPose,
     ) -> Result<(), Error> {
         pose.check_owner(self.character.skeleton())?;
@@ -65,6 +81,11 @@ impl GltfScene {
         if let Some((instance, &time)) = times.iter().enumerate().find(|(_, t)| !t.is_finite()) {
             return Err(GltfError::InstanceTimeNotFinite { instance, time }.into());
         }
+        if precision == Precision::Deterministic {
+            crate::numeric::check_float_environment()?;
+            precision.check_pool(threads)?;
+        }
+        let portable = precision == Precision::Deterministic;
         let rest = self
             .crowd_rest
             .get_or_init(|| level_block(self.character.level_rest()));
@@ -85,7 +106,12 @@ impl GltfScene {
                         Some(slot) => *slot.get_or_insert_with(|| ch.locate(t)),
                         None => ch.locate(t),
                     };
-                    let v = ch.sample_at(at).to_array();
+                    let v = if portable {
+                        ch.sample_portable(at)
+                    } else {
+                        ch.sample_at(at)
+                    }
+                    .to_array();
                     let (offset, count) = match ch.property {
                         Property::Translation => (0, 3),
                         Property::Rotation => (3, 4),
@@ -108,7 +134,8 @@ impl GltfScene {
     /// One whole crowd frame: [`sample_crowd`](GltfScene::sample_crowd) with the frame's threads, then
     /// [`Character::evaluate_crowd`](crate::Character::evaluate_crowd) (world matrices placed by each
     /// instance's root, palettes, skinned vertices and the rigid meshes of every instance; the file's
-    /// morph weight channels are not sampled for crowds, and skinned meshes are not morphed there).
+    /// morph weight channels are not sampled for crowds, and skinned meshes are not morphed there), on
+    /// the frame's threads and with its [precision](CrowdFrame#structfield.precision).
     ///
     /// # Errors
     /// Those of the two.
@@ -121,8 +148,8 @@ impl GltfScene {
     ) -> Result<(), Error> {
         // A crowd frame of another scene is named as the frame, before its pose is sampled.
         self.character.check_crowd(frame)?;
-        let threads = frame.threads;
-        self.sample_crowd(clips, times, wrap, threads, frame.pose_mut())?;
+        let how = (wrap, frame.threads, frame.precision);
+        self.sample_crowd_with(clips, times, how, frame.pose_mut())?;
         self.character.evaluate_crowd(frame)
     }
 }

@@ -23,7 +23,7 @@ pub enum Renormalize {
     Fast,
 }
 
-/// How a [`Frame`](crate::Frame) skins its meshes: linear blend skinning with the palette matrices
+/// How a [`Frame`](crate::Frame) or a [`CrowdFrame`](crate::CrowdFrame) skins its meshes: linear blend skinning with the palette matrices
 /// (the default, as every peer), or dual quaternions ([`SkinningJob::dual_quaternion`]), which keep a
 /// twisting joint's volume where linear blending pinches it, at about three times the skinning time
 /// on AVX2 (docs/RESULTS.md, "Dual-quaternion skinning").

@@ -11,9 +11,11 @@
 //! this skeleton ([`Error::WrongFrame`]) and have the same instance count ([`Error::CountMismatch`]);
 //! per-instance root transforms, when given, are one per instance ([`Error::CountMismatch`]); an explicit
 //! ISA can run ([`Error::IsaUnavailable`]). With [`Threads::All`] the blocks are spread over rayon's thread
-//! pool; each block is computed exactly as on one thread, so the results are bit-identical.
+//! pool; each block is computed exactly as on one thread, so the results are bit-identical. With
+//! [`Precision::Deterministic`] the kernels built without fused multiply-adds sum each element in the
+//! serial reference's order, so every ISA gives the reference's bits.
 
-use crate::backend::{Backend, KernelFamily, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 pub(crate) use crate::crowd_buffers::{CrowdModels, CrowdPose};
 use crate::error::Error;
 use crate::ffi::hierarchy as ffi;
@@ -42,6 +44,9 @@ pub struct CrowdLocalToModelJob<'a> {
     pub backend: Backend,
     /// One thread or rayon's pool.
     pub threads: Threads,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the serial reference's bits on
+    /// every backend and platform (the deterministic kernels, lanes across instances).
+    pub precision: Precision,
     /// Output: every instance's model matrices.
     pub models: &'a mut CrowdModels,
 }
@@ -59,6 +64,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
             roots: None,
             backend: Backend::Auto,
             threads: Threads::One,
+            precision: Precision::Fast,
             models,
         }
     }
@@ -79,6 +85,24 @@ impl<'a> CrowdLocalToModelJob<'a> {
     pub fn threads(mut self, threads: Threads) -> CrowdLocalToModelJob<'a> {
         self.threads = threads;
         self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
+    /// backend and platform.
+    pub fn precision(mut self, precision: Precision) -> CrowdLocalToModelJob<'a> {
+        self.precision = precision;
+        self
+    }
+
+    /// The backend that runs the job, with its precision's kernels (and, for
+    /// [`Precision::Deterministic`], the floating-point mode of the threads it runs on checked).
+    pub(crate) fn resolved(&self) -> Result<Resolved, Error> {
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Crowd)?
+            .with_precision(self.precision)?;
+        self.precision.check_pool(self.threads)?;
+        Ok(resolved)
     }
 
     /// Checks every rule (see the [module docs](crate::local_to_model::crowd)) without computing anything.
@@ -110,7 +134,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
             }
             numeric::check_finite("root transforms", bytemuck::cast_slice(roots), 16)?;
         }
-        self.backend.resolve(KernelFamily::Crowd).map(|_| ())
+        self.resolved().map(|_| ())
     }
 
     /// Validates, then computes every instance's model matrices.
@@ -120,7 +144,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// to be finite: finite poses whose products overflow `f32` are [`Error::ResultNotFinite`], naming
     /// the instance.
     pub fn run(&mut self) -> Result<(), Error> {
-        let isa = self.backend.resolve(KernelFamily::Crowd)?.runnable();
+        let isa = self.resolved()?.runnable();
         // The kernels report whether what they wrote is finite; the reference is scanned.
         // A kernel's `false` may be a false alarm (its per-lane sums overflowed): the scan decides.
         let finite = self.compute()?;
@@ -144,7 +168,7 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// which `run` scans).
     fn compute(&mut self) -> Result<bool, Error> {
         self.validate()?;
-        let isa = match self.backend.resolve(KernelFamily::Crowd)? {
+        let isa = match self.resolved()? {
             Resolved::Ispc(isa) => isa,
             Resolved::Reference => {
                 self.run_reference();

@@ -10,7 +10,7 @@
 //! product is plain vector arithmetic, and writes each instance's palette contiguously for the skinning
 //! kernels. With [`Threads::All`] blocks are spread over rayon's pool; the result is bit-identical.
 
-use crate::backend::{Backend, KernelFamily, Resolved, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::crowd_buffers::{check_crowd_size, CrowdModels};
 use crate::error::Error;
 use crate::ffi::palette as ffi;
@@ -108,6 +108,9 @@ pub struct CrowdPaletteJob<'a> {
     pub backend: Backend,
     /// One thread (default) or rayon's pool.
     pub threads: Threads,
+    /// [`Precision::Fast`] (default) or [`Precision::Deterministic`]: the serial reference's bits on
+    /// every backend and platform.
+    pub precision: Precision,
     /// Output: one palette per instance.
     pub palettes: &'a mut CrowdPalettes,
 }
@@ -129,6 +132,7 @@ impl<'a> CrowdPaletteJob<'a> {
             inverse_binds,
             backend: Backend::Auto,
             threads: Threads::One,
+            precision: Precision::Fast,
             palettes,
         }
     }
@@ -143,6 +147,24 @@ impl<'a> CrowdPaletteJob<'a> {
     pub fn threads(mut self, threads: Threads) -> CrowdPaletteJob<'a> {
         self.threads = threads;
         self
+    }
+
+    /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
+    /// backend and platform.
+    pub fn precision(mut self, precision: Precision) -> CrowdPaletteJob<'a> {
+        self.precision = precision;
+        self
+    }
+
+    /// The backend that runs the job, with its precision's kernels (and, for
+    /// [`Precision::Deterministic`], the floating-point mode of the threads it runs on checked).
+    fn resolved(&self) -> Result<Resolved, Error> {
+        let resolved = self
+            .backend
+            .resolve(KernelFamily::Crowd)?
+            .with_precision(self.precision)?;
+        self.precision.check_pool(self.threads)?;
+        Ok(resolved)
     }
 
     /// Checks every rule (see the [module docs](crate::palette::crowd)) without computing anything.
@@ -186,7 +208,7 @@ impl<'a> CrowdPaletteJob<'a> {
                 joints: self.skeleton.len(),
             });
         }
-        self.backend.resolve(KernelFamily::Crowd).map(|_| ())
+        self.resolved().map(|_| ())
     }
 
     /// Validates, then computes every instance's palette.
@@ -200,7 +222,7 @@ impl<'a> CrowdPaletteJob<'a> {
         let per_block = count * CROWD_LANES;
         let (models, block) = self.models.block_data();
         // Whether the kernels found every element they wrote finite; the reference is scanned.
-        let kernels_finite = match self.backend.resolve(KernelFamily::Crowd)? {
+        let kernels_finite = match self.resolved()? {
             Resolved::Ispc(isa) => {
                 let stream = stream(count, self.palettes.instances);
                 let work = |(models, palettes): (&[f32], &mut [PaletteMatrix])| {
@@ -275,6 +297,7 @@ impl SkinPalettes<'_> {
         )
         .backend(models_job.backend)
         .threads(models_job.threads)
+        .precision(models_job.precision)
     }
 }
 
@@ -295,7 +318,7 @@ pub(crate) fn models_and_palettes(
     for skin in skins.iter_mut() {
         skin.job(&models_job).validate()?;
     }
-    if let Resolved::Ispc(isa) = models_job.backend.resolve(KernelFamily::Crowd)? {
+    if let Resolved::Ispc(isa) = models_job.resolved()? {
         let (per_task, tasks) = models_job.tasks();
         let specs = skin_specs(skins);
         let parts = skins
@@ -422,7 +445,7 @@ impl<'a> BlockStages<'a> {
         for skin in skins.iter_mut() {
             skin.job(models_job).validate().ok()?;
         }
-        let Ok(Resolved::Ispc(isa)) = models_job.backend.resolve(KernelFamily::Crowd) else {
+        let Ok(Resolved::Ispc(isa)) = models_job.resolved() else {
             return None;
         };
         let instances = models_job.locals.instances();

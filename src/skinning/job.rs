@@ -247,11 +247,7 @@ impl<'a> SkinningJob<'a> {
         self.backend
             .resolve(KernelFamily::Skinning)?
             .with_precision(self.precision)?;
-        if self.precision == Precision::Deterministic && self.threads == Threads::All {
-            // The kernels run on the pool's threads too: each must keep the default mode.
-            numeric::check_float_environment_of(true)?;
-        }
-        Ok(())
+        self.precision.check_pool(self.threads)
     }
 
     /// Validates, then skins every vertex.

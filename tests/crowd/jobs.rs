@@ -393,6 +393,82 @@ fn the_crowd_skinning_job_skins_each_instance_with_its_palette() {
     }
 }
 
+/// `Skinning::DualQuaternion`: each instance has the bits of `dual_quat_palette` of its palette then
+/// `SkinningJob::dual_quaternion`, on every backend and on one thread or the pool; with a joint twisted
+/// half a turn, a vertex shared by it and its parent keeps its distance from the twist axis, where
+/// linear blending pinches it.
+#[test]
+fn the_crowd_skinning_job_skins_dual_quaternions() {
+    use ispc_skinning::{dual_quat_palette, DualQuatEntry, Skinning, SkinningJob};
+    // A wrist on the x axis, vertices around it at radius 1 weighted half to each joint.
+    let positions: Vec<Vec3> = (0..8)
+        .map(|k| {
+            let a = k as f32 * std::f32::consts::TAU / 8.0;
+            Vec3::new(1.0, a.cos(), a.sin())
+        })
+        .collect();
+    let joints = vec![[0u16, 1, 0, 0]; 8];
+    let weights = vec![[0.5f32, 0.5, 0.0, 0.0]; 8];
+    let input = MeshInput::new(
+        Attribute::vec3(&positions),
+        Attribute::joints_u16(&joints),
+        Attribute::weights_f32(&weights),
+    );
+    let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(2)).unwrap();
+    let skeleton = Skeleton::from_parents(&[None, Some(0)]).unwrap();
+    let instances = 19;
+    let mut pose = CrowdPose::new(&skeleton, instances).unwrap();
+    for i in 0..instances {
+        // Instance i twists the wrist by up to half a turn about x.
+        let twist = glam::Quat::from_rotation_x(std::f32::consts::PI * i as f32 / 18.0);
+        pose.set_joint(i, 1, Vec3::ZERO, twist, Vec3::ONE).unwrap();
+    }
+    let mut models = CrowdModels::new(&skeleton, instances).unwrap();
+    CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
+        .run()
+        .unwrap();
+    let mut palettes = CrowdPalettes::new(2, instances).unwrap();
+    let level = skeleton.level_indices(&[0, 1]).unwrap();
+    CrowdPaletteJob::new(
+        &skeleton,
+        &models,
+        &level,
+        &[Mat4::IDENTITY; 2],
+        &mut palettes,
+    )
+    .run()
+    .unwrap();
+    for backend in backends_here() {
+        for threads in [Threads::One, Threads::All] {
+            let mut p = vec![Vec3::NAN; 8 * instances];
+            CrowdSkinningJob::new(&mesh, &palettes, SkinOutput::positions(&mut p))
+                .skinning(Skinning::DualQuaternion)
+                .backend(backend)
+                .threads(threads)
+                .run()
+                .unwrap();
+            for i in 0..instances {
+                let mut entries = [DualQuatEntry::IDENTITY; 2];
+                dual_quat_palette(palettes.instance(i).unwrap(), &mut entries).unwrap();
+                let mut single = [Vec3::ZERO; 8];
+                SkinningJob::dual_quaternion(&mesh, &entries, SkinOutput::positions(&mut single))
+                    .backend(backend)
+                    .run()
+                    .unwrap();
+                assert_eq!(
+                    &p[8 * i..8 * i + 8],
+                    &single,
+                    "{backend:?} {threads:?} instance {i}"
+                );
+                for v in &single {
+                    let radius = v.y.hypot(v.z);
+                    assert!((radius - 1.0).abs() < 1e-4, "instance {i}: radius {radius}");
+                }
+            }
+        }
+    }
+}
+
 /// A mesh with every influence count from 1 to 16 (runs promoted to the 12- and 16-influence kernels):
 /// each instance of the crowd job has the bits of the single job with its palette, on every backend.
 #[test]

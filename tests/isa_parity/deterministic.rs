@@ -287,3 +287,126 @@ pub fn check_skin(isa: Isa) -> Result<String, String> {
 pub fn check_skin_dq(isa: Isa) -> Result<String, String> {
     check_skin_with(isa, true)
 }
+
+/// Crowds: local to model (one thread and the pool), the palettes of a skin that names a joint twice,
+/// and linear skinning of every instance, each at crowd sizes around the block of 16 instances, against
+/// the reference (each instance through the single-character reference) and against one deterministic
+/// `LocalToModelJob` per instance.
+pub fn check_crowd(isa: Isa) -> Result<String, String> {
+    use ispc_skinning::{
+        CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes, CrowdPose,
+        CrowdSkinningJob, Trs,
+    };
+    let err = |e: ispc_skinning::Error| e.to_string();
+    let mut rng = Rng::new(23);
+    let mut cases = 0;
+    let wanted = ["single", "random17", "humanoid20", "humanoid67"];
+    for (name, parents) in shapes()
+        .into_iter()
+        .filter(|(n, _)| wanted.contains(&n.as_str()))
+    {
+        let skeleton = Skeleton::from_parents(&parents).map_err(err)?;
+        let n = skeleton.len();
+        // A skin of JOINTS entries (the meshes' joint count) over the skeleton's joints, most named
+        // more than once.
+        let joints: Vec<usize> = (0..JOINTS).map(|k| (7 * k + 1) % n).collect();
+        let inverse_binds: Vec<Mat4> = joints
+            .iter()
+            .map(|&j| Input::new(n, false, 900 + j as u64).matrices[j].inverse())
+            .collect();
+        let m = mesh(40, &mut rng, &|i| 1 + i % 4, true);
+        let prepared =
+            SkinnedMesh::prepare(&input(&m), &PrepareOptions::new(joints.len())).map_err(err)?;
+        for instances in [0usize, 1, 15, 16, 17, 33] {
+            let inputs: Vec<Input> = (0..instances)
+                .map(|i| Input::new(n, false, 300 + i as u64))
+                .collect();
+            let roots: Vec<Mat4> = (0..instances)
+                .map(|i| Mat4::from_translation(Vec3::new(i as f32, 0.5, -2.0)) * root_matrix())
+                .collect();
+            let mut pose = CrowdPose::new(&skeleton, instances).map_err(err)?;
+            for (i, input) in inputs.iter().enumerate() {
+                let t = skeleton
+                    .to_original_order(&input.translations)
+                    .map_err(err)?;
+                let q = skeleton.to_original_order(&input.rotations).map_err(err)?;
+                let s = skeleton.to_original_order(&input.scales).map_err(err)?;
+                pose.set_instance(i, Trs::new(&t, &q, &s)).map_err(err)?;
+            }
+            let run = |backend: Backend, threads: Threads| -> Result<Vec<f32>, String> {
+                let mut models = CrowdModels::new(&skeleton, instances).map_err(err)?;
+                CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
+                    .roots(&roots)
+                    .backend(backend)
+                    .threads(threads)
+                    .precision(Precision::Deterministic)
+                    .run()
+                    .map_err(err)?;
+                let mut palettes = CrowdPalettes::new(joints.len(), instances).map_err(err)?;
+                CrowdPaletteJob::new(&skeleton, &models, &joints, &inverse_binds, &mut palettes)
+                    .backend(backend)
+                    .threads(threads)
+                    .precision(Precision::Deterministic)
+                    .run()
+                    .map_err(err)?;
+                let v = prepared.vertex_count() * instances;
+                let (mut p, mut nn, mut t) =
+                    (vec![Vec3::NAN; v], vec![Vec3::NAN; v], vec![Vec4::NAN; v]);
+                CrowdSkinningJob::new(
+                    &prepared,
+                    &palettes,
+                    SkinOutput::positions_normals_tangents(&mut p, &mut nn, &mut t),
+                )
+                .backend(backend)
+                .threads(threads)
+                .renormalize(Renormalize::Fast)
+                .precision(Precision::Deterministic)
+                .run()
+                .map_err(err)?;
+                let mut out = Vec::new();
+                let mut user = vec![Mat4::ZERO; n];
+                for i in 0..instances {
+                    models.instance_models(i, &mut user).map_err(err)?;
+                    out.extend(floats(&user));
+                }
+                out.extend(palettes.as_slice().iter().flat_map(|m| m.rows.concat()));
+                out.extend(p.iter().flat_map(|v| v.to_array()));
+                out.extend(nn.iter().flat_map(|v| v.to_array()));
+                out.extend(t.iter().flat_map(|v| v.to_array()));
+                Ok(out)
+            };
+            let want = run(Backend::Reference, Threads::One)?;
+            for threads in [Threads::One, Threads::All] {
+                let got = run(isa.into(), threads)?;
+                same_bits(
+                    &|| {
+                        format!("deterministic crowd {isa} shape={name} instances={instances} {threads:?} (models, palettes, vertices)")
+                    },
+                    &got,
+                    &want,
+                )?;
+                cases += 1;
+            }
+            // Each instance's models are those of a deterministic single-character job.
+            for (i, input) in inputs.iter().enumerate() {
+                let mut single = vec![Mat4::ZERO; n];
+                LocalToModelJob::new(&skeleton, Locals::Trs(input.trs()), &mut single)
+                    .root(roots[i])
+                    .precision(Precision::Deterministic)
+                    .backend(isa)
+                    .run()
+                    .map_err(err)?;
+                let user = skeleton.to_original_order(&single).map_err(err)?;
+                let at = i * n * 16;
+                same_bits(
+                    &|| {
+                        format!("deterministic crowd {isa} shape={name} instance {i} against LocalToModelJob")
+                    },
+                    &want[at..at + n * 16],
+                    &floats(&user),
+                )?;
+            }
+        }
+    }
+    Ok(format!("{cases} cases, bit-identical"))
+}

@@ -17,9 +17,9 @@ use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 
 pub(crate) struct Input {
-    translations: Vec<Vec3>,
-    rotations: Vec<Quat>,
-    scales: Vec<Vec3>,
+    pub(crate) translations: Vec<Vec3>,
+    pub(crate) rotations: Vec<Quat>,
+    pub(crate) scales: Vec<Vec3>,
     pub(crate) matrices: Vec<Mat4>,
 }
 

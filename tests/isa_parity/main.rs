@@ -44,6 +44,7 @@ fn main() {
         ("deterministic_palette", deterministic::check_palette),
         ("deterministic_skin", deterministic::check_skin),
         ("deterministic_skin_dq", deterministic::check_skin_dq),
+        ("deterministic_crowd", deterministic::check_crowd),
     ];
     #[cfg(feature = "experiments")]
     checks.extend([

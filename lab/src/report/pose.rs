@@ -21,7 +21,10 @@
 //!   the crowd sampling kernel, lanes across instances, then local to model and the palettes, block
 //!   by block of 16 instances; on the reference, `crowd_play` then `evaluate_crowd_pose`), ns per
 //!   joint of one instance (`size` = instances), on one thread and, where the pool has more, on all
-//!   of them.
+//!   of them;
+//! - `crowd_pose_rig67_deterministic`: the same with `Precision::Deterministic`, on one thread
+//!   (sampling in portable Rust on every backend, then the deterministic crowd kernels, stage after
+//!   stage).
 //!
 //! Each call steps the time by 1/97 of the clip, looping, so every call samples a new time and forward
 //! playback's cursors are exercised as a game uses them.
@@ -33,8 +36,8 @@ use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
 use ispc_skinning::gltf::{Frame, GltfScene, Wrap};
 use ispc_skinning::{
-    Character, CharacterSkin, Clip, ClipLayer, CrowdClipLayer, Interpolation, Isa, SamplingContext,
-    SamplingJob, Skeleton, Threads, TrsMut,
+    Character, CharacterSkin, Clip, ClipLayer, CrowdClipLayer, Interpolation, Isa, Precision,
+    SamplingContext, SamplingJob, Skeleton, Threads, TrsMut,
 };
 use std::cell::RefCell;
 
@@ -363,7 +366,13 @@ fn crowd_rows(
         .map(|i| (i as f32 * 0.618_034).fract() * duration)
         .collect();
     let pool = rayon::current_num_threads();
-    for threads in [Threads::One, Threads::All] {
+    // The deterministic crowd on one thread: sampling in portable Rust, then the deterministic
+    // kernels, stage after stage (the fused pass steps aside).
+    for (threads, precision) in [
+        (Threads::One, Precision::Fast),
+        (Threads::All, Precision::Fast),
+        (Threads::One, Precision::Deterministic),
+    ] {
         if threads == Threads::All && pool < 2 {
             continue;
         }
@@ -374,7 +383,8 @@ fn crowd_rows(
                     .crowd_buffers(CROWD)
                     .expect("10,000 instances of the rig fit")
                     .backend(backend)
-                    .threads(threads);
+                    .threads(threads)
+                    .precision(precision);
                 RefCell::new((crowd, 0.0, offsets.clone()))
             })
             .collect();
@@ -404,7 +414,11 @@ fn crowd_rows(
             .map(|t| t / RIG_JOINTS as f64)
             .collect();
         let first = rows.len();
-        push_rows(rows, "crowd_pose_rig67", backends, &times, CROWD, None);
+        let name = match precision {
+            Precision::Fast => "crowd_pose_rig67",
+            Precision::Deterministic => "crowd_pose_rig67_deterministic",
+        };
+        push_rows(rows, name, backends, &times, CROWD, None);
         if threads == Threads::All {
             for r in &mut rows[first..] {
                 r.threads = pool;
