@@ -145,12 +145,9 @@ impl<'a> CrowdSamplingJob<'a> {
     /// Who samples: the backend, or for [`Precision::Deterministic`] the serial reference (after the
     /// floating-point mode of the threads it runs on is checked).
     fn resolved(&self) -> Result<Resolved, Error> {
-        let resolved = self
-            .backend
+        self.backend
             .resolve(KernelFamily::Crowd)?
-            .without_det_kernels(self.precision)?;
-        self.precision.check_pool(self.threads)?;
-        Ok(resolved)
+            .without_det_kernels_on(self.precision, self.threads)
     }
 
     /// Checks every rule without sampling: one time per instance, each finite; one clip, or one per

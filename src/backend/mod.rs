@@ -129,6 +129,30 @@ impl Resolved {
         }
     }
 
+    /// [`Resolved::with_precision`] for a job on `threads`: with [`Threads::All`] a deterministic job
+    /// also checks every thread of rayon's pool ([`Precision::check_pool`]), where its kernels run too.
+    pub(crate) fn with_precision_on(
+        self,
+        precision: Precision,
+        threads: Threads,
+    ) -> Result<Resolved, Error> {
+        let resolved = self.with_precision(precision)?;
+        precision.check_pool(threads)?;
+        Ok(resolved)
+    }
+
+    /// [`Resolved::without_det_kernels`] for a job on `threads`, with the pool's check of
+    /// [`Resolved::with_precision_on`].
+    pub(crate) fn without_det_kernels_on(
+        self,
+        precision: Precision,
+        threads: Threads,
+    ) -> Result<Resolved, Error> {
+        let resolved = self.without_det_kernels(precision)?;
+        precision.check_pool(threads)?;
+        Ok(resolved)
+    }
+
     /// The backend that resolves to this one again, for the checked entry points.
     pub(crate) fn backend(self) -> Backend {
         match self {

@@ -276,12 +276,9 @@ impl<'a> CrowdBlendingJob<'a> {
                 });
             }
         }
-        let resolved = self
-            .backend
+        self.backend
             .resolve(KernelFamily::Crowd)?
-            .without_det_kernels(self.precision)?;
-        self.precision.check_pool(self.threads)?;
-        Ok(resolved)
+            .without_det_kernels_on(self.precision, self.threads)
     }
 
     /// Validates, then blends every instance.

@@ -3,6 +3,7 @@
 
 use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
+use crate::backend::Resolved;
 use crate::crowd_buffers::level_block;
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
 use crate::{CrowdFrame, CrowdPose, Error, Precision, Threads};
@@ -81,10 +82,8 @@ impl GltfScene {
         if let Some((instance, &time)) = times.iter().enumerate().find(|(_, t)| !t.is_finite()) {
             return Err(GltfError::InstanceTimeNotFinite { instance, time }.into());
         }
-        if precision == Precision::Deterministic {
-            crate::numeric::check_float_environment()?;
-            precision.check_pool(threads)?;
-        }
+        // The floating-point mode of the threads a deterministic sample runs on.
+        Resolved::Reference.with_precision_on(precision, threads)?;
         let portable = precision == Precision::Deterministic;
         let rest = self
             .crowd_rest

@@ -97,12 +97,9 @@ impl<'a> CrowdLocalToModelJob<'a> {
     /// The backend that runs the job, with its precision's kernels (and, for
     /// [`Precision::Deterministic`], the floating-point mode of the threads it runs on checked).
     pub(crate) fn resolved(&self) -> Result<Resolved, Error> {
-        let resolved = self
-            .backend
+        self.backend
             .resolve(KernelFamily::Crowd)?
-            .with_precision(self.precision)?;
-        self.precision.check_pool(self.threads)?;
-        Ok(resolved)
+            .with_precision_on(self.precision, self.threads)
     }
 
     /// Checks every rule (see the [module docs](crate::local_to_model::crowd)) without computing anything.

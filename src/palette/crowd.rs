@@ -159,12 +159,9 @@ impl<'a> CrowdPaletteJob<'a> {
     /// The backend that runs the job, with its precision's kernels (and, for
     /// [`Precision::Deterministic`], the floating-point mode of the threads it runs on checked).
     fn resolved(&self) -> Result<Resolved, Error> {
-        let resolved = self
-            .backend
+        self.backend
             .resolve(KernelFamily::Crowd)?
-            .with_precision(self.precision)?;
-        self.precision.check_pool(self.threads)?;
-        Ok(resolved)
+            .with_precision_on(self.precision, self.threads)
     }
 
     /// Checks every rule (see the [module docs](crate::palette::crowd)) without computing anything.

@@ -117,8 +117,8 @@ impl<'a> CrowdSkinningJob<'a> {
         check_output(self.mesh, &self.output, n)?;
         self.backend
             .resolve(KernelFamily::Skinning)?
-            .with_precision(self.precision)?;
-        self.precision.check_pool(self.threads)
+            .with_precision_on(self.precision, self.threads)
+            .map(|_| ())
     }
 
     /// Validates, then skins every instance.

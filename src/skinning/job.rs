@@ -246,8 +246,8 @@ impl<'a> SkinningJob<'a> {
         check_output(self.mesh, &self.output, self.mesh.vertex_count())?;
         self.backend
             .resolve(KernelFamily::Skinning)?
-            .with_precision(self.precision)?;
-        self.precision.check_pool(self.threads)
+            .with_precision_on(self.precision, self.threads)
+            .map(|_| ())
     }
 
     /// Validates, then skins every vertex.

@@ -8,7 +8,7 @@
 
 use crate::common::{shapes, Rng};
 use crate::harness::sizes;
-use crate::hierarchy::{root_matrix, Input};
+use crate::hierarchy::{crowd_pose, root_matrix, Input};
 use crate::skin::{input, mesh, palette, shapes as influence_shapes, JOINTS};
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{
@@ -294,8 +294,7 @@ pub fn check_skin_dq(isa: Isa) -> Result<String, String> {
 /// `LocalToModelJob` per instance.
 pub fn check_crowd(isa: Isa) -> Result<String, String> {
     use ispc_skinning::{
-        CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes, CrowdPose,
-        CrowdSkinningJob, Trs,
+        CrowdLocalToModelJob, CrowdModels, CrowdPaletteJob, CrowdPalettes, CrowdSkinningJob,
     };
     let err = |e: ispc_skinning::Error| e.to_string();
     let mut rng = Rng::new(23);
@@ -324,15 +323,7 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
             let roots: Vec<Mat4> = (0..instances)
                 .map(|i| Mat4::from_translation(Vec3::new(i as f32, 0.5, -2.0)) * root_matrix())
                 .collect();
-            let mut pose = CrowdPose::new(&skeleton, instances).map_err(err)?;
-            for (i, input) in inputs.iter().enumerate() {
-                let t = skeleton
-                    .to_original_order(&input.translations)
-                    .map_err(err)?;
-                let q = skeleton.to_original_order(&input.rotations).map_err(err)?;
-                let s = skeleton.to_original_order(&input.scales).map_err(err)?;
-                pose.set_instance(i, Trs::new(&t, &q, &s)).map_err(err)?;
-            }
+            let pose = crowd_pose(&skeleton, &inputs)?;
             let run = |backend: Backend, threads: Threads| -> Result<Vec<f32>, String> {
                 let mut models = CrowdModels::new(&skeleton, instances).map_err(err)?;
                 CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)

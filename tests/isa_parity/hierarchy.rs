@@ -17,9 +17,9 @@ use ispc_skinning::reference::{affine_mul, trs_matrix, Matrix};
 use ispc_skinning::{Isa, LocalToModelJob, Locals, Method, Skeleton, Trs};
 
 pub(crate) struct Input {
-    pub(crate) translations: Vec<Vec3>,
-    pub(crate) rotations: Vec<Quat>,
-    pub(crate) scales: Vec<Vec3>,
+    translations: Vec<Vec3>,
+    rotations: Vec<Quat>,
+    scales: Vec<Vec3>,
     pub(crate) matrices: Vec<Mat4>,
 }
 
@@ -272,8 +272,26 @@ pub fn check_partial(isa: Isa) -> Result<String, String> {
 /// whole blocks, and all threads give bit-identical results to one thread. The crowd pose and models
 /// speak the user's joint order; each instance's input is made in level order (as the reference and
 /// the bounds take it), given to the pose in the user's order, and read back into level order.
+/// A crowd pose whose instance i holds `inputs[i]` (level order, converted to the skeleton's own).
+pub(crate) fn crowd_pose(
+    skeleton: &Skeleton,
+    inputs: &[Input],
+) -> Result<ispc_skinning::CrowdPose, String> {
+    let err = |e: ispc_skinning::Error| e.to_string();
+    let mut pose = ispc_skinning::CrowdPose::new(skeleton, inputs.len()).map_err(err)?;
+    for (i, input) in inputs.iter().enumerate() {
+        let t = skeleton
+            .to_original_order(&input.translations)
+            .map_err(err)?;
+        let q = skeleton.to_original_order(&input.rotations).map_err(err)?;
+        let s = skeleton.to_original_order(&input.scales).map_err(err)?;
+        pose.set_instance(i, Trs::new(&t, &q, &s)).map_err(err)?;
+    }
+    Ok(pose)
+}
+
 pub fn check_crowd(isa: Isa) -> Result<String, String> {
-    use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, CrowdPose, Threads};
+    use ispc_skinning::{CrowdLocalToModelJob, CrowdModels, Threads};
     let mut cases = 0;
     for (name, parents) in shapes().into_iter().filter(|(n, _)| {
         [
@@ -298,23 +316,7 @@ pub fn check_crowd(isa: Isa) -> Result<String, String> {
                 .map(|i| Mat4::from_translation(Vec3::new(i as f32, 0.5, -2.0)) * root_matrix())
                 .collect();
             let err = |e: ispc_skinning::Error| e.to_string();
-            let mut pose = CrowdPose::new(&skeleton, instances).map_err(err)?;
-            for (i, input) in inputs.iter().enumerate() {
-                let t = skeleton
-                    .to_original_order(&input.translations)
-                    .map_err(err)?;
-                let q = skeleton.to_original_order(&input.rotations).map_err(err)?;
-                let s = skeleton.to_original_order(&input.scales).map_err(err)?;
-                pose.set_instance(
-                    i,
-                    Trs {
-                        translations: &t,
-                        rotations: &q,
-                        scales: &s,
-                    },
-                )
-                .map_err(err)?;
-            }
+            let pose = crowd_pose(&skeleton, &inputs)?;
             let mut one = CrowdModels::new(&skeleton, instances).map_err(err)?;
             let mut all = CrowdModels::new(&skeleton, instances).map_err(err)?;
             for (threads, out) in [(Threads::One, &mut one), (Threads::All, &mut all)] {
