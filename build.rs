@@ -9,6 +9,7 @@
 //! | `kernels` feature off                             | reference backend only; nothing is linked                    |
 //! | which ISPC targets?                               | `ISPC_SKINNING_TARGETS`, else the default list for the arch (none off x86_64/aarch64) |
 //! | no targets                                        | reference backend only, with a cargo warning                 |
+//! | `ISPC_SKINNING_COMPILE=0`                         | never compile: go on to the prebuilt files even with the feature and an ISPC |
 //! | `compile-kernels` feature on and an ISPC found    | compile: two `ispc_compile::Config`s per ISA (kernels, deterministic kernels), each on its own thread (`ISPC`, else `<repo>/.ispc/bin/ispc`, else `ispc` on PATH) |
 //! | `ISPC_SKINNING_COMPILE=1` and no compile possible | build error naming the fix                                   |
 //! | the triple has a kernel package (`PREBUILT_TRIPLES`) | link its files (`ispc_rt::PackagedModule`) after checking its MANIFEST; the package `ispc-skinning-kernels-<triple>` (a target-specific dependency) says where they are as `DEP_ISPC_SKINNING_KERNELS_<TRIPLE>_DIR` |
@@ -334,7 +335,8 @@ fn find_ispc(manifest_dir: &Path) -> Option<PathBuf> {
 
 /// Compiles the kernels when the `compile-kernels` feature is on and an ISPC is found; returns how, or
 /// `None` to fall through to the prebuilt files. `ISPC_SKINNING_COMPILE=1` turns the fall-through into an
-/// error.
+/// error; `ISPC_SKINNING_COMPILE=0` always falls through (a build that needs the kernels' Rust side, such
+/// as a lint, and not a fresh compile of ispc/).
 fn compile_if_possible(
     feature: bool,
     manifest_dir: &Path,
@@ -343,6 +345,9 @@ fn compile_if_possible(
     targets: &[IsaTarget],
     sources: &[PathBuf],
 ) -> Option<String> {
+    if env::var("ISPC_SKINNING_COMPILE").is_ok_and(|v| v == "0") {
+        return None;
+    }
     let forced = flag("ISPC_SKINNING_COMPILE");
     let ispc = find_ispc(manifest_dir);
     match (feature, ispc) {
