@@ -199,6 +199,31 @@ fn check_frame(scene: &GltfScene, skinned: bool, time: f32, w: [f32; 2], what: &
         for &n in out.normals.as_ref().unwrap() {
             close(n, normal, &format!("{what} {} normal", backend.name()));
         }
+        // A crowd samples each instance's weights from its clip as the frame does, and morphs with them.
+        let mut crowd = scene
+            .crowd_buffers(2)
+            .unwrap()
+            .backend(backend)
+            .renormalize(UNIT);
+        scene
+            .evaluate_crowd(&[0, 0], &[time, time], Wrap::Clamp, &mut crowd)
+            .unwrap();
+        for i in 0..2 {
+            let at = format!("{what} {} crowd instance {i}", backend.name());
+            let (positions, normals) = if skinned {
+                assert_eq!(crowd.mesh_weights(0, i).unwrap(), &w, "{at}");
+                (crowd.positions(0, i), crowd.normals(0, i))
+            } else {
+                assert_eq!(crowd.rigid_weights(0, i).unwrap(), &w, "{at}");
+                (crowd.rigid_positions(0, i), crowd.rigid_normals(0, i))
+            };
+            for (v, (&got, &want)) in positions.unwrap().iter().zip(&want).enumerate() {
+                close(got, want, &format!("{at} vertex {v}"));
+            }
+            for &n in normals.unwrap() {
+                close(n, normal, &format!("{at} normal"));
+            }
+        }
     }
 }
 

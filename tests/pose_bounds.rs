@@ -271,21 +271,47 @@ fn crowd_pose_bounds_contain_every_instance() {
     ] {
         let c = character(weights, &mut rng);
         let n = c.skeleton().len();
-        for backend in backends() {
-            let mut crowd = c.crowd_buffers(17).unwrap().backend(backend);
+        for (backend, skinning) in backends()
+            .into_iter()
+            .flat_map(|b| [(b, Skinning::Linear), (b, Skinning::DualQuaternion)])
+        {
+            let mut crowd = c
+                .crowd_buffers(17)
+                .unwrap()
+                .backend(backend)
+                .skinning(skinning);
+            let mut poses = Vec::new();
             for i in 0..17 {
                 let (t, q, s) = scenes::animated_pose(n, 0.41 * i as f32, true, 30 + i as u64);
                 for j in 0..n {
                     crowd.pose_mut().set_joint(i, j, t[j], q[j], s[j]).unwrap();
                 }
                 crowd.roots_mut()[i] = common::random_transform(&mut rng, 0.5..2.0, -50.0..50.0);
+                poses.push((t, q, s));
             }
             c.evaluate_crowd(&mut crowd).unwrap();
             let bounds = c.crowd_pose_bounds(&crowd).unwrap();
             assert_eq!(bounds.len(), 17);
-            for (i, b) in bounds.iter().enumerate() {
-                let what = format!("{weights:?} {backend:?} instance {i}");
+            let mut frame = c.frame_buffers().backend(backend).skinning(skinning);
+            for (i, (b, (t, q, s))) in bounds.iter().zip(&poses).enumerate() {
+                let what = format!("{weights:?} {backend:?} {skinning:?} instance {i}");
                 contains(&what, *b, crowd.positions(0, i).unwrap());
+                // Each instance's box is the one `pose_bounds` gives a frame with its pose and root
+                // under the same method (up to the crowd kernels' rounding; the two methods' boxes
+                // differ by far more).
+                frame.set_pose(t, q, s).unwrap();
+                frame.root = crowd.roots()[i];
+                c.evaluate_pose(&mut frame).unwrap();
+                let (Some((lo, hi)), Some((flo, fhi))) = (*b, c.pose_bounds(&frame).unwrap())
+                else {
+                    panic!("{what}: no box for a skinned mesh");
+                };
+                let off = (lo - flo).abs().max((hi - fhi).abs()).max_element();
+                let size = (fhi - flo).max_element();
+                assert!(
+                    off <= 1e-3 * (size + 1.0),
+                    "{what}: crowd box {lo} .. {hi}, frame box {flo} .. {fhi}"
+                );
             }
         }
     }

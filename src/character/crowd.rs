@@ -7,13 +7,14 @@
 //! 2. [`Character::crowd_local_to_model`]: [`CrowdLocalToModelJob`] with [`CrowdFrame::roots_mut`]
 //!    placing each instance;
 //! 3. [`Character::crowd_palettes`]: [`CrowdPaletteJob`] per skin;
-//! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`] per mesh;
+//! 4. [`Character::crowd_skin`]: [`CrowdSkinningJob`](crate::CrowdSkinningJob) per mesh, and a
+//!    mesh with morph targets morphed first with each instance's own weights
+//!    ([`CrowdFrame::set_mesh_weights`]);
 //! 5. [`Character::crowd_rigid`]: every instance's rigid meshes, morphed with its own weights
 //!    ([`CrowdFrame::set_rigid_weights`]) and moved by its model matrices.
 //!
-//! [`Character::evaluate_crowd`] runs stages 2 to 5 with the frame's backend and threads. Skinned
-//! meshes' morph targets are not applied in a crowd (every instance skins the bind pose); a single
-//! [`Frame`](crate::Frame) applies them.
+//! [`Character::evaluate_crowd`] runs stages 2 to 5 with the frame's backend and threads. Each
+//! instance gets what a single [`Frame`](crate::Frame) with its pose, root and weights gets.
 //!
 //! ```
 //! use ispc_skinning::glam::{Mat4, Quat, Vec3};
@@ -52,9 +53,10 @@ use crate::error::Error;
 use crate::layout::bounds::Bounds;
 use crate::layout::output::{Renormalize, Skinning, VertexOutputs};
 use crate::local_to_model::crowd::CrowdLocalToModelJob;
+use crate::numeric;
 use crate::palette::crowd::{models_and_palettes, CrowdPaletteJob, CrowdPalettes, SkinPalettes};
 use crate::skeleton::OwnerId;
-use crate::skinning::crowd::CrowdSkinningJob;
+use crate::skinning::mesh::SkinnedMesh;
 use glam::{Mat4, Vec3, Vec4};
 
 /// Everything one frame of a crowd writes, allocated once by [`Character::crowd_buffers`] and reused,
@@ -67,11 +69,19 @@ pub struct CrowdFrame {
     pose: CrowdPose,
     roots: Vec<Mat4>,
     pub(crate) models: CrowdModels,
-    palettes: Vec<CrowdPalettes>,
+    pub(crate) palettes: Vec<CrowdPalettes>,
     /// One output per mesh, every instance's vertices in turn.
-    meshes: Vec<SkinnedVertices>,
+    pub(crate) meshes: Vec<SkinnedVertices>,
     /// Per mesh, each instance's box of skinned positions as the skin stage's kernels returned it.
-    mesh_bounds: Vec<MeshBoxes>,
+    pub(crate) mesh_bounds: Vec<MeshBoxes>,
+    /// Per skinned mesh, every instance's morph weights in turn, `mesh_targets[m]` each (none for a
+    /// mesh without morph targets; see crowd_skin.rs).
+    pub(crate) mesh_weights: Vec<Vec<f32>>,
+    /// Morph targets of each skinned mesh.
+    pub(crate) mesh_targets: Vec<usize>,
+    /// Per skinned mesh with morph targets, copies of the prepared mesh that the skin stage morphs in
+    /// place: one per task running at once, made when first needed and kept.
+    pub(crate) morphed: Vec<Vec<SkinnedMesh>>,
     /// One output per rigid mesh, every instance's vertices in turn (see crowd_rigid.rs).
     pub(crate) rigid: Vec<SkinnedVertices>,
     /// Per rigid mesh, every instance's morph weights in turn, `rigid_targets[m]` each.
@@ -107,12 +117,12 @@ pub struct CrowdFrame {
 
 /// One mesh's boxes in a [`CrowdFrame`], one per instance.
 #[derive(Clone, Debug)]
-struct MeshBoxes {
+pub(crate) struct MeshBoxes {
     /// Whether the skin stage has written the mesh since the frame was made or since a stage that
     /// failed; if not, [`CrowdFrame::bounds`] reads the positions.
-    known: bool,
+    pub(crate) known: bool,
     /// Each instance's box, `None` for a mesh without vertices.
-    boxes: Vec<Option<(Vec3, Vec3)>>,
+    pub(crate) boxes: Vec<Option<(Vec3, Vec3)>>,
 }
 
 /// A [`CrowdFrame`]'s buffers, borrowed apart.
@@ -235,8 +245,8 @@ impl CrowdFrame {
     /// The bounding box of one instance's positions over every mesh, skinned and rigid, as (min, max);
     /// `None` for an instance that does not exist or meshes without vertices. The skinned meshes'
     /// boxes come from the skin stage, whose kernels keep them while they write the positions
-    /// ([`CrowdSkinningJob::run_with_bounds`]); a mesh the stage has not written, and the rigid meshes,
-    /// are read here.
+    /// ([`CrowdSkinningJob::run_with_bounds`](crate::CrowdSkinningJob::run_with_bounds)); a mesh the
+    /// stage has not written, and the rigid meshes, are read here.
     pub fn bounds(&self, instance: usize) -> Option<(Vec3, Vec3)> {
         if instance >= self.instances {
             return None;
@@ -263,6 +273,48 @@ pub(crate) fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T
     all.get(instance * v..(instance + 1) * v)
 }
 
+/// Sets instance `instance`'s weights of mesh `mesh` in `all` (each mesh's weights, instance after
+/// instance, `targets[mesh]` each), for the skinned and the rigid meshes' setters; `meshes` names the
+/// kind in an error.
+pub(crate) fn set_instance_weights(
+    (all, targets): (&mut [Vec<f32>], &[usize]),
+    meshes: &'static str,
+    (mesh, instance, instances): (usize, usize, usize),
+    weights: &[f32],
+) -> Result<(), Error> {
+    numeric::check_finite("morph weights", weights, 1)?;
+    if instance >= instances {
+        return Err(Error::InstanceOutOfRange {
+            instance,
+            instances,
+        });
+    }
+    let count = all.len();
+    let (Some(all), Some(&targets)) = (all.get_mut(mesh), targets.get(mesh)) else {
+        return Err(Error::CountMismatch {
+            what: meshes,
+            expected: count,
+            got: mesh.saturating_add(1),
+        });
+    };
+    if weights.len() != targets {
+        return Err(Error::CountMismatch {
+            what: "morph weights (one per target)",
+            expected: targets,
+            got: weights.len(),
+        });
+    }
+    // instance < instances and the vector holds instances * targets weights (check_crowd).
+    let range = instance * targets..(instance + 1) * targets;
+    let dst = all.get_mut(range).ok_or(Error::CountMismatch {
+        what: "morph weights (one per target)",
+        expected: targets,
+        got: 0,
+    })?;
+    dst.copy_from_slice(weights);
+    Ok(())
+}
+
 impl Character {
     /// Buffers for a crowd of `instances` instances of this character: every instance at the rest
     /// pose and at the origin, identity palettes, zeroed vertex outputs, [`Backend::Auto`],
@@ -273,6 +325,10 @@ impl Character {
     /// [`Error::TooManyInstances`] past [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES), or when the
     /// instances' joints, palette entries, vertices (skinned and rigid) or rigid morph weights would
     /// pass [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
+    ///
+    /// Every instance starts at the character's morph weights; a skinned mesh with morph targets also
+    /// gets one copy of its prepared mesh to morph (the skin stage adds one per thread of rayon's pool
+    /// the first time it morphs on [`Threads::All`], and keeps them).
     pub fn crowd_buffers(&self, instances: usize) -> Result<CrowdFrame, Error> {
         let vertices = self
             .meshes
@@ -282,10 +338,12 @@ impl Character {
             .fold(0usize, usize::saturating_add);
         check_crowd_size(instances, vertices, "vertex")?;
         let rigid_targets: Vec<usize> = self.rigid_default_weights.iter().map(Vec::len).collect();
+        let mesh_targets: Vec<usize> = self.mesh_default_weights.iter().map(Vec::len).collect();
         let weights = rigid_targets
             .iter()
+            .chain(&mesh_targets)
             .fold(0usize, |s, &t| s.saturating_add(t));
-        check_crowd_size(instances, weights, "rigid morph weight")?;
+        check_crowd_size(instances, weights, "morph weight")?;
         let pose = self.crowd_rest(instances)?;
         let palettes = self
             .skins
@@ -323,6 +381,18 @@ impl Character {
                 .map(|w| w.repeat(instances))
                 .collect(),
             rigid_targets,
+            mesh_weights: self
+                .mesh_default_weights
+                .iter()
+                .map(|w| w.repeat(instances))
+                .collect(),
+            mesh_targets,
+            morphed: self
+                .meshes
+                .iter()
+                .zip(&self.mesh_morphs)
+                .map(|(mesh, morph)| morph.iter().map(|_| SkinnedMesh::clone(mesh)).collect())
+                .collect(),
             rigid_scratch: Scratch::with_room(self.scratch_room()),
             play: CrowdPlayScratch::default(),
             backend: Backend::Auto,
@@ -431,6 +501,43 @@ impl Character {
                 return Err(wrong("rigid morph weight", per_instance(w.len()), t));
             }
         }
+        let targets = self.mesh_default_weights.iter().map(Vec::len);
+        if frame.mesh_targets.len() != self.meshes.len()
+            || frame.mesh_weights.len() != self.meshes.len()
+            || frame.morphed.len() != self.meshes.len()
+        {
+            return Err(wrong(
+                "morph weight vector",
+                frame.mesh_targets.len(),
+                self.meshes.len(),
+            ));
+        }
+        for ((((w, &got), want), (copies, morph)), mesh) in frame
+            .mesh_weights
+            .iter()
+            .zip(&frame.mesh_targets)
+            .zip(targets)
+            .zip(frame.morphed.iter().zip(&self.mesh_morphs))
+            .zip(&self.meshes)
+        {
+            if got != want {
+                return Err(wrong("morph target", got, want));
+            }
+            if w.len() != got.saturating_mul(frame.instances) {
+                let per_instance = w.len().checked_div(frame.instances).unwrap_or(w.len());
+                return Err(wrong("morph weight", per_instance, got));
+            }
+            // The morphed copies: one at least per mesh with targets, each grouped as the mesh is
+            // (the morph checks the groups again before it writes).
+            let fits = match morph {
+                Some(m) => !copies.is_empty() && copies.iter().all(|c| m.fits(c)),
+                None => copies.is_empty(),
+            };
+            if !fits {
+                let len = copies.first().map_or(0, SkinnedMesh::vertex_count);
+                return Err(wrong("morphed mesh vertex", len, mesh.vertex_count()));
+            }
+        }
         if frame.rigid_scratch.positions.len() < self.scratch_room() {
             return Err(wrong(
                 "rigid mesh vertex",
@@ -489,38 +596,6 @@ impl Character {
             .threads(frame.threads)
             .precision(frame.precision)
             .run()?;
-        }
-        Ok(())
-    }
-
-    /// Crowd stage 4: every mesh of every instance ([`CrowdSkinningJob`]), with linear blending or,
-    /// as [`CrowdFrame::skinning`](CrowdFrame#structfield.skinning) asks, dual quaternions converted
-    /// from each instance's palette.
-    ///
-    /// # Errors
-    /// [`Error::WrongFrame`], [`Error::CountMismatch`] for outputs that were resized,
-    /// [`Error::IsaUnavailable`].
-    pub fn crowd_skin(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
-        self.check_crowd(frame)?;
-        // A mesh's boxes are known again once the stage has written it (see CrowdFrame::mesh_bounds).
-        for m in &mut frame.mesh_bounds {
-            m.known = false;
-        }
-        for (((mesh, &skin), out), m) in self
-            .meshes
-            .iter()
-            .zip(&self.mesh_skins)
-            .zip(&mut frame.meshes)
-            .zip(&mut frame.mesh_bounds)
-        {
-            CrowdSkinningJob::new(mesh, &frame.palettes[skin], out.output_for(frame.outputs))
-                .renormalize(frame.renormalize)
-                .skinning(frame.skinning)
-                .backend(frame.backend)
-                .threads(frame.threads)
-                .precision(frame.precision)
-                .run_with_bounds(&mut m.boxes)?;
-            m.known = true;
         }
         Ok(())
     }

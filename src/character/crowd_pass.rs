@@ -26,11 +26,12 @@ impl Character {
     ///
     /// Where one layer plays at weight 1 everywhere (per-instance weights, if given, all exactly 1; no
     /// per-joint weights, no additive layer: a crowd in which every instance plays its own clip) on an
-    /// ISA, the three stages run block
-    /// by block (16 instances), each block's pose and models in scratch that stays in cache, and **the
-    /// frame's pose and models are not written**: they keep what they held. Otherwise, and wherever a
-    /// value is not finite (so that the stages name it), this is `crowd_play` then
-    /// `evaluate_crowd_pose`, which write them. Call those two when you need the pose or the models.
+    /// ISA, with [`Precision::Fast`](crate::Precision::Fast), the three stages run block by block (16
+    /// instances), each block's pose and models in scratch that stays in cache, and **the frame's pose
+    /// and models are not written**: they keep what they held. Otherwise (a deterministic frame among
+    /// them: its sampling has no fused form), and wherever a value is not finite (so that the stages
+    /// name it), this is `crowd_play` then `evaluate_crowd_pose`, which write them. Call those two when
+    /// you need the pose or the models.
     ///
     /// # Errors
     /// Those of [`crowd_play`](Character::crowd_play) and

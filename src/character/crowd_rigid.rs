@@ -3,12 +3,11 @@
 //! instance's model matrix of the mesh's joint, as a single [`Frame`](crate::Frame)'s rigid stage does
 //! for one character ([`Character::rigid`]), with the same bits.
 
-use super::crowd::CrowdFrame;
+use super::crowd::{set_instance_weights, CrowdFrame};
 use super::frame::SkinnedVertices;
 use super::Character;
 use crate::backend::KernelFamily;
 use crate::error::Error;
-use crate::numeric;
 use glam::{Vec3, Vec4};
 
 impl CrowdFrame {
@@ -63,38 +62,13 @@ impl CrowdFrame {
         instance: usize,
         weights: &[f32],
     ) -> Result<(), Error> {
-        numeric::check_finite("morph weights", weights, 1)?;
-        if instance >= self.instances() {
-            return Err(Error::InstanceOutOfRange {
-                instance,
-                instances: self.instances(),
-            });
-        }
-        let meshes = self.rigid_weights.len();
-        let targets = self.rigid_targets.get(mesh).copied();
-        let (Some(all), Some(targets)) = (self.rigid_weights.get_mut(mesh), targets) else {
-            return Err(Error::CountMismatch {
-                what: "rigid meshes",
-                expected: meshes,
-                got: mesh.saturating_add(1),
-            });
-        };
-        if weights.len() != targets {
-            return Err(Error::CountMismatch {
-                what: "morph weights (one per target)",
-                expected: targets,
-                got: weights.len(),
-            });
-        }
-        // instance < instances and the vector holds instances * targets weights (check_crowd).
-        let range = instance * targets..(instance + 1) * targets;
-        let dst = all.get_mut(range).ok_or(Error::CountMismatch {
-            what: "morph weights (one per target)",
-            expected: targets,
-            got: 0,
-        })?;
-        dst.copy_from_slice(weights);
-        Ok(())
+        let instances = self.instances();
+        set_instance_weights(
+            (&mut self.rigid_weights, &self.rigid_targets),
+            "rigid meshes",
+            (mesh, instance, instances),
+            weights,
+        )
     }
 }
 

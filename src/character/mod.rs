@@ -49,6 +49,7 @@ pub(crate) mod crowd;
 pub(crate) mod crowd_pass;
 pub(crate) mod crowd_play;
 mod crowd_rigid;
+pub(crate) mod crowd_skin;
 mod frame;
 pub(crate) mod morph;
 pub(crate) mod play;

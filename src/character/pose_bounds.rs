@@ -266,10 +266,12 @@ impl Character {
     }
 
     /// [`pose_bounds`](Character::pose_bounds) for every instance of a crowd, from its palettes and, for
-    /// the rigid meshes, its model matrices and rigid morph weights (a crowd's skinned meshes are not
-    /// morphed): one box per instance, `None` for a character without vertices. The rigid meshes'
-    /// boxes read the frame's model matrices, which [`evaluate_crowd_pose`](Character::evaluate_crowd_pose)
-    /// writes and [`crowd_play_palettes`](Character::crowd_play_palettes) does not.
+    /// the rigid meshes, its model matrices, and each instance's morph weights: one box per instance,
+    /// `None` for a character without vertices. The boxes follow the crowd's
+    /// [`skinning`](CrowdFrame#structfield.skinning) method, as `pose_bounds` follows the frame's. The
+    /// rigid meshes' boxes read the frame's model matrices, which
+    /// [`evaluate_crowd_pose`](Character::evaluate_crowd_pose) writes and
+    /// [`crowd_play_palettes`](Character::crowd_play_palettes) does not.
     ///
     /// # Errors
     /// [`Error::WrongFrame`] for a crowd frame of another character; [`Error::ResultNotFinite`]
@@ -283,12 +285,21 @@ impl Character {
         let mut out = Vec::with_capacity(instances);
         for instance in 0..instances {
             let mut all = Bounds::EMPTY;
-            for (mesh, &skin) in self.meshes.iter().zip(&self.mesh_skins) {
+            for (m, (mesh, &skin)) in self.meshes.iter().zip(&self.mesh_skins).enumerate() {
                 let entries = crowd
                     .palettes(skin)
                     .and_then(|p| p.instance(instance))
                     .unwrap_or(&[]);
-                all = all.merge(skinned_box(mesh, entries, (Vec3::ZERO, 32.0), instance)?);
+                let reach = match (self.mesh_morphs.get(m), crowd.mesh_weights(m, instance)) {
+                    (Some(Some(morph)), Some(weights)) => {
+                        morph_reach(morph.targets.reach(), weights)
+                    }
+                    _ => (Vec3::ZERO, 32.0),
+                };
+                all = all.merge(match crowd.skinning {
+                    Skinning::Linear => skinned_box(mesh, entries, reach, instance)?,
+                    Skinning::DualQuaternion => dual_quat_box(mesh, entries, reach, instance)?,
+                });
             }
             for (r, (mesh, &joint)) in self.rigid.iter().zip(&self.rigid_joints).enumerate() {
                 // check_crowd proved the instance, joint and weights exist.

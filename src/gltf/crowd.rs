@@ -130,11 +130,14 @@ impl GltfScene {
         Ok(())
     }
 
-    /// One whole crowd frame: [`sample_crowd`](GltfScene::sample_crowd) with the frame's threads, then
+    /// One whole crowd frame: [`sample_crowd`](GltfScene::sample_crowd) with the frame's threads, each
+    /// instance's morph weights from its clip's weight channels at its time (the file's weights where
+    /// no channel drives them, as [`evaluate`](GltfScene::evaluate) sets a frame's), then
     /// [`Character::evaluate_crowd`](crate::Character::evaluate_crowd) (world matrices placed by each
-    /// instance's root, palettes, skinned vertices and the rigid meshes of every instance; the file's
-    /// morph weight channels are not sampled for crowds, and skinned meshes are not morphed there), on
-    /// the frame's threads and with its [precision](CrowdFrame#structfield.precision).
+    /// instance's root, palettes, skinned vertices morphed by those weights, and the rigid meshes of
+    /// every instance), on the frame's threads and with its
+    /// [precision](CrowdFrame#structfield.precision). Each instance has what `evaluate` gives a frame
+    /// with its clip, time and root (the same bits for a deterministic frame).
     ///
     /// # Errors
     /// Those of the two.
@@ -149,6 +152,58 @@ impl GltfScene {
         self.character.check_crowd(frame)?;
         let how = (wrap, frame.threads, frame.precision);
         self.sample_crowd_with(clips, times, how, frame.pose_mut())?;
+        self.sample_crowd_weights(clips, times, wrap, frame)?;
         self.character.evaluate_crowd(frame)
+    }
+
+    /// Every instance's morph weights, skinned and rigid: the scene's own, then what its clip's weight
+    /// channels give at its time (as [`evaluate`](GltfScene::evaluate) does for one frame). `clips` and
+    /// `times` were checked by the pose's sampling; a lookup that fails is reported, never skipped.
+    fn sample_crowd_weights(
+        &self,
+        clips: &[usize],
+        times: &[f32],
+        wrap: Wrap,
+        frame: &mut CrowdFrame,
+    ) -> Result<(), Error> {
+        let (mesh_defaults, rigid_defaults) = self.character.default_weights();
+        let instances = frame.instances();
+        let broken = |what, got| Error::CountMismatch {
+            what,
+            expected: instances,
+            got,
+        };
+        // Instance i's run of each mesh's weights (`targets` per instance).
+        fn run(all: &mut [f32], i: usize, targets: usize) -> Option<&mut [f32]> {
+            let start = i.checked_mul(targets)?;
+            all.get_mut(start..start.checked_add(targets)?)
+        }
+        for (i, (&c, &time)) in clips.iter().zip(times).enumerate() {
+            let clip = self.clips.get(c).ok_or(broken("crowd clips", i))?;
+            let t = clip.wrap_time(time, wrap);
+            for (all, defaults) in [
+                (&mut frame.mesh_weights, mesh_defaults),
+                (&mut frame.rigid_weights, rigid_defaults),
+            ] {
+                for (w, d) in all.iter_mut().zip(defaults) {
+                    run(w, i, d.len())
+                        .ok_or(broken("morph weights", i))?
+                        .copy_from_slice(d);
+                }
+            }
+            for ch in &clip.weights {
+                for (meshes, all, defaults) in [
+                    (&ch.skinned, &mut frame.mesh_weights, mesh_defaults),
+                    (&ch.rigid, &mut frame.rigid_weights, rigid_defaults),
+                ] {
+                    for &m in meshes {
+                        let targets = defaults.get(m).map_or(0, Vec::len);
+                        let w = all.get_mut(m).ok_or(broken("morphed meshes", m))?;
+                        ch.sample_into(t, run(w, i, targets).ok_or(broken("morph weights", i))?);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -92,6 +92,8 @@ impl<'a> CrowdSkinningJob<'a> {
 
     /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
     /// backend and platform.
+    /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
     pub fn precision(mut self, precision: Precision) -> CrowdSkinningJob<'a> {
         self.precision = precision;
         self
@@ -128,7 +130,9 @@ impl<'a> CrowdSkinningJob<'a> {
     /// output without `instances * v` elements; an interleaved buffer breaking
     /// [`SkinningJob::run_with_bounds`]'s layout rules for `instances * v` vertices
     /// ([`Error::OutputLayout`]); [`Error::AttributeMissing`]; [`Error::IsaUnavailable`]; and that
-    /// job's numeric rules per instance.
+    /// job's numeric rules per instance, and for dual quaternions those of [`dual_quat_palette`]: an
+    /// [`Error::ResultNotFinite`] counts its vertex (or palette entry) across the crowd, `i * v +
+    /// vertex` for instance `i` (`i * entries + entry`).
     pub fn run(&mut self) -> Result<(), Error> {
         self.run_into(None)
     }
@@ -178,7 +182,7 @@ impl<'a> CrowdSkinningJob<'a> {
                 Skinning::Linear => SkinningJob::new(mesh, palette, output),
                 Skinning::DualQuaternion => {
                     dual.resize(entries, DualQuatEntry::IDENTITY);
-                    dual_quat_palette(palette, &mut dual)?;
+                    dual_quat_palette(palette, &mut dual).map_err(|e| in_crowd(e, i, entries))?;
                     SkinningJob::dual_quaternion(mesh, &dual, output)
                 }
             };
@@ -186,7 +190,8 @@ impl<'a> CrowdSkinningJob<'a> {
                 .renormalize(renormalize)
                 .backend(backend)
                 .precision(precision)
-                .run_with_bounds()?;
+                .run_with_bounds()
+                .map_err(|e| in_crowd(e, i, v))?;
             if let Some(slot) = slot {
                 *slot = b;
             }
@@ -221,6 +226,19 @@ impl<'a> CrowdSkinningJob<'a> {
                 }
             }
         }
+    }
+}
+
+/// An error of instance `i`'s single-character job, its item counted across the crowd (`i * per +
+/// item`, as every crowd error counts them) so that it names the instance too.
+pub(crate) fn in_crowd(e: Error, i: usize, per: usize) -> Error {
+    match e {
+        Error::ResultNotFinite { stage, what, index } => Error::ResultNotFinite {
+            stage,
+            what,
+            index: i.saturating_mul(per).saturating_add(index),
+        },
+        other => other,
     }
 }
 

@@ -469,6 +469,66 @@ fn the_crowd_skinning_job_skins_dual_quaternions() {
     }
 }
 
+/// An instance whose skinned vertices overflow `f32` (finite palettes: scale and translation 2e38) is
+/// named: the error counts its first vertex across the crowd (`i * v + vertex`), or for dual
+/// quaternions, where the conversion overflows first, its first palette entry (`i * entries + entry`).
+#[test]
+fn a_crowd_skinning_overflow_names_the_instance() {
+    use ispc_skinning::Skinning;
+    let (_, mesh) = small_mesh();
+    let skeleton = Skeleton::from_parents(&[None, Some(0)]).unwrap();
+    let instances = 5;
+    let pose = CrowdPose::new(&skeleton, instances).unwrap();
+    let mut roots = vec![Mat4::IDENTITY; instances];
+    roots[3] = Mat4::from_scale_rotation_translation(
+        Vec3::splat(2e38),
+        glam::Quat::IDENTITY,
+        Vec3::splat(2e38),
+    );
+    let mut models = CrowdModels::new(&skeleton, instances).unwrap();
+    CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
+        .roots(&roots)
+        .run()
+        .unwrap();
+    let mut palettes = CrowdPalettes::new(2, instances).unwrap();
+    let level = skeleton.level_indices(&[0, 1]).unwrap();
+    CrowdPaletteJob::new(
+        &skeleton,
+        &models,
+        &level,
+        &[Mat4::IDENTITY; 2],
+        &mut palettes,
+    )
+    .run()
+    .unwrap();
+    for backend in backends_here() {
+        for threads in [Threads::One, Threads::All] {
+            for skinning in [Skinning::Linear, Skinning::DualQuaternion] {
+                let mut p = vec![Vec3::ZERO; 3 * instances];
+                let r = CrowdSkinningJob::new(&mesh, &palettes, SkinOutput::positions(&mut p))
+                    .skinning(skinning)
+                    .backend(backend)
+                    .threads(threads)
+                    .run();
+                let what = format!("{backend:?} {threads:?} {skinning:?}");
+                match r {
+                    Err(Error::ResultNotFinite {
+                        index, what: item, ..
+                    }) => {
+                        // Entries of the dual-quaternion palette, else vertices.
+                        let per = if item.contains("palette") { 2 } else { 3 };
+                        assert!(
+                            (3 * per..4 * per).contains(&index),
+                            "{what}: {item} {index} is not one of instance 3's"
+                        )
+                    }
+                    other => panic!("{what}: expected ResultNotFinite, got {other:?}"),
+                }
+            }
+        }
+    }
+}
+
 /// A mesh with every influence count from 1 to 16 (runs promoted to the 12- and 16-influence kernels):
 /// each instance of the crowd job has the bits of the single job with its palette, on every backend.
 #[test]

@@ -1,8 +1,8 @@
 //! Crowds against the single-character path, and the size limits of crowd buffers. The crowd jobs
 //! (`CrowdPaletteJob`, `CrowdSkinningJob`) and their rules are checked in `jobs.rs` beside this file; crowd
 //! frames of another character (the wrong frame) and the message of too many palette entries in
-//! `frames.rs`; `CrowdFrame::outputs` in `outputs.rs`; rigid meshes in `rigid.rs`. The five files make
-//! one test binary.
+//! `frames.rs`; `CrowdFrame::outputs` in `outputs.rs`; rigid meshes in `rigid.rs`; skinned meshes'
+//! morph targets in `morph.rs`. The six files make one test binary.
 //!
 //! A crowd of N instances of a character (N = 0, 1, 15, 16, 17, 40: empty, one, around a block of 16
 //! lanes, and several blocks), each posed differently and placed by its own root, evaluated by
@@ -26,6 +26,7 @@
 mod common;
 mod frames;
 mod jobs;
+mod morph;
 mod outputs;
 mod rigid;
 use common::scenes;

@@ -8,6 +8,12 @@
 //! vertices (the skinning rows' generated mesh: positions, normals and tangents, 4 influences over 64
 //! joints) with 4 targets, each moving positions, normals and tangents, 3 of them with a weight that is
 //! not zero. The summary gives each path's cost over skinning alone and the ratios.
+//!
+//! The crowd rows (issue 35, part 5): `crowd_morph_skin`, the skin stage of a [`CrowdFrame`] of
+//! [`CROWD`] instances of the 1,024-vertex character, each with its own weights (every target's weight
+//! varies per instance, target 2 stays off), on one thread; and `crowd_skin_alone`, the same crowd with
+//! every weight zero (one `CrowdSkinningJob` for the whole crowd). Sizes count vertices of the whole
+//! crowd, so ns per item is ns per skinned vertex.
 
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
@@ -15,8 +21,8 @@ use glam::{Quat, Vec3};
 use indicatif::ProgressBar;
 use ispc_skinning::experiments::skin_with_prepass;
 use ispc_skinning::{
-    Attribute, Backend, Character, CharacterSkin, Frame, Isa, MeshInput, MorphTargets,
-    PrepareOptions, Skeleton, SkinnedMesh,
+    Attribute, Backend, Character, CharacterSkin, CrowdFrame, Frame, Isa, MeshInput, MorphTargets,
+    PrepareOptions, Skeleton, SkinnedMesh, Threads,
 };
 use scenes::{animated_pose, humanoid_parents, skin_mesh, Rng};
 use std::cell::RefCell;
@@ -27,6 +33,8 @@ const JOINTS: usize = 64;
 const SIZES: [usize; 2] = [1024, 20_592];
 /// The frame's weights: target 2 is off, so the pre-pass skips it (its deltas are never read).
 const WEIGHTS: [f32; 4] = [0.5, 0.3, 0.0, 0.8];
+/// Instances of the crowd rows.
+pub const CROWD: usize = 16;
 
 /// A character with one mesh of `n` vertices and [`WEIGHTS`]`.len()` morph targets, posed once.
 fn character(n: usize) -> Character {
@@ -84,7 +92,64 @@ fn frame(character: &Character, backend: Backend, weights: &[f32]) -> Frame {
     frame
 }
 
-/// Appends the `morph_skin`, `skin_alone` and `morph_skin_prepass` rows.
+/// A crowd of [`CROWD`] instances of `character` on `backend` and one thread, each posed and placed
+/// differently, with its palettes computed; each instance's weights are [`WEIGHTS`] scaled by its own
+/// factor where `morphed`, else zero.
+fn crowd(character: &Character, backend: Backend, morphed: bool) -> CrowdFrame {
+    let mut crowd = character
+        .crowd_buffers(CROWD)
+        .expect("a small crowd")
+        .backend(backend)
+        .threads(Threads::One);
+    for i in 0..CROWD {
+        let (_, q, _) = animated_pose(JOINTS, 0.1 * i as f32, false, 11);
+        for (joint, &rotation) in q.iter().enumerate() {
+            let t = crowd.pose().joint(i, joint).expect("in range").0;
+            crowd
+                .pose_mut()
+                .set_joint(i, joint, t, rotation, Vec3::ONE)
+                .expect("in range");
+        }
+        crowd.roots_mut()[i] = glam::Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0));
+        let scale = if morphed { 0.5 + 0.05 * i as f32 } else { 0.0 };
+        crowd
+            .set_mesh_weights(0, i, &WEIGHTS.map(|w| w * scale))
+            .expect("one weight per target");
+    }
+    character.evaluate_crowd(&mut crowd).expect("a valid crowd");
+    crowd
+}
+
+/// Appends the `crowd_morph_skin` and `crowd_skin_alone` rows.
+fn crowd_rows(budget: Budget, who: &[(String, Backend)], rows: &mut Vec<Row>) {
+    let n = SIZES[0];
+    let character = character(n);
+    let crowds: Vec<RefCell<CrowdFrame>> = [true, false]
+        .into_iter()
+        .flat_map(|morphed| {
+            who.iter()
+                .map(|&(_, b)| RefCell::new(crowd(&character, b, morphed)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let character = &character;
+    let mut c: Vec<Box<dyn FnMut() + '_>> = crowds
+        .iter()
+        .map(|f| {
+            Box::new(move || {
+                character
+                    .crowd_skin(&mut f.borrow_mut())
+                    .expect("a valid crowd");
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    let times = median_ns_per_call(budget, &mut c);
+    let (morphed, alone) = times.split_at(who.len());
+    push_rows(rows, "crowd_morph_skin", who, morphed, n * CROWD, Some(4));
+    push_rows(rows, "crowd_skin_alone", who, alone, n * CROWD, Some(4));
+}
+
+/// Appends the `morph_skin`, `skin_alone` and `morph_skin_prepass` rows, and the crowd rows.
 pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &ProgressBar) {
     let who = backends(isas);
     for n in SIZES {
@@ -134,6 +199,8 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, progress: &Progre
             );
         }
     }
+    progress.set_message(format!("crowd_morph_skin, {CROWD} x {} vertices", SIZES[0]));
+    crowd_rows(budget, &who, rows);
 }
 
 /// Prints, per size and backend, the skin stage with and without the morph pre-pass, the pre-pass's
@@ -166,6 +233,34 @@ pub fn print_summary(rows: &[Row]) {
                 p.ns_per_item,
                 p.ns_per_item - a.ns_per_item,
                 a.ns_per_item,
+                m.speedup()
+            );
+        }
+        printed = true;
+    }
+    let of = |kernel: &str| -> Vec<&Row> { rows.iter().filter(|r| r.kernel == kernel).collect() };
+    let (crowd, alone, single) = (
+        of("crowd_morph_skin"),
+        of("crowd_skin_alone"),
+        of("morph_skin_prepass"),
+    );
+    if !crowd.is_empty() {
+        println!(
+            "morph targets in a crowd, {CROWD} x {} vertices, each instance its own weights, one thread: skin stage, ns/vertex",
+            SIZES[0]
+        );
+        for (m, a) in crowd.iter().zip(&alone) {
+            let one = single
+                .iter()
+                .find(|r| r.isa == m.isa && r.size == SIZES[0])
+                .map_or(f64::NAN, |r| r.ns_per_item);
+            println!(
+                "  {:<9} morph+skin {:>7.3} (morph {:>6.3})  skin alone {:>7.3}  one frame with the pre-pass {:>7.3}  morph+skin {:>5.2}x the reference",
+                m.isa,
+                m.ns_per_item,
+                m.ns_per_item - a.ns_per_item,
+                a.ns_per_item,
+                one,
                 m.speedup()
             );
         }
