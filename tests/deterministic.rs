@@ -286,6 +286,50 @@ fn asset_frames_are_the_recorded_bits_on_every_backend() {
     );
 }
 
+/// The recorded hash of every joint's deterministic root motion over RobotExpressive's runtime clips
+/// (`Clip::root_motion_with`), as the reference computed it on x86-64 Linux.
+const ROOT_MOTION_HASH: u64 = 0xfeaf_30a2_fb98_92bb;
+
+/// Deterministic root motion is the recorded bits on every platform (it has no kernels: one hash for
+/// all backends), and agrees with the fast one within a few ulps of the motion's size.
+#[cfg(feature = "gltf")]
+#[test]
+fn root_motion_is_the_recorded_bits() {
+    use ispc_skinning::gltf::{GltfScene, Wrap};
+    let Some(dir) = common::assets() else { return };
+    let scene = GltfScene::load(dir.join("RobotExpressive/RobotExpressive.glb")).unwrap();
+    let joints = scene.character().skeleton().len();
+    let mut h = Hash::new();
+    for c in 0..scene.clips().len() {
+        let clip = scene.runtime_clip(c).unwrap();
+        let length = clip.duration();
+        for joint in 0..joints {
+            for (from, to, wrap) in [
+                (0.1 * length, 0.8 * length, Wrap::Clamp),
+                (0.3 * length, 2.7 * length, Wrap::Loop),
+                (1.9 * length, -0.4 * length, Wrap::Loop),
+            ] {
+                let (moved, turned) = clip
+                    .root_motion_with(joint, from, to, wrap, Precision::Deterministic)
+                    .unwrap();
+                h.floats(moved.to_array().into_iter().chain([turned]));
+                let (fast_moved, fast_turned) = clip.root_motion(joint, from, to, wrap).unwrap();
+                let size = moved.abs().max_element().max(1.0);
+                // Yaws compared modulo a turn: a yaw near +-pi may fall on either side of the cut.
+                let tau = std::f32::consts::TAU;
+                let d = (turned - fast_turned).rem_euclid(tau);
+                assert!(
+                    (moved - fast_moved).abs().max_element() <= 1e-5 * size
+                        && d.min(tau - d) <= 1e-5 * turned.abs().max(1.0),
+                    "clip {c} joint {joint}: {moved} {turned}, fast {fast_moved} {fast_turned}"
+                );
+            }
+        }
+    }
+    println!("deterministic: root motion {:#018x}", h.0);
+    assert_eq!(h.0, ROOT_MOTION_HASH, "root motion differs from the recorded bits");
+}
+
 /// `Character::play` passes the frame's precision on: two runtime clips blended and a third added, then
 /// evaluated, give the same bits on every backend of this machine (sampling and blending run portable
 /// Rust whatever the backend; the later stages run each backend's deterministic kernels). The glTF

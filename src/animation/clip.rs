@@ -1,6 +1,7 @@
 //! [`Clip`] and [`ClipBuilder`]: tracks from plain arrays, checked as they enter, stored for sampling.
 
 use super::{Interpolation, Property};
+use crate::backend::Precision;
 use crate::error::Error;
 use crate::layout::pose_tracks::{PoseTrack, PoseTracks};
 use crate::layout::tracks::{CrowdTracks, KernelTracks, TrackForm, CROWD_READ_PAD};
@@ -186,6 +187,30 @@ impl Clip {
         to: f32,
         wrap: super::Wrap,
     ) -> Result<(Vec3, f32), Error> {
+        self.root_motion_with(joint, from, to, wrap, Precision::Fast)
+    }
+
+    /// [`root_motion`](Clip::root_motion) with a precision: [`Precision::Deterministic`] samples the
+    /// rotations and takes the yaw in portable arithmetic (the slerp of
+    /// [`SamplingJob`](crate::SamplingJob)'s deterministic mode, and an `atan2` of plain `+ - * /` and
+    /// `sqrt`), so the motion has the same bits on every platform, and agrees with the fast one within
+    /// a few ulps.
+    ///
+    /// # Errors
+    /// Those of `root_motion`, and for a deterministic call [`Error::FloatEnvironment`] when the
+    /// calling thread's floating-point mode is not the default.
+    pub fn root_motion_with(
+        &self,
+        joint: usize,
+        from: f32,
+        to: f32,
+        wrap: super::Wrap,
+        precision: Precision,
+    ) -> Result<(Vec3, f32), Error> {
+        let portable = precision == Precision::Deterministic;
+        if portable {
+            numeric::check_float_environment()?;
+        }
         let level = *self.level_of.get(joint).ok_or(Error::JointOutOfRange {
             joint,
             joints: self.joints,
@@ -205,13 +230,20 @@ impl Clip {
                 .find(|t| t.level == level && t.property == p)
         };
         let translation = |t: f32| {
-            find(Property::Translation).map_or(Vec3::ZERO, |tr| self.sample_track(tr, t).truncate())
+            find(Property::Translation).map_or(Vec3::ZERO, |tr| {
+                self.sample_track(tr, t, portable).truncate()
+            })
         };
         let yaw = |t: f32| {
             find(Property::Rotation).map_or(0.0, |tr| {
-                let q = self.sample_track(tr, t);
+                let q = self.sample_track(tr, t, portable);
                 let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-                (2.0 * (w * y + x * z)).atan2(1.0 - 2.0 * (x * x + y * y))
+                let (sin, cos) = (2.0 * (w * y + x * z), 1.0 - 2.0 * (x * x + y * y));
+                if portable {
+                    super::portable::atan2(f64::from(sin), f64::from(cos)) as f32
+                } else {
+                    sin.atan2(cos)
+                }
             })
         };
         // The cycle count and the time within the cycle, in f64 so that far times stay exact.
@@ -243,10 +275,16 @@ impl Clip {
         Ok((moved, turned))
     }
 
-    /// One track's value at time `t` (searched: for single queries, not per frame).
-    fn sample_track(&self, track: &Track, t: f32) -> glam::Vec4 {
+    /// One track's value at time `t` (searched: for single queries, not per frame), in portable
+    /// arithmetic where `portable`.
+    fn sample_track(&self, track: &Track, t: f32, portable: bool) -> glam::Vec4 {
         let keys = self.keys_of(track);
-        keys.sample_at(super::curve::locate(keys.times, t))
+        let at = super::curve::locate(keys.times, t);
+        if portable {
+            keys.sample_portable(at)
+        } else {
+            keys.sample_at(at)
+        }
     }
 
     /// A track's keys as the shared sampler reads them.

@@ -53,6 +53,29 @@ fn acos(d: f64) -> f64 {
     }
 }
 
+/// atan2(y, x), the angle of (x, y) in (-pi, pi], from [`atan`] on the octant: as the platform's for
+/// every sign of zero (atan2(+-0, -0) = +-pi, atan2(+-0, +0) = +-0).
+pub(crate) fn atan2(y: f64, x: f64) -> f64 {
+    let (ay, ax) = (y.abs(), x.abs());
+    let a = if ay == 0.0 && ax == 0.0 {
+        0.0
+    } else if ay <= ax {
+        atan(ay / ax)
+    } else {
+        std::f64::consts::FRAC_PI_2 - atan(ax / ay)
+    };
+    let a = if x.is_sign_negative() {
+        std::f64::consts::PI - a
+    } else {
+        a
+    };
+    if y.is_sign_negative() {
+        -a
+    } else {
+        a
+    }
+}
+
 /// `q / |q|` with the length summed x, y, z, w in order, or the identity for a zero (or non-finite)
 /// length: `curve::unit` in portable arithmetic.
 pub(crate) fn unit(q: Vec4) -> Quat {
@@ -100,6 +123,25 @@ mod tests {
                 "acos({d}): {} {}",
                 acos(d),
                 d.acos()
+            );
+        }
+    }
+
+    #[test]
+    fn atan2_matches_the_platform_one() {
+        let mut cases = vec![(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)];
+        for i in 0..=720 {
+            let a = std::f64::consts::PI * f64::from(i - 360) / 360.0;
+            for r in [1e-30, 0.3, 1.0, 7.0, 1e30] {
+                cases.push((r * a.sin(), r * a.cos()));
+            }
+        }
+        cases.extend([(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0), (-0.0, -1.0)]);
+        for (y, x) in cases {
+            let (got, want) = (atan2(y, x), y.atan2(x));
+            assert!(
+                (got - want).abs() <= 4e-15 && got.is_sign_negative() == want.is_sign_negative(),
+                "atan2({y}, {x}): {got}, the platform's {want}"
             );
         }
     }

@@ -69,9 +69,10 @@ pub enum Precision {
     /// [`CrowdSkinningJob`](crate::CrowdSkinningJob), [`CrowdSamplingJob`](crate::CrowdSamplingJob) and
     /// [`CrowdBlendingJob`](crate::CrowdBlendingJob) as their single-character jobs, and a
     /// [`CrowdFrame`](crate::CrowdFrame) with this precision, each instance of which has the bits of a
-    /// deterministic frame with the same pose, clips and root. Not covered yet:
-    /// [`Clip::root_motion`](crate::Clip::root_motion) (the platform's `acos`, `sin` and `atan2`), and
-    /// ISPC kernels for sampling and blending. Costs are in the report's `*_deterministic` rows.
+    /// deterministic frame with the same pose, clips and root; and root motion through
+    /// [`Clip::root_motion_with`](crate::Clip::root_motion_with) (portable slerp and `atan2`; plain
+    /// [`Clip::root_motion`](crate::Clip::root_motion) is fast). Not yet: ISPC kernels for sampling
+    /// and blending (they run in portable Rust). Costs are in the report's `*_deterministic` rows.
     ///
     /// [`Renormalize::Precise`]: crate::Renormalize::Precise
     /// [`Renormalize::Fast`]: crate::Renormalize::Fast
