@@ -199,16 +199,44 @@ fn check_frame(scene: &GltfScene, skinned: bool, time: f32, w: [f32; 2], what: &
         for &n in out.normals.as_ref().unwrap() {
             close(n, normal, &format!("{what} {} normal", backend.name()));
         }
-        // A crowd samples each instance's weights from its clip as the frame does, and morphs with them.
+        // A crowd samples each instance's weights from its clip as the frame does, and morphs with them:
+        // instances 0 and 2 at `time`, instance 1 at time 0, which a single frame gives here.
         let mut crowd = scene
-            .crowd_buffers(2)
+            .crowd_buffers(3)
             .unwrap()
             .backend(backend)
             .renormalize(UNIT);
         scene
-            .evaluate_crowd(&[0, 0], &[time, time], Wrap::Clamp, &mut crowd)
+            .evaluate_crowd(&[0, 0, 0], &[time, 0.0, time], Wrap::Clamp, &mut crowd)
             .unwrap();
-        for i in 0..2 {
+        let mut at_zero = scene.frame_buffers().backend(backend).renormalize(UNIT);
+        scene
+            .evaluate(Some(0), 0.0, Wrap::Clamp, &mut at_zero)
+            .unwrap();
+        let zero = if skinned {
+            (
+                crowd.mesh_weights(0, 1),
+                at_zero.mesh_weights(0),
+                crowd.positions(0, 1),
+                &at_zero.meshes()[0],
+            )
+        } else {
+            (
+                crowd.rigid_weights(0, 1),
+                at_zero.rigid_weights(0),
+                crowd.rigid_positions(0, 1),
+                &at_zero.rigid_meshes()[0],
+            )
+        };
+        assert_eq!(zero.0, zero.1, "{what} crowd instance 1 at time 0");
+        for (v, (&got, &want)) in zero.2.unwrap().iter().zip(&zero.3.positions).enumerate() {
+            close(
+                got,
+                want,
+                &format!("{what} crowd instance 1 at time 0, vertex {v}"),
+            );
+        }
+        for i in [0, 2] {
             let at = format!("{what} {} crowd instance {i}", backend.name());
             let (positions, normals) = if skinned {
                 assert_eq!(crowd.mesh_weights(0, i).unwrap(), &w, "{at}");

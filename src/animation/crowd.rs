@@ -138,7 +138,7 @@ impl<'a> CrowdSamplingJob<'a> {
     /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
     /// platform.
     /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
-    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`]).
     pub fn precision(mut self, precision: Precision) -> CrowdSamplingJob<'a> {
         self.precision = precision;
         self

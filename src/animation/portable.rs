@@ -136,7 +136,13 @@ mod tests {
                 cases.push((r * a.sin(), r * a.cos()));
             }
         }
-        cases.extend([(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0), (-0.0, -1.0)]);
+        cases.extend([
+            (1.0, 0.0),
+            (-1.0, 0.0),
+            (0.0, 1.0),
+            (0.0, -1.0),
+            (-0.0, -1.0),
+        ]);
         for (y, x) in cases {
             let (got, want) = (atan2(y, x), y.atan2(x));
             assert!(

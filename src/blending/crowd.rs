@@ -140,7 +140,7 @@ impl<'a> CrowdBlendingJob<'a> {
     /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
     /// platform.
     /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
-    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`]).
     pub fn precision(mut self, precision: Precision) -> CrowdBlendingJob<'a> {
         self.precision = precision;
         self

@@ -142,7 +142,7 @@ impl<'a> BlendingJob<'a> {
     /// Sets the precision: [`Precision::Deterministic`] gives the same bits on every backend and
     /// platform (the serial reference runs).
     /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
-    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`]).
     pub fn precision(mut self, precision: Precision) -> BlendingJob<'a> {
         self.precision = precision;
         self

@@ -305,12 +305,14 @@ pub(crate) fn set_instance_weights(
         });
     }
     // instance < instances and the vector holds instances * targets weights (check_crowd).
-    let range = instance * targets..(instance + 1) * targets;
-    let dst = all.get_mut(range).ok_or(Error::CountMismatch {
-        what: "morph weights (one per target)",
-        expected: targets,
-        got: 0,
-    })?;
+    let start = instance.saturating_mul(targets);
+    let dst = all
+        .get_mut(start..start.saturating_add(targets))
+        .ok_or(Error::CountMismatch {
+            what: "morph weights (one per target)",
+            expected: targets,
+            got: 0,
+        })?;
     dst.copy_from_slice(weights);
     Ok(())
 }
@@ -323,8 +325,8 @@ impl Character {
     /// # Errors
     /// [`Error::TooManyJoints`] for a skeleton over [`MAX_CROWD_JOINTS`](crate::MAX_CROWD_JOINTS);
     /// [`Error::TooManyInstances`] past [`MAX_CROWD_INSTANCES`](crate::MAX_CROWD_INSTANCES), or when the
-    /// instances' joints, palette entries, vertices (skinned and rigid) or rigid morph weights would
-    /// pass [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
+    /// instances' joints, palette entries, vertices (skinned and rigid) or morph weights (skinned and
+    /// rigid) would pass [`MAX_CROWD_ELEMENTS`](crate::MAX_CROWD_ELEMENTS).
     ///
     /// Every instance starts at the character's morph weights; a skinned mesh with morph targets also
     /// gets one copy of its prepared mesh to morph (the skin stage adds one per thread of rayon's pool

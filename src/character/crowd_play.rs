@@ -69,7 +69,8 @@ impl Character {
     /// One normal layer with weight 1 everywhere and no additive layer is sampled straight into the
     /// pose, without a blend (the common crowd: every instance plays its own clip). Clips' morph weight
     /// tracks are not sampled for a crowd (a single frame's [`play`](Character::play) samples them):
-    /// set rigid meshes' weights per instance with [`CrowdFrame::set_rigid_weights`].
+    /// set each instance's weights with [`CrowdFrame::set_mesh_weights`] and
+    /// [`CrowdFrame::set_rigid_weights`].
     ///
     /// # Errors
     /// [`Error::WrongFrame`]; [`Error::CountMismatch`] for times or weights that are not one per

@@ -43,8 +43,10 @@ impl CrowdFrame {
     }
 
     /// One instance's morph weights of rigid mesh `mesh` (empty when it has no morph targets); `None`
-    /// out of range. A new crowd frame starts every instance at the character's weights. Clips do not
-    /// drive them in a crowd ([`Character::crowd_play`] samples no morph weights).
+    /// out of range. A new crowd frame starts every instance at the character's weights.
+    /// [`Character::crowd_play`] samples no morph weights;
+    /// [`GltfScene::evaluate_crowd`](crate::gltf::GltfScene::evaluate_crowd) samples them from each
+    /// instance's clip, replacing what was set.
     pub fn rigid_weights(&self, mesh: usize, instance: usize) -> Option<&[f32]> {
         super::crowd::run(self.rigid_weights.get(mesh)?, self.instances(), instance)
     }

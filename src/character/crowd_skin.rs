@@ -5,11 +5,11 @@
 //! in one [`CrowdSkinningJob`]. Otherwise each instance runs what a single [`Frame`](crate::Frame)'s
 //! skin stage runs for it: the morph of the bind pose into a copy of the prepared mesh (where one of
 //! its weights is not zero), then [`SkinningJob`] with its palette (converted to dual quaternions
-//! first where the frame asks), with the same bits as a frame that morphs before it skins (every
-//! deterministic frame, and a fast one with dual quaternions or some outputs left out; a fast linear
-//! frame writing every stream morphs and skins in one fused pass, whose results agree within the
-//! skinning tolerance). On [`Threads::All`] the instances are split into one run per thread of rayon's
-//! pool, each with its own copy of the mesh.
+//! first where the frame asks). A deterministic crowd thus has the bits of a deterministic frame; a
+//! fast one agrees with a fast frame within the skinning tolerance (its palettes come from the crowd
+//! kernels, and a fast frame may fuse the morph into the skinning pass where `Character::skin` can).
+//! On [`Threads::All`] the instances are split into one run per thread of rayon's pool, each with its
+//! own copy of the mesh.
 
 use super::crowd::{set_instance_weights, CrowdFrame};
 use super::frame::SkinnedVertices;
@@ -29,8 +29,9 @@ use glam::{Vec3, Vec4};
 impl CrowdFrame {
     /// One instance's morph weights of skinned mesh `mesh` (empty when it has no morph targets);
     /// `None` out of range. A new crowd frame starts every instance at the character's weights
-    /// ([`Character::with_mesh_morph_targets`]). Clips do not drive them in a crowd
-    /// ([`Character::crowd_play`] samples no morph weights).
+    /// ([`Character::with_mesh_morph_targets`]). [`Character::crowd_play`] samples no morph weights;
+    /// [`GltfScene::evaluate_crowd`](crate::gltf::GltfScene::evaluate_crowd) samples them from each
+    /// instance's clip, replacing what was set.
     pub fn mesh_weights(&self, mesh: usize, instance: usize) -> Option<&[f32]> {
         super::crowd::run(self.mesh_weights.get(mesh)?, self.instances(), instance)
     }
@@ -75,16 +76,18 @@ impl Character {
     /// as [`CrowdFrame::skinning`](CrowdFrame#structfield.skinning) asks, dual quaternions converted
     /// from each instance's palette. A mesh with morph targets is morphed first with each instance's
     /// weights ([`CrowdFrame::set_mesh_weights`]) into a copy of the prepared mesh (one per thread of
-    /// the pool), then skinned: each instance has the bits of a single [`Frame`](crate::Frame) that
-    /// morphs and then skins with the same palette and weights (a deterministic frame always does; a
-    /// fast linear frame writing every stream fuses the two, within the skinning tolerance of this).
+    /// the pool), then skinned, as a single [`Frame`](crate::Frame)'s skin stage does when it morphs
+    /// before it skins: a deterministic crowd has the bits of a deterministic frame with the same pose,
+    /// root and weights; a fast one agrees with a fast frame within the skinning tolerance (its
+    /// palettes come from the crowd kernels, and a fast frame may fuse the morph into the skinning).
     ///
     /// # Errors
     /// [`Error::WrongFrame`], [`Error::CountMismatch`] for outputs that were resized,
     /// [`Error::IsaUnavailable`], [`Error::FloatEnvironment`] for a deterministic frame; those of
     /// [`CrowdSkinningJob`], whose [`Error::ResultNotFinite`] counts its vertex across the crowd
-    /// (`instance * v + vertex`); and, for a morphed mesh, [`Error::NotFinite`] for weights whose
-    /// morph overflows.
+    /// (`instance * v + vertex`), a morph whose finite weights overflow included; and
+    /// [`Error::NotFinite`] for a weight that is not finite (counted across the crowd,
+    /// `instance * targets + target`).
     pub fn crowd_skin(&self, frame: &mut CrowdFrame) -> Result<(), Error> {
         self.check_crowd(frame)?;
         // A mesh's boxes are known again once the stage has written it (see CrowdFrame::mesh_bounds).
@@ -111,7 +114,11 @@ impl Character {
                     .zip(frame.mesh_weights.iter().zip(&mut frame.morphed)),
             )
         {
-            let palettes = &frame.palettes[skin];
+            let palettes = frame.palettes.get(skin).ok_or(Error::CountMismatch {
+                what: "crowd palettes (one per skin)",
+                expected: skin.saturating_add(1),
+                got: frame.palettes.len(),
+            })?;
             match morph {
                 Some(morph) if weights.iter().any(|&w| w != 0.0) => {
                     let morphed = Morphed {
@@ -268,14 +275,11 @@ impl Morphed<'_> {
         let skinned: &SkinnedMesh = if weights.iter().any(|&w| w != 0.0) {
             // Weights are checked where they are set; the morph's bound needs them finite.
             let Some(magnitude) = morph.morphed_magnitude(mesh, weights) else {
+                let first = weights.iter().position(|w| !w.is_finite()).unwrap_or(0);
                 return Err(Error::NotFinite {
                     what: "morph weights",
-                    index: i,
-                    value: weights
-                        .iter()
-                        .copied()
-                        .find(|w| !w.is_finite())
-                        .unwrap_or(f32::NAN),
+                    index: i.saturating_mul(weights.len()).saturating_add(first),
+                    value: weights.get(first).copied().unwrap_or(f32::NAN),
                 });
             };
             morph.morph_into(morphing, mesh, weights, copy)?;

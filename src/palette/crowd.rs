@@ -152,7 +152,7 @@ impl<'a> CrowdPaletteJob<'a> {
     /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
     /// backend and platform.
     /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
-    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`]).
     pub fn precision(mut self, precision: Precision) -> CrowdPaletteJob<'a> {
         self.precision = precision;
         self

@@ -93,7 +93,7 @@ impl<'a> CrowdSkinningJob<'a> {
     /// Sets the precision: [`Precision::Deterministic`] gives the serial reference's bits on every
     /// backend and platform.
     /// `validate` and `run` then refuse a thread (the caller's, or with `Threads::All` one of rayon's
-    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`](crate::Error::FloatEnvironment)).
+    /// pool) whose floating-point mode is not the default ([`Error::FloatEnvironment`]).
     pub fn precision(mut self, precision: Precision) -> CrowdSkinningJob<'a> {
         self.precision = precision;
         self
@@ -204,24 +204,26 @@ impl<'a> CrowdSkinningJob<'a> {
             Threads::One => runs
                 .enumerate()
                 .try_for_each(|(i, (out, slot))| job(i, out, slot)),
-            // One task per instance; every instance was validated above, so an error here is the
-            // first one any task met.
+            // One task per instance; every instance was validated above, so an error here is a
+            // numeric one, and the lowest instance's is returned, as on one thread.
             Threads::All => {
-                let first_error = std::sync::Mutex::new(None);
+                let first_error = std::sync::Mutex::new(None::<(usize, Error)>);
                 rayon::in_place_scope(|scope| {
                     for (i, (out, slot)) in runs.enumerate() {
                         let (job, first_error) = (&job, &first_error);
                         scope.spawn(move |_| {
                             if let Err(e) = job(i, out, slot) {
-                                if let Ok(mut slot) = first_error.lock() {
-                                    slot.get_or_insert(e);
+                                if let Ok(mut first) = first_error.lock() {
+                                    if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                                        *first = Some((i, e));
+                                    }
                                 }
                             }
                         });
                     }
                 });
                 match first_error.into_inner() {
-                    Ok(Some(e)) => Err(e),
+                    Ok(Some((_, e))) => Err(e),
                     _ => Ok(()),
                 }
             }
