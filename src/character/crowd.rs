@@ -263,14 +263,46 @@ impl CrowdFrame {
     }
 }
 
+/// Whether a crowd frame's morph weights of each mesh (skinned or rigid) fit the character: as many
+/// targets per mesh as its default weights have (`defaults`), and one run of them per instance. The
+/// mismatch otherwise, as [`Error::WrongFrame`]'s part (`parts`: the targets', the weights') and counts
+/// per instance.
+fn check_weights(
+    (weights, targets): (&[Vec<f32>], &[usize]),
+    defaults: &[Vec<f32>],
+    instances: usize,
+    (target_part, weight_part): (&'static str, &'static str),
+) -> Result<(), (&'static str, usize, usize)> {
+    for ((w, &got), want) in weights
+        .iter()
+        .zip(targets)
+        .zip(defaults.iter().map(Vec::len))
+    {
+        if got != want {
+            return Err((target_part, got, want));
+        }
+        if w.len() != got.saturating_mul(instances) {
+            let per_instance = w.len().checked_div(instances).unwrap_or(w.len());
+            return Err((weight_part, per_instance, got));
+        }
+    }
+    Ok(())
+}
+
+/// Instance `i`'s run of `per` items in a stream of instances, `i * per .. (i + 1) * per`; `None`
+/// where that overflows. The one place a crowd's per-instance ranges are computed.
+pub(crate) fn instance_range(i: usize, per: usize) -> Option<std::ops::Range<usize>> {
+    let start = i.checked_mul(per)?;
+    Some(start..start.checked_add(per)?)
+}
+
 /// Instance `instance`'s run of a stream holding `instances` equal runs.
 pub(crate) fn run<T>(all: &[T], instances: usize, instance: usize) -> Option<&[T]> {
     if instance >= instances {
         return None;
     }
     let v = all.len() / instances;
-    // instance < instances, so (instance + 1) * v <= all.len(): neither product overflows.
-    all.get(instance * v..(instance + 1) * v)
+    all.get(instance_range(instance, v)?)
 }
 
 /// Sets instance `instance`'s weights of mesh `mesh` in `all` (each mesh's weights, instance after
@@ -305,9 +337,8 @@ pub(crate) fn set_instance_weights(
         });
     }
     // instance < instances and the vector holds instances * targets weights (check_crowd).
-    let start = instance.saturating_mul(targets);
-    let dst = all
-        .get_mut(start..start.saturating_add(targets))
+    let dst = instance_range(instance, targets)
+        .and_then(|range| all.get_mut(range))
         .ok_or(Error::CountMismatch {
             what: "morph weights (one per target)",
             expected: targets,
@@ -460,21 +491,14 @@ impl Character {
                 self.rigid.len(),
             ));
         }
-        let targets = self.rigid_default_weights.iter().map(Vec::len);
-        if let Some((&got, want)) = frame
-            .rigid_targets
-            .iter()
-            .zip(targets)
-            .find(|(got, want)| **got != *want)
-        {
-            return Err(wrong("rigid morph target", got, want));
-        }
-        for ((out, mesh), (w, &t)) in frame
-            .rigid
-            .iter()
-            .zip(&self.rigid)
-            .zip(frame.rigid_weights.iter().zip(&frame.rigid_targets))
-        {
+        check_weights(
+            (&frame.rigid_weights, &frame.rigid_targets),
+            &self.rigid_default_weights,
+            frame.instances,
+            ("rigid morph target", "rigid morph weight"),
+        )
+        .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
+        for (out, mesh) in frame.rigid.iter().zip(&self.rigid) {
             let per_instance = |len: usize| len.checked_div(frame.instances).unwrap_or(len);
             if out.positions.len() != mesh.vertex_count().saturating_mul(frame.instances) {
                 return Err(wrong(
@@ -499,11 +523,7 @@ impl Character {
                     return Err(wrong(part, usize::from(made_for), usize::from(here)));
                 }
             }
-            if w.len() != t.saturating_mul(frame.instances) {
-                return Err(wrong("rigid morph weight", per_instance(w.len()), t));
-            }
         }
-        let targets = self.mesh_default_weights.iter().map(Vec::len);
         if frame.mesh_targets.len() != self.meshes.len()
             || frame.mesh_weights.len() != self.meshes.len()
             || frame.morphed.len() != self.meshes.len()
@@ -514,21 +534,19 @@ impl Character {
                 self.meshes.len(),
             ));
         }
-        for ((((w, &got), want), (copies, morph)), mesh) in frame
-            .mesh_weights
+        check_weights(
+            (&frame.mesh_weights, &frame.mesh_targets),
+            &self.mesh_default_weights,
+            frame.instances,
+            ("morph target", "morph weight"),
+        )
+        .map_err(|(part, made_for, here)| wrong(part, made_for, here))?;
+        for ((copies, morph), mesh) in frame
+            .morphed
             .iter()
-            .zip(&frame.mesh_targets)
-            .zip(targets)
-            .zip(frame.morphed.iter().zip(&self.mesh_morphs))
+            .zip(&self.mesh_morphs)
             .zip(&self.meshes)
         {
-            if got != want {
-                return Err(wrong("morph target", got, want));
-            }
-            if w.len() != got.saturating_mul(frame.instances) {
-                let per_instance = w.len().checked_div(frame.instances).unwrap_or(w.len());
-                return Err(wrong("morph weight", per_instance, got));
-            }
             // The morphed copies: one at least per mesh with targets, each grouped as the mesh is
             // (the morph checks the groups again before it writes).
             let fits = match morph {

@@ -3,7 +3,7 @@
 //! instance's model matrix of the mesh's joint, as a single [`Frame`](crate::Frame)'s rigid stage does
 //! for one character ([`Character::rigid`]), with the same bits.
 
-use super::crowd::{set_instance_weights, CrowdFrame};
+use super::crowd::{instance_range, set_instance_weights, CrowdFrame};
 use super::frame::SkinnedVertices;
 use super::Character;
 use crate::backend::KernelFamily;
@@ -124,8 +124,8 @@ impl Character {
                     .models
                     .model(i, joint)
                     .ok_or(broken("crowd model matrices", i))?;
-                let w = weights
-                    .get(i * targets..(i + 1) * targets)
+                let w = instance_range(i, targets)
+                    .and_then(|range| weights.get(range))
                     .ok_or(broken("rigid mesh morph weights", i))?;
                 let got = all.positions.len();
                 let out = mesh

@@ -11,7 +11,7 @@
 //! On [`Threads::All`] the instances are split into one run per thread of rayon's pool, each with its
 //! own copy of the mesh.
 
-use super::crowd::{set_instance_weights, CrowdFrame};
+use super::crowd::{instance_range, set_instance_weights, CrowdFrame};
 use super::frame::SkinnedVertices;
 use super::morph::SkinnedMorph;
 use super::Character;
@@ -313,8 +313,8 @@ fn instance_run<'a, T>(
     per: usize,
     what: &'static str,
 ) -> Result<&'a [T], Error> {
-    i.checked_mul(per)
-        .and_then(|start| all.get(start..start.checked_add(per)?))
+    instance_range(i, per)
+        .and_then(|range| all.get(range))
         .ok_or(Error::CountMismatch {
             what,
             expected: i.saturating_add(1).saturating_mul(per),

@@ -4,6 +4,7 @@
 use super::sampling::{Located, Property, Wrap};
 use super::{GltfError, GltfScene};
 use crate::backend::Resolved;
+use crate::character::crowd::instance_range;
 use crate::crowd_buffers::level_block;
 use crate::layout::crowd::{CROWD_LANES, TRS_ELEMENTS};
 use crate::{CrowdFrame, CrowdPose, Error, Precision, Threads};
@@ -173,11 +174,6 @@ impl GltfScene {
             expected: instances,
             got,
         };
-        // Instance i's run of each mesh's weights (`targets` per instance).
-        fn run(all: &mut [f32], i: usize, targets: usize) -> Option<&mut [f32]> {
-            let start = i.checked_mul(targets)?;
-            all.get_mut(start..start.checked_add(targets)?)
-        }
         for (i, (&c, &time)) in clips.iter().zip(times).enumerate() {
             let clip = self.clips.get(c).ok_or(broken("crowd clips", i))?;
             let t = clip.wrap_time(time, wrap);
@@ -186,7 +182,8 @@ impl GltfScene {
                 (&mut frame.rigid_weights, rigid_defaults),
             ] {
                 for (w, d) in all.iter_mut().zip(defaults) {
-                    run(w, i, d.len())
+                    instance_range(i, d.len())
+                        .and_then(|range| w.get_mut(range))
                         .ok_or(broken("morph weights", i))?
                         .copy_from_slice(d);
                 }
@@ -199,7 +196,8 @@ impl GltfScene {
                     for &m in meshes {
                         let targets = defaults.get(m).map_or(0, Vec::len);
                         let w = all.get_mut(m).ok_or(broken("morphed meshes", m))?;
-                        ch.sample_into(t, run(w, i, targets).ok_or(broken("morph weights", i))?);
+                        let run = instance_range(i, targets).and_then(|range| w.get_mut(range));
+                        ch.sample_into(t, run.ok_or(broken("morph weights", i))?);
                     }
                 }
             }
