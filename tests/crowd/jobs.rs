@@ -397,6 +397,29 @@ fn the_crowd_skinning_job_skins_each_instance_with_its_palette() {
 /// `SkinningJob::dual_quaternion`, on every backend and on one thread or the pool; with a joint twisted
 /// half a turn, a vertex shared by it and its parent keeps its distance from the twist axis, where
 /// linear blending pinches it.
+/// The palettes of a crowd of a two-joint arm (bind pose at the identity) posed by `pose` and placed
+/// by `roots`.
+fn arm_palettes(skeleton: &Skeleton, pose: &CrowdPose, roots: &[Mat4]) -> CrowdPalettes {
+    let instances = pose.instances();
+    let mut models = CrowdModels::new(skeleton, instances).unwrap();
+    CrowdLocalToModelJob::new(skeleton, pose, &mut models)
+        .roots(roots)
+        .run()
+        .unwrap();
+    let mut palettes = CrowdPalettes::new(2, instances).unwrap();
+    let level = skeleton.level_indices(&[0, 1]).unwrap();
+    CrowdPaletteJob::new(
+        skeleton,
+        &models,
+        &level,
+        &[Mat4::IDENTITY; 2],
+        &mut palettes,
+    )
+    .run()
+    .unwrap();
+    palettes
+}
+
 #[test]
 fn the_crowd_skinning_job_skins_dual_quaternions() {
     use ispc_skinning::{dual_quat_palette, DualQuatEntry, Skinning, SkinningJob};
@@ -423,21 +446,7 @@ fn the_crowd_skinning_job_skins_dual_quaternions() {
         let twist = glam::Quat::from_rotation_x(std::f32::consts::PI * i as f32 / 18.0);
         pose.set_joint(i, 1, Vec3::ZERO, twist, Vec3::ONE).unwrap();
     }
-    let mut models = CrowdModels::new(&skeleton, instances).unwrap();
-    CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
-        .run()
-        .unwrap();
-    let mut palettes = CrowdPalettes::new(2, instances).unwrap();
-    let level = skeleton.level_indices(&[0, 1]).unwrap();
-    CrowdPaletteJob::new(
-        &skeleton,
-        &models,
-        &level,
-        &[Mat4::IDENTITY; 2],
-        &mut palettes,
-    )
-    .run()
-    .unwrap();
+    let palettes = arm_palettes(&skeleton, &pose, &vec![Mat4::IDENTITY; instances]);
     for backend in backends_here() {
         for threads in [Threads::One, Threads::All] {
             let mut p = vec![Vec3::NAN; 8 * instances];
@@ -485,22 +494,7 @@ fn a_crowd_skinning_overflow_names_the_instance() {
         glam::Quat::IDENTITY,
         Vec3::splat(2e38),
     );
-    let mut models = CrowdModels::new(&skeleton, instances).unwrap();
-    CrowdLocalToModelJob::new(&skeleton, &pose, &mut models)
-        .roots(&roots)
-        .run()
-        .unwrap();
-    let mut palettes = CrowdPalettes::new(2, instances).unwrap();
-    let level = skeleton.level_indices(&[0, 1]).unwrap();
-    CrowdPaletteJob::new(
-        &skeleton,
-        &models,
-        &level,
-        &[Mat4::IDENTITY; 2],
-        &mut palettes,
-    )
-    .run()
-    .unwrap();
+    let palettes = arm_palettes(&skeleton, &pose, &roots);
     for backend in backends_here() {
         for threads in [Threads::One, Threads::All] {
             for skinning in [Skinning::Linear, Skinning::DualQuaternion] {

@@ -43,6 +43,18 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Write as _;
 
+/// A `joints`-joint humanoid standing up the y axis (joint j at 0.2 j, unrotated, unscaled) and its skin
+/// bound where it rests: the rig of the rigid-mesh and morph-target crowd tests.
+fn upright_rig(joints: usize) -> (Skeleton, Vec<Vec3>, Vec<Quat>, Vec<Vec3>, CharacterSkin) {
+    let skeleton = Skeleton::from_parents(&scenes::humanoid_parents(joints)).unwrap();
+    let t: Vec<Vec3> = (0..joints)
+        .map(|j| Vec3::new(0.0, 0.2 * j as f32, 0.0))
+        .collect();
+    let (q, s) = (vec![Quat::IDENTITY; joints], vec![Vec3::ONE; joints]);
+    let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).unwrap();
+    (skeleton, t, q, s, skin)
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The largest allocation one call makes on this thread.
 

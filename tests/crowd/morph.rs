@@ -7,34 +7,25 @@
 //! boxes hold the morphed vertices, and `set_mesh_weights` keeps its rules.
 
 use super::backends_here;
-use crate::common::{scenes, Rng};
+use crate::common::{random_vec3, scenes, Rng};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::{
-    Attribute, Character, CharacterSkin, Error, MeshInput, MorphTargets, Precision, PrepareOptions,
-    Skeleton, SkinnedMesh, Skinning, Threads, Trs, VertexOutputs,
+    Attribute, Character, Error, MeshInput, MorphTargets, Precision, PrepareOptions, SkinnedMesh,
+    Skinning, Threads, Trs, VertexOutputs,
 };
 
 const JOINTS: usize = 12;
 const VERTICES: usize = 45;
 const TARGETS: usize = 3;
 
-fn vec3(rng: &mut Rng, r: f32) -> Vec3 {
-    Vec3::new(rng.range(-r, r), rng.range(-r, r), rng.range(-r, r))
-}
-
 /// A 12-joint humanoid with one skinned mesh of 45 vertices (one to four influences, normals and
 /// tangents) and three morph targets: one moves every attribute, one positions only, one normals and
 /// tangents only.
 fn character(rng: &mut Rng) -> Character {
-    let skeleton = Skeleton::from_parents(&scenes::humanoid_parents(JOINTS)).unwrap();
-    let t: Vec<Vec3> = (0..JOINTS)
-        .map(|j| Vec3::new(0.0, 0.2 * j as f32, 0.0))
-        .collect();
-    let (q, s) = (vec![Quat::IDENTITY; JOINTS], vec![Vec3::ONE; JOINTS]);
-    let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).unwrap();
-    let positions: Vec<Vec3> = (0..VERTICES).map(|_| vec3(rng, 1.0)).collect();
+    let (skeleton, t, q, s, skin) = super::upright_rig(JOINTS);
+    let positions: Vec<Vec3> = (0..VERTICES).map(|_| random_vec3(rng, -1.0..1.0)).collect();
     let normals: Vec<Vec3> = (0..VERTICES)
-        .map(|_| vec3(rng, 1.0).normalize_or(Vec3::Y))
+        .map(|_| random_vec3(rng, -1.0..1.0).normalize_or(Vec3::Y))
         .collect();
     let tangents: Vec<Vec4> = normals
         .iter()
@@ -66,8 +57,9 @@ fn character(rng: &mut Rng) -> Character {
     .normals(Attribute::vec3(&normals))
     .tangents(Attribute::vec4(&tangents));
     let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).unwrap();
-    let deltas =
-        |rng: &mut Rng, r: f32| -> Vec<Vec3> { (0..VERTICES).map(|_| vec3(rng, r)).collect() };
+    let deltas = |rng: &mut Rng, r: f32| -> Vec<Vec3> {
+        (0..VERTICES).map(|_| random_vec3(rng, -r..r)).collect()
+    };
     let targets = MorphTargets::new(
         VERTICES,
         vec![Some(deltas(rng, 0.3)), Some(deltas(rng, 0.2)), None],
@@ -82,11 +74,19 @@ fn character(rng: &mut Rng) -> Character {
 }
 
 /// Asserts `got` equals `want`: bit for bit where `exact`, else within 1e-5 of the largest coordinate.
-fn same<const N: usize>(what: &str, got: &[[f32; N]], want: &[[f32; N]], exact: bool) {
+fn same<T: AsRef<[f32; N]> + std::fmt::Debug, const N: usize>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    exact: bool,
+) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let size = want.iter().flatten().fold(1.0f32, |m, x| m.max(x.abs()));
+    let size = want
+        .iter()
+        .flat_map(|w| *w.as_ref())
+        .fold(1.0f32, |m, x| m.max(x.abs()));
     for (v, (g, w)) in got.iter().zip(want).enumerate() {
-        for (a, b) in g.iter().zip(w) {
+        for (a, b) in g.as_ref().iter().zip(w.as_ref()) {
             let ok = if exact {
                 a.to_bits() == b.to_bits()
             } else {
@@ -108,7 +108,7 @@ fn each_instance_morphs_and_skins_as_a_frame_would() {
             let pose = scenes::animated_pose(JOINTS, 0.3 * i as f32, true, i as u64);
             let root = Mat4::from_rotation_translation(
                 Quat::from_rotation_y(0.1 * i as f32),
-                vec3(&mut rng, 5.0),
+                random_vec3(&mut rng, -5.0..5.0),
             );
             let w: Vec<f32> = if i % 4 == 0 {
                 vec![0.0; TARGETS]
@@ -161,48 +161,17 @@ fn each_instance_morphs_and_skins_as_a_frame_would() {
                         character.evaluate(&mut frame).unwrap();
                         let want = &frame.meshes()[0];
                         let p = crowd.positions(0, i).unwrap();
-                        same(
-                            &format!("{what} positions"),
-                            &p.iter().map(|v| v.to_array()).collect::<Vec<_>>(),
-                            &want
-                                .positions
-                                .iter()
-                                .map(|v| v.to_array())
-                                .collect::<Vec<_>>(),
-                            exact,
-                        );
+                        same(&format!("{what} positions"), p, &want.positions, exact);
                         same(
                             &format!("{what} normals"),
-                            &crowd
-                                .normals(0, i)
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.to_array())
-                                .collect::<Vec<_>>(),
-                            &want
-                                .normals
-                                .as_ref()
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.to_array())
-                                .collect::<Vec<_>>(),
+                            crowd.normals(0, i).unwrap(),
+                            want.normals.as_deref().unwrap(),
                             exact,
                         );
                         same(
                             &format!("{what} tangents"),
-                            &crowd
-                                .tangents(0, i)
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.to_array())
-                                .collect::<Vec<_>>(),
-                            &want
-                                .tangents
-                                .as_ref()
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.to_array())
-                                .collect::<Vec<_>>(),
+                            crowd.tangents(0, i).unwrap(),
+                            want.tangents.as_deref().unwrap(),
                             exact,
                         );
                         // The instance's boxes, the skin stage's and the pose's, hold every vertex.

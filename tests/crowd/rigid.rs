@@ -4,28 +4,19 @@
 //! (`CrowdFrame::bounds`, `Character::crowd_pose_bounds`) hold them; `set_rigid_weights` keeps its rules.
 
 use super::backends_here;
-use crate::common::{scenes, Rng};
-use glam::{Mat4, Quat, Vec3};
+use crate::common::{random_vec3, scenes, Rng};
+use glam::{Mat4, Vec3};
 use ispc_skinning::{
-    Attribute, Character, CharacterSkin, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh,
-    Skeleton, SkinnedMesh, Threads, Trs, VertexOutputs,
+    Attribute, Character, Error, MeshInput, MorphTargets, PrepareOptions, RigidMesh, SkinnedMesh,
+    Threads, Trs, VertexOutputs,
 };
 
 const JOINTS: usize = 12;
 
-fn vec3(rng: &mut Rng, r: f32) -> Vec3 {
-    Vec3::new(rng.range(-r, r), rng.range(-r, r), rng.range(-r, r))
-}
-
 /// A 12-joint humanoid with one skinned triangle and two rigid meshes: a cube with normals, tangents
 /// and two morph targets on joint 7, and a plain quad on joint 3.
 fn character(rng: &mut Rng) -> Character {
-    let skeleton = Skeleton::from_parents(&scenes::humanoid_parents(JOINTS)).unwrap();
-    let t: Vec<Vec3> = (0..JOINTS)
-        .map(|j| Vec3::new(0.0, 0.2 * j as f32, 0.0))
-        .collect();
-    let (q, s) = (vec![Quat::IDENTITY; JOINTS], vec![Vec3::ONE; JOINTS]);
-    let skin = CharacterSkin::from_bind_pose(&skeleton, &t, &q, &s).unwrap();
+    let (skeleton, t, q, s, skin) = super::upright_rig(JOINTS);
     let positions = [Vec3::ZERO, Vec3::X, Vec3::Y];
     let mesh = SkinnedMesh::prepare(
         &MeshInput::new(
@@ -52,7 +43,8 @@ fn character(rng: &mut Rng) -> Character {
                 .extend(if i % 2 == 0 { 1.0 } else { -1.0 })
         })
         .collect();
-    let deltas = |rng: &mut Rng| -> Vec<Vec3> { (0..8).map(|_| vec3(rng, 0.3)).collect() };
+    let deltas =
+        |rng: &mut Rng| -> Vec<Vec3> { (0..8).map(|_| random_vec3(rng, -0.3..0.3)).collect() };
     let targets = MorphTargets::new(
         8,
         vec![Some(deltas(rng)), Some(deltas(rng))],
@@ -102,7 +94,7 @@ fn each_instance_draws_its_rigid_meshes_as_a_frame_would() {
                         scales: &s,
                     };
                     crowd.pose_mut().set_instance(i, trs).unwrap();
-                    crowd.roots_mut()[i] = Mat4::from_translation(vec3(&mut rng, 5.0));
+                    crowd.roots_mut()[i] = Mat4::from_translation(random_vec3(&mut rng, -5.0..5.0));
                     // Instance 0 keeps the character's weights (all zero: no morph).
                     let w = if i == 0 {
                         vec![0.0, 0.0]
