@@ -42,7 +42,9 @@ struct SkinGroupArgs {
     int32 readable;         // vertices from the first whose inputs may be prefetched (0: no prefetching)
     int32 renormalize;      // RENORM_NONE, RENORM_PRECISE or RENORM_FAST, for normals and tangents
     int32 dual_quaternion;  // 0: linear blend skinning with palette matrices; 1: dual-quaternion skinning
-                            // with DualQuatEntry palette entries (same 16-float stride)
+                            // with DualQuatEntry palette entries (same 16-float stride); 2: the same
+                            // without its scale-and-shear phase (every S the identity, weights summing
+                            // to 1: see blend_dq)
     const float * blocks;   // the call's first AoSoA block
     const uint32 * joints;  // per vertex k palette offsets (joint times 16) or packed influences, from the
                             // call's first vertex
@@ -117,6 +119,7 @@ struct SkinCall {
     uniform float * uniform tng;
     uniform float * uniform bounds;
     uniform int components, first, count, readable, renormalize;
+    uniform bool scaled;  // dual quaternions: run the scale-and-shear phase (see blend_dq)
     uniform int pos_stride, nrm_stride, tng_stride;
 };
 
@@ -125,11 +128,20 @@ struct SkinCall {
 // dual quaternion (real part r, dual part d = (t, 0) r / 2) after a symmetric scale-and-shear matrix S
 // in bind space. Per vertex, S's are blended linearly (phase 1, applied to the bind-space attributes) and
 // the dual quaternions with each influence's sign chosen so that its real part lies in the hemisphere of
-// the sum of the real parts before it (Kavan et al. compare with the first influence; the running sum
-// also serves a first influence of weight zero, and needs four registers fewer), then normalized by the real part's length (phase 2, a rigid motion). A vertex
+// the sum of the real parts before it, then normalized by the real part's length (phase 2, a rigid
+// motion). Kavan et al. compare with the first influence; the running sum also serves a first influence
+// of weight zero, and it keeps the summed real part at least sqrt(sum of w_i^2) long (each term adds
+// its square at least), which Character::pose_bounds relies on. Its price is a chain from each
+// influence's sums through the next one's dot product, compare and sums: the dot product is summed as
+// two pairs, so the chain is one multiply-add shorter than a left-to-right sum. A vertex
 // whose blended real part is (nearly) zero takes the identity motion. Normals and tangents are moved as
 // positions without the translation: S then the rotation, as the linear kernel moves them by its blended
 // 3x3 (see SkinningJob).
+//
+// Where every entry's S is exactly the identity and the mesh's weights sum to 1 (the Rust side decides,
+// per call: src/skinning/job.rs, dual_quat_scaled), phase 1 is the identity and is skipped (scaled
+// false): no S is read, blended or applied. Rigid skeletons get such entries from dual_quat_palette,
+// which stores an S within rounding of the identity as the identity.
 //
 // An entry is 16 floats: r x y z w, d x y z w, S as s00 s01 s02 s11 s12 s22, then two zeros. Each lane
 // reads its influences' entries with columns8 (two halves of eight floats, no gathers).
@@ -142,8 +154,8 @@ struct GangDq {
 // The blended S, r and d of the gang's W vertices, one vertex per lane (vertex v's K influences start at
 // jp + K * v and wp + K * v; jp, rigid and compact as in blend_chunk).
 static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform bool compact,
-                                      uniform const uint32 * uniform jp, uniform const float * uniform wp,
-                                      uniform const float palette[])
+                                      uniform bool scaled, uniform const uint32 * uniform jp,
+                                      uniform const float * uniform wp, uniform const float palette[])
 {
     varying GangDq g;
 #pragma unroll
@@ -166,8 +178,9 @@ static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform
         varying float e[8];
         columns8(palette, lane, 0, e);
         const varying float w = weight[programIndex];
-        // The hemisphere of the real parts summed so far (none for the first influence).
-        const varying float dot = e[0] * rx + e[1] * ry + e[2] * rz + e[3] * rw;
+        // The hemisphere of the real parts summed so far (none for the first influence), summed as
+        // (x + y) + (z + w), as the reference does.
+        const varying float dot = (e[0] * rx + e[1] * ry) + (e[2] * rz + e[3] * rw);
         const varying float sw = dot < 0.0f ? -w : w;
         rx = rx + sw * e[0];
         ry = ry + sw * e[1];
@@ -178,11 +191,13 @@ static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform
         dz = dz + sw * e[6];
         dw = dw + sw * e[7];
 #if W != 8
-        varying float f[8];
-        columns8(palette, lane, 1, f);
+        if (scaled) {
+            varying float f[8];
+            columns8(palette, lane, 1, f);
 #pragma unroll
-        for (uniform int c = 0; c < 6; c++)
-            g.s[c] = g.s[c] + w * f[c];
+            for (uniform int c = 0; c < 6; c++)
+                g.s[c] = g.s[c] + w * f[c];
+        }
 #endif
     }
     g.r[0] = rx;
@@ -194,6 +209,8 @@ static inline varying GangDq blend_dq(uniform int K, uniform bool rigid, uniform
     g.d[2] = dz;
     g.d[3] = dw;
 #if W == 8
+    if (!scaled)
+        return g;
     // AVX2 blends S horizontally after the dual quaternions, vertex by vertex (one load and one
     // multiply-add per influence: lane l holds float 8 + l of the entries), and transposes the eight
     // sums once: per influence, columns8 of the entries' second halves cost 32 instructions, and its
@@ -268,7 +285,7 @@ static inline void skin_gang(uniform bool DQ, uniform int K, uniform bool rigid,
     uniform const float * uniform a = c.blocks + (v0 / VBLOCK) * (c.components * VBLOCK) + v0 % VBLOCK;
     varying float x, y, z, nx = 0.0f, ny = 0.0f, nz = 0.0f, tx = 0.0f, ty = 0.0f, tz = 0.0f, tw = 0.0f;
     if (DQ) {
-        const varying GangDq D = blend_dq(K, rigid, compact, jp, wp, c.palette);
+        const varying GangDq D = blend_dq(K, rigid, compact, c.scaled, jp, wp, c.palette);
         const varying float len2 = D.r[0] * D.r[0] + D.r[1] * D.r[1] + D.r[2] * D.r[2] + D.r[3] * D.r[3];
         const varying bool moved = len2 > DQ_MIN_LEN2;
         const varying float inv = 1.0f / sqrt(moved ? len2 : 1.0f);
@@ -279,7 +296,8 @@ static inline void skin_gang(uniform bool DQ, uniform int K, uniform bool rigid,
         x = a[programIndex];
         y = a[VBLOCK + programIndex];
         z = a[2 * VBLOCK + programIndex];
-        scale_shear(D.s, x, y, z);
+        if (c.scaled)
+            scale_shear(D.s, x, y, z);
         rotate_by(rx, ry, rz, rw, x, y, z);
         // The translation 2 (w d - du r + r x d), du the dual part's w.
         x = x + 2.0f * (rw * dx - du * rx + (ry * dz - rz * dy));
@@ -289,7 +307,8 @@ static inline void skin_gang(uniform bool DQ, uniform int K, uniform bool rigid,
             nx = a[3 * VBLOCK + programIndex];
             ny = a[4 * VBLOCK + programIndex];
             nz = a[5 * VBLOCK + programIndex];
-            scale_shear(D.s, nx, ny, nz);
+            if (c.scaled)
+                scale_shear(D.s, nx, ny, nz);
             rotate_by(rx, ry, rz, rw, nx, ny, nz);
             if (RN)
                 unit3(nx, ny, nz, c.renormalize);
@@ -299,7 +318,8 @@ static inline void skin_gang(uniform bool DQ, uniform int K, uniform bool rigid,
             ty = a[7 * VBLOCK + programIndex];
             tz = a[8 * VBLOCK + programIndex];
             tw = a[9 * VBLOCK + programIndex];
-            scale_shear(D.s, tx, ty, tz);
+            if (c.scaled)
+                scale_shear(D.s, tx, ty, tz);
             rotate_by(rx, ry, rz, rw, tx, ty, tz);
             if (RN)
                 unit3(tx, ty, tz, c.renormalize);
@@ -541,6 +561,7 @@ export void EXPORT(skin_group)(uniform const SkinGroupArgs * uniform a)
     c.count = a->count;
     c.readable = a->readable;
     c.renormalize = a->renormalize;
+    c.scaled = a->dual_quaternion == 1;
     c.pos_stride = a->pos_stride;
     c.nrm_stride = a->nrm_stride;
     c.tng_stride = a->tng_stride;

@@ -113,7 +113,7 @@ pub use ffi::Runnable;
 pub use isa::{build_info, BuildInfo, Isa, Unavailable};
 pub use layout::blend::BlendLayer;
 pub use layout::crowd::{CROWD_LANES, MAX_CROWD_ELEMENTS, MAX_CROWD_INSTANCES, MAX_CROWD_JOINTS};
-pub use layout::dual_quat::DualQuatEntry;
+pub use layout::dual_quat::{DualQuatEntry, DUAL_QUAT_RIGID_TOLERANCE};
 pub use layout::format::Format;
 pub use layout::hierarchy::MAX_JOINTS;
 pub use layout::mesh::{MAX_INFLUENCES, MAX_VERTICES};

@@ -3,7 +3,8 @@
 //! AArch64 NEON under qemu, x86-64 Windows under wine, and the reference everywhere).
 //!
 //! Each stage's output (local to model, palette, dual-quaternion entries, linear and dual-quaternion
-//! skinning) is hashed (FNV-1a over the floats' bits) and compared with the hash recorded below, which
+//! skinning, and dual-quaternion skinning of a rigid skeleton, which skips the scale-and-shear phase)
+//! is hashed (FNV-1a over the floats' bits) and compared with the hash recorded below, which
 //! was computed on the reference backend: a platform whose bits differ anywhere fails here with the
 //! stage that differs. The inputs come from the tests' own generator, in plain f32 arithmetic, so that
 //! they are the same bits everywhere too (no `sin`, no platform math library, no SIMD-dependent glam
@@ -24,12 +25,13 @@ use ispc_skinning::{
 
 /// The hashes every platform must reproduce, one per stage, for `POSES` random poses of the rig, as
 /// the reference backend computed them on x86-64 Linux (and every ISA there agreed).
-const EXPECTED: [(&str, u64); 5] = [
+const EXPECTED: [(&str, u64); 6] = [
     ("local to model", 0x2d89_f345_ed6d_e3bf),
     ("palette", 0xc5e9_4002_7fc8_efc1),
     ("dual-quaternion entries", 0x6078_6fdc_6fbf_60fd),
     ("linear skinning", 0x01e5_b504_0544_2604),
     ("dual-quaternion skinning", 0xebbe_ae34_29f0_2313),
+    ("rigid dual-quaternion skinning", 0x9fa1_4f83_2109_67ad),
 ];
 const JOINTS: usize = 67;
 const VERTICES: usize = 1_027;
@@ -78,8 +80,13 @@ fn trs(rng: &mut Rng) -> Mat4 {
     ))
 }
 
+/// A rigid motion: a translation and a rotation, no scale.
+fn rigid_trs(rng: &mut Rng) -> Mat4 {
+    Mat4::from_cols_array(&trs_matrix(vec3(rng, -1.0, 1.0), quat(rng), Vec3::ONE))
+}
+
 /// The stage hashes of `POSES` poses on one backend.
-fn stage_hashes(backend: Backend) -> Result<[u64; 5], String> {
+fn stage_hashes(backend: Backend) -> Result<[u64; 6], String> {
     let err = |e: ispc_skinning::Error| e.to_string();
     let mut rng = Rng::new(2026);
     let skeleton = Skeleton::from_parents(&humanoid_parents(JOINTS)).map_err(err)?;
@@ -127,7 +134,10 @@ fn stage_hashes(backend: Backend) -> Result<[u64; 5], String> {
         influences: None,
     };
     let mesh = SkinnedMesh::prepare(&input, &PrepareOptions::new(JOINTS)).map_err(err)?;
-    let mut hashes: [Hash; 5] = std::array::from_fn(|_| Hash::new());
+    // The rigid skeleton's inputs come from a generator of their own, so the other stages' stay.
+    let mut rigid_rng = Rng::new(2027);
+    let rigid_binds: Vec<Mat4> = (0..JOINTS).map(|_| rigid_trs(&mut rigid_rng)).collect();
+    let mut hashes: [Hash; 6] = std::array::from_fn(|_| Hash::new());
     for _ in 0..POSES {
         let t: Vec<Vec3> = (0..JOINTS).map(|_| vec3(&mut rng, -0.5, 0.5)).collect();
         let q: Vec<Quat> = (0..JOINTS).map(|_| quat(&mut rng)).collect();
@@ -176,6 +186,44 @@ fn stage_hashes(backend: Backend) -> Result<[u64; 5], String> {
             hashes[stage].floats(p.iter().chain(&n).flat_map(|v| v.to_array()));
             hashes[stage].floats(tg.iter().flat_map(|v| v.to_array()));
         }
+        // The same pose without scales, on rigid inverse binds: every entry is rigid, so the dual
+        // quaternions skip their first phase.
+        let ones = vec![Vec3::ONE; JOINTS];
+        let locals = Locals::Trs(Trs {
+            translations: &t,
+            rotations: &q,
+            scales: &ones,
+        });
+        LocalToModelJob::new(&skeleton, locals, &mut models)
+            .root(rigid_trs(&mut rigid_rng))
+            .backend(backend)
+            .precision(Precision::Deterministic)
+            .run()
+            .map_err(err)?;
+        PaletteJob::new(&models, &rigid_binds, &mut palette)
+            .backend(backend)
+            .precision(Precision::Deterministic)
+            .run()
+            .map_err(err)?;
+        dual_quat_palette(&palette, &mut dq).map_err(err)?;
+        if !dq.iter().all(DualQuatEntry::is_rigid) {
+            return Err("a rigid skeleton's dual-quaternion entry is not rigid".into());
+        }
+        let (mut p, mut n, mut tg) = (
+            vec![Vec3::ZERO; VERTICES],
+            vec![Vec3::ZERO; VERTICES],
+            vec![Vec4::ZERO; VERTICES],
+        );
+        let out = SkinOutput::positions_normals_tangents(&mut p, &mut n, &mut tg);
+        SkinningJob::dual_quaternion(&mesh, &dq, out)
+            .backend(backend)
+            .renormalize(Renormalize::Precise)
+            .precision(Precision::Deterministic)
+            .run()
+            .map_err(err)?;
+        hashes[5].floats(dq.iter().flat_map(|e| *e.as_floats()));
+        hashes[5].floats(p.iter().chain(&n).flat_map(|v| v.to_array()));
+        hashes[5].floats(tg.iter().flat_map(|v| v.to_array()));
     }
     Ok(hashes.map(|h| h.0))
 }
@@ -235,10 +283,10 @@ fn frame_hash(frame: &ispc_skinning::Frame) -> u64 {
 #[cfg(feature = "gltf")]
 const ASSET_HASHES: [(&str, u64); 6] = [
     ("SimpleSkin/SimpleSkin.gltf", 0x9d1e_b9ba_f48b_4d53),
-    ("RiggedSimple/RiggedSimple.glb", 0x6469_729e_7425_e17c),
-    ("RiggedFigure/RiggedFigure.glb", 0x92fe_3177_d54c_e2a9),
-    ("CesiumMan/CesiumMan.glb", 0x446a_defd_9524_7f7c),
-    ("Fox/Fox.glb", 0xfa3f_d33c_d739_f0c1),
+    ("RiggedSimple/RiggedSimple.glb", 0x310c_f0f1_5732_1182),
+    ("RiggedFigure/RiggedFigure.glb", 0x6f70_f7e0_3ce2_6dfb),
+    ("CesiumMan/CesiumMan.glb", 0xcbd2_95d0_aed5_072a),
+    ("Fox/Fox.glb", 0x82e9_bdbe_4583_9020),
     ("RobotExpressive/RobotExpressive.glb", 0xd9e9_21a0_fd41_a4d0),
 ];
 

@@ -9,7 +9,7 @@ use common::{backends, random_transform, random_vec3, Rng};
 use glam::{Mat4, Quat, Vec3};
 use ispc_skinning::{
     dual_quat_palette, Backend, DualQuatEntry, Error, MeshInput, PaletteMatrix, PrepareOptions,
-    SkinOutput, SkinnedMesh, SkinningJob,
+    SkinOutput, SkinnedMesh, SkinningJob, WeightPolicy, DUAL_QUAT_RIGID_TOLERANCE,
 };
 
 /// The entries of a palette, unwrapped.
@@ -249,7 +249,7 @@ fn a_vertex_without_weight_stays_at_the_origin() {
     let mesh = SkinnedMesh::prepare(
         &MeshInput::from_influences(&pos, &joints, &weights),
         &PrepareOptions {
-            weights: ispc_skinning::WeightPolicy::Keep,
+            weights: WeightPolicy::Keep,
             ..PrepareOptions::new(2)
         },
     )
@@ -263,6 +263,94 @@ fn a_vertex_without_weight_stays_at_the_origin() {
             .run()
             .unwrap();
         assert_eq!(out, vec![Vec3::ZERO; 3], "{backend:?}");
+    }
+}
+
+#[test]
+fn a_rigid_motion_is_stored_rigid_and_a_scale_is_not() {
+    let mut rng = Rng::new(21);
+    for _ in 0..200 {
+        let m = random_transform(&mut rng, 1.0..1.0, -50.0..50.0);
+        let e = DualQuatEntry::from_palette(&PaletteMatrix::from_mat4(m));
+        assert!(e.is_rigid(), "{m:?}: {:?}", e.scale_shear());
+        assert!(worst_reconstruction(m) < 1e-5, "{m:?}");
+    }
+    assert!(DualQuatEntry::IDENTITY.is_rigid());
+    // Just past the tolerance in one element: kept as it is.
+    let scale = 1.0 + 2.0 * DUAL_QUAT_RIGID_TOLERANCE as f32;
+    for s in [Vec3::new(scale, 1.0, 1.0), Vec3::new(1.0, 1.0, 1.0 / scale)] {
+        let e = DualQuatEntry::from_palette(&PaletteMatrix::from_mat4(Mat4::from_scale(s)));
+        assert!(!e.is_rigid(), "{s:?}: {:?}", e.scale_shear());
+    }
+}
+
+/// A rigid skeleton skips the scale-and-shear phase only where the weights sum to 1: kept weights that
+/// sum to a half still scale the vertex by a half, as linear blending does.
+#[test]
+fn rigid_entries_with_kept_weights_still_scale_by_the_weight_sum() {
+    let pos = vec![Vec3::new(1.0, 2.0, 3.0); 20];
+    let joints = vec![[0u16, 1]; 20];
+    let m = Mat4::from_rotation_translation(Quat::from_rotation_z(0.5), Vec3::new(4.0, 0.0, -1.0));
+    let pal = vec![PaletteMatrix::from_mat4(m); 2];
+    let dq = entries(&pal);
+    assert!(dq.iter().all(DualQuatEntry::is_rigid));
+    for (weights, policy, sum) in [
+        ([0.25f32, 0.25], WeightPolicy::Keep, 0.5f32),
+        ([0.25, 0.75], WeightPolicy::Keep, 1.0),
+        ([0.25, 0.25], WeightPolicy::Normalize, 1.0),
+    ] {
+        let mesh = SkinnedMesh::prepare(
+            &MeshInput::from_influences(&pos, &joints, &[weights; 20]),
+            &PrepareOptions {
+                weights: policy,
+                ..PrepareOptions::new(2)
+            },
+        )
+        .unwrap();
+        let want = m.transform_point3(sum * pos[0]);
+        for backend in backends() {
+            let mut out = vec![Vec3::NAN; 20];
+            SkinningJob::dual_quaternion(&mesh, &dq, SkinOutput::positions(&mut out))
+                .backend(backend)
+                .run()
+                .unwrap();
+            for p in &out {
+                assert!(
+                    (*p - want).abs().max_element() < 1e-5,
+                    "{backend:?} {weights:?} {policy:?}: {p} against {want}"
+                );
+            }
+        }
+    }
+}
+
+/// The bound that lets a run skip checking its outputs (`SkinnedMesh`'s weight sum, magnitude and the
+/// entries' largest float) holds at its edge: a real part barely long enough to be normalized (its
+/// square 4e-20, over the 1e-20 below which the identity is taken) divides a dual part of 2e27 into
+/// 1e37, and the outputs stay finite.
+#[test]
+fn a_run_at_the_edge_of_the_proven_bound_stays_finite() {
+    let pos = vec![Vec3::ONE; 9];
+    let mesh = SkinnedMesh::prepare(
+        &MeshInput::from_influences(&pos, &[[0u16]; 9], &[[1.0f32]; 9]),
+        &PrepareOptions::new(1),
+    )
+    .unwrap();
+    let entries = [DualQuatEntry::from_floats([
+        2e-10, 0.0, 0.0, 0.0, 2e27, 2e27, 2e27, 2e27, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0,
+    ])];
+    for backend in backends() {
+        let mut out = vec![Vec3::NAN; 9];
+        SkinningJob::dual_quaternion(&mesh, &entries, SkinOutput::positions(&mut out))
+            .backend(backend)
+            .run()
+            .unwrap();
+        for p in &out {
+            assert!(
+                p.is_finite() && p.abs().max_element() > 1e36,
+                "{backend:?}: {p}"
+            );
+        }
     }
 }
 

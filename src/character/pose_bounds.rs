@@ -24,6 +24,7 @@ use super::rigid::RigidMesh;
 use super::Character;
 use crate::error::Error;
 use crate::layout::bounds::Bounds;
+use crate::layout::dual_quat::DUAL_QUAT_RIGID_TOLERANCE;
 use crate::layout::output::Skinning;
 use crate::layout::palette::PaletteMatrix;
 use crate::SkinnedMesh;
@@ -191,7 +192,10 @@ fn dual_quat_box(
     // Padded for rounding: (k + 8) epsilons, and the morph's, of the terms' sizes per sum, divided by
     // the real part's length (at least the weight sum over sqrt(k)).
     let eps = (rounding + 16.0 * (k + 8.0)) * k.sqrt() * f32::EPSILON;
-    let pad = (high * terms + k.sqrt() * spread + centre.abs().max_element()) * eps;
+    let pad = (high * terms + k.sqrt() * spread + centre.abs().max_element()) * eps
+        // Entries stored rigid skip S, which was the identity only within DUAL_QUAT_RIGID_TOLERANCE per
+        // element: at most three times that of a point's size.
+        + high * terms * 3.0 * DUAL_QUAT_RIGID_TOLERANCE as f32;
     let r = Vec3::splat(radius + pad);
     b = b.merge(checked(centre - r, centre + r, index)?);
     // A vertex whose weights (nearly) vanish takes the identity motion (the kernel tests the summed

@@ -35,8 +35,12 @@ pub(crate) enum RowsMode {
 pub(crate) enum Entries<'p> {
     /// Palette matrices: the linear kernel.
     Linear(&'p [PaletteMatrix]),
-    /// Dual-quaternion entries: the dual-quaternion kernel.
-    DualQuaternion(&'p [DualQuatEntry]),
+    /// Dual-quaternion entries: the dual-quaternion kernel, with its scale-and-shear phase where
+    /// `scaled` (see `dual_quat_scaled` in src/skinning/job.rs).
+    DualQuaternion {
+        entries: &'p [DualQuatEntry],
+        scaled: bool,
+    },
 }
 
 const _: () = assert!(
@@ -47,7 +51,7 @@ impl Entries<'_> {
     fn len(self) -> usize {
         match self {
             Entries::Linear(p) => p.len(),
-            Entries::DualQuaternion(p) => p.len(),
+            Entries::DualQuaternion { entries, .. } => entries.len(),
         }
     }
 
@@ -55,13 +59,18 @@ impl Entries<'_> {
     fn as_ptr(self) -> *const f32 {
         match self {
             Entries::Linear(p) => p.as_ptr().cast(),
-            Entries::DualQuaternion(p) => p.as_ptr().cast(),
+            Entries::DualQuaternion { entries, .. } => entries.as_ptr().cast(),
         }
     }
 
-    /// The kernel's `dual_quaternion` flag.
+    /// The kernel's `dual_quaternion` flag: 0 linear, 1 dual quaternions with the scale-and-shear
+    /// phase, 2 without it.
     fn flag(self) -> i32 {
-        i32::from(matches!(self, Entries::DualQuaternion(_)))
+        match self {
+            Entries::Linear(_) => 0,
+            Entries::DualQuaternion { scaled: true, .. } => 1,
+            Entries::DualQuaternion { scaled: false, .. } => 2,
+        }
     }
 }
 

@@ -12,13 +12,20 @@
 use crate::layout::palette::PaletteMatrix;
 use glam::{DMat3, DQuat, DVec3, Mat3, Quat, Vec3};
 
+/// How far (in each element) a palette matrix's scale and shear may be from the identity for
+/// [`DualQuatEntry::from_palette`] to store it as the identity: rotations composed in `f32` down a
+/// skeleton and multiplied by inverse bind matrices read from a file are orthonormal only within a few
+/// times 1e-6.
+pub const DUAL_QUAT_RIGID_TOLERANCE: f64 = 1e-5;
+
 /// One entry of a dual-quaternion palette: 16 floats, 64 bytes, 64-byte aligned (the stride of
 /// [`PaletteMatrix`], so one mesh skins with either).
 ///
 /// The floats, in order: the rigid motion's unit dual quaternion, real part `x y z w` then dual part
 /// `x y z w` (the dual part is `(t, 0) * real / 2` for the translation `t`); then the symmetric
 /// scale-and-shear matrix `S` as `s00 s01 s02 s11 s12 s22`; then two zeros. A vertex `p` of a single
-/// influence moves to `R (S p) + t`, which is the palette matrix's `M p` (within rounding); a GPU shader
+/// influence moves to `R (S p) + t`, which is the palette matrix's `M p` (within rounding, and within
+/// [`DUAL_QUAT_RIGID_TOLERANCE`] of `|p|` per element of an `S` stored as the identity); a GPU shader
 /// reads the entry as four `vec4`s.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
@@ -38,7 +45,9 @@ impl DualQuatEntry {
     /// trace(R^T A) for `M`'s 3x3 part `A` (the polar decomposition's rotation where det A > 0), found
     /// as the eigenvector of the largest eigenvalue of Horn's symmetric 4x4 matrix (Jacobi rotations in
     /// f64), so `S = R^T A` is symmetric; a zero scale and a mirror decompose too (a mirror's `S` has a
-    /// negative eigenvalue). The real part has `w >= 0`. The
+    /// negative eigenvalue). An `S` within [`DUAL_QUAT_RIGID_TOLERANCE`] of the identity in every
+    /// element is stored as the identity exactly ([`DualQuatEntry::is_rigid`]). The real part has
+    /// `w >= 0`. The
     /// floats are finite for every finite palette entry whose elements stay below about 1e37 (larger
     /// ones can overflow `S`; [`dual_quat_palette`](crate::dual_quat_palette) names such an entry).
     pub fn from_palette(m: &PaletteMatrix) -> DualQuatEntry {
@@ -56,6 +65,20 @@ impl DualQuatEntry {
         // S = R^T A, symmetrized (its skew part is the search's residual).
         let s = DMat3::from_quat(q).transpose() * a;
         let sym = |i: usize, j: usize| 0.5 * (s.col(j)[i] + s.col(i)[j]);
+        // A rigid motion's S within the rounding of its f32 matrix is stored as the identity exactly,
+        // which lets the kernels skip the scale-and-shear phase (see `is_rigid`).
+        let near_identity = (0..3).all(|i| {
+            (0..3).all(|j| {
+                (sym(i, j) - if i == j { 1.0 } else { 0.0 }).abs() <= DUAL_QUAT_RIGID_TOLERANCE
+            })
+        });
+        let sym = |i: usize, j: usize| {
+            if near_identity {
+                f64::from(u8::from(i == j))
+            } else {
+                sym(i, j)
+            }
+        };
         let real = q;
         // (t, 0) * real / 2: w = -t . r / 2, xyz = (w t + t x r) / 2.
         let rv = DVec3::new(real.x, real.y, real.z);
@@ -107,6 +130,15 @@ impl DualQuatEntry {
     pub fn translation(&self) -> Vec3 {
         let t = self.dual() * self.real().conjugate() * 2.0;
         Vec3::new(t.x, t.y, t.z)
+    }
+
+    /// True when `S` is exactly the identity: a rigid motion, whose dual-quaternion skinning skips the
+    /// scale-and-shear phase (where the mesh's weights sum to 1, see
+    /// [`SkinningJob::dual_quaternion`](crate::SkinningJob::dual_quaternion)).
+    /// [`DualQuatEntry::from_palette`] stores every `S` within [`DUAL_QUAT_RIGID_TOLERANCE`] of the
+    /// identity, in each element, as the identity.
+    pub fn is_rigid(&self) -> bool {
+        self.floats[8..14] == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
     }
 
     /// The symmetric scale-and-shear matrix `S`.

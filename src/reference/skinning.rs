@@ -63,10 +63,12 @@ pub(crate) fn skin(
 
 /// Dual-quaternion skinning (two-phase, with scale), vertex by vertex, written for clarity (see
 /// [`SkinningJob`](crate::SkinningJob) for the math; the kernel is ispc/skin.ispc's blend_dq). Outputs
-/// go to the vertices' original indices.
+/// go to the vertices' original indices. Without `scaled` (the job's `dual_quat_scaled`), phase 1, the
+/// identity then, is skipped.
 pub(crate) fn skin_dq(
     mesh: &KernelMesh,
     entries: &[DualQuatEntry],
+    scaled: bool,
     renormalize: Renormalize,
     mut out: OutputView<'_>,
 ) {
@@ -76,14 +78,14 @@ pub(crate) fn skin_dq(
         for (v, &original) in g.vertices.iter().enumerate() {
             // Phase 1's blended scale and shear (s00 s01 s02 s11 s12 s22) and phase 2's dual quaternion
             // (real part r, dual part d), each influence's sign chosen against the real parts summed
-            // before it.
+            // before it (the dot product summed in pairs, as the kernel does).
             let mut s = [0.0f32; 6];
             let mut r = [0.0f32; 4];
             let mut d = [0.0f32; 4];
             for i in 0..k {
                 let (j, w) = g.table.get(k * v + i);
                 let e = entries[j as usize].as_floats();
-                let dot = e[0] * r[0] + e[1] * r[1] + e[2] * r[2] + e[3] * r[3];
+                let dot = (e[0] * r[0] + e[1] * r[1]) + (e[2] * r[2] + e[3] * r[3]);
                 let sw = if dot < 0.0 { -w } else { w };
                 for c in 0..4 {
                     r[c] += sw * e[c];
@@ -102,7 +104,7 @@ pub(crate) fn skin_dq(
                 r = [0.0, 0.0, 0.0, 1.0];
                 d = [0.0; 4];
             }
-            let moved = |x: [f32; 3]| rotate(&r, scale_shear(&s, x));
+            let moved = |x: [f32; 3]| rotate(&r, if scaled { scale_shear(&s, x) } else { x });
             let p = moved(g.position(v));
             // The translation 2 (w d - d.w r + r x d).
             let t = [

@@ -13,18 +13,24 @@
 //! The ISPC path renormalizes in registers as it stores each gang, one vector per lane, so a square root
 //! serves a gang of vertices and the result does not depend on the output layout or the thread count.
 //!
-//! Dual-quaternion skinning ([`SkinningJob::dual_quaternion`], Kavan et al. 2008, in its two-phase form
-//! with scale): each entry ([`DualQuatEntry`], from [`dual_quat_palette`](crate::dual_quat_palette)) is
-//! a unit dual quaternion (real part r, dual part d) after a symmetric scale-and-shear matrix S. Per
-//! vertex, S_b = sum w_i S_i, and the dual quaternions are summed in the vertex's influence order with
-//! weight w_i, negated where r_i's dot product with the real parts summed so far is negative (so every
-//! term lies in one hemisphere; q and -q are the same motion), then divided by the length of the
-//! summed real part (a vertex whose summed real part has a squared length of at most 1e-20 takes the
-//! identity motion). Then p' = R (S_b p) + t, n' = R (S_b n) and t' = R (S_b t.xyz), with R and t the
-//! normalized dual quaternion's rotation and translation. Joints that twist against each other keep the
-//! volume that linear blending loses (no "candy wrapper"). Its rules are the linear job's, with
-//! [`Error::CountMismatch`] for fewer entries than the mesh's joints, [`Error::NotFinite`] for an entry
-//! that is not finite, and every skinned vertex checked to be finite ([`Error::ResultNotFinite`]).
+//! Dual-quaternion skinning ([`SkinningJob::dual_quaternion`], Kavan et al. 2008, in its two-phase
+//! form with scale): each entry ([`DualQuatEntry`], from
+//! [`dual_quat_palette`](crate::dual_quat_palette)) is a unit dual quaternion (real part r, dual
+//! part d) after a symmetric scale-and-shear matrix S. Per vertex, S_b = sum w_i S_i, and the dual
+//! quaternions are summed in the vertex's influence order with weight w_i, negated where r_i's dot
+//! product with the real parts summed so far is negative (so every term lies in one hemisphere; q
+//! and -q are the same motion), then divided by the length of the summed real part (a vertex whose
+//! summed real part has a squared length of at most 1e-20 takes the identity motion). Then p' = R
+//! (S_b p) + t, n' = R (S_b n) and t' = R (S_b t.xyz), with R and t the normalized dual
+//! quaternion's rotation and translation. Joints that twist against each other keep the volume that
+//! linear blending loses (no "candy wrapper"). Where S_b is the identity, because every entry the
+//! mesh reads is rigid ([`DualQuatEntry::is_rigid`], as `dual_quat_palette` stores a rigid
+//! motion's) and every vertex's weights sum to 1 within 1e-5 ([`SkinnedMesh::weight_sums`]), the
+//! first phase is skipped (p' = R p + t), on every backend alike: rigid skeletons skin faster. Its
+//! rules are the linear job's, with [`Error::CountMismatch`] for fewer entries than the mesh's
+//! joints, [`Error::NotFinite`] for an entry that is not finite, and every skinned vertex checked
+//! to be finite ([`Error::ResultNotFinite`]) where the entries, weights and attributes do not bound
+//! it.
 
 use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::error::Error;
@@ -300,10 +306,14 @@ impl<'a> SkinningJob<'a> {
         let used = match self.palette {
             SkinPalette::Linear(p) => p.get(..self.mesh.joint_count()).unwrap_or(p),
             SkinPalette::DualQuaternion(p) => {
-                // No bound is proven for dual quaternions: the outputs are checked after the run.
-                check_dual_quats(p.get(..self.mesh.joint_count()).unwrap_or(p))?;
+                let used = p.get(..self.mesh.joint_count()).unwrap_or(p);
+                check_dual_quats(used)?;
+                let proven = self.mesh.dual_quat_bounded_by(dual_quat_magnitude(used))
+                    && self.renormalize != Renormalize::Fast;
                 let bounds = self.skin(resolved, boxed)?;
-                check_skinned(&self.output, self.mesh.vertex_count())?;
+                if !proven {
+                    check_skinned(&self.output, self.mesh.vertex_count())?;
+                }
                 return Ok(bounds);
             }
         };
@@ -366,7 +376,8 @@ impl<'a> SkinningJob<'a> {
             match self.palette {
                 SkinPalette::Linear(p) => reference::skin(mesh, p, self.renormalize, view),
                 SkinPalette::DualQuaternion(p) => {
-                    reference::skin_dq(mesh, p, self.renormalize, view)
+                    let scaled = dual_quat_scaled(p, self.mesh);
+                    reference::skin_dq(mesh, p, scaled, self.renormalize, view)
                 }
             }
             return Ok(if boxed {
@@ -396,7 +407,10 @@ impl<'a> SkinningJob<'a> {
         }
         let entries = match self.palette {
             SkinPalette::Linear(p) => ffi::Entries::Linear(p),
-            SkinPalette::DualQuaternion(p) => ffi::Entries::DualQuaternion(p),
+            SkinPalette::DualQuaternion(p) => ffi::Entries::DualQuaternion {
+                entries: p,
+                scaled: dual_quat_scaled(p, self.mesh),
+            },
         };
         Ok(ffi::skin_mesh(isa, mesh, entries, &out, plan))
     }
@@ -428,6 +442,33 @@ pub(crate) fn skinned_bounds(output: &SkinOutput<'_>, n: usize) -> Bounds {
                 })
         }
     }
+}
+
+/// How far from 1 a mesh's weight sums may be for dual-quaternion skinning to skip its
+/// scale-and-shear phase: normalized f32 weights sum to 1 within a few units in the last place, and
+/// normalized compact ones within about 1e-6.
+const UNIT_WEIGHT_SUM: f32 = 1e-5;
+
+/// Whether dual-quaternion skinning of `mesh` with `entries` runs its first phase, the blended scale
+/// and shear. It is skipped where it is the identity: every entry the mesh can read has an `S` that
+/// is exactly the identity (as [`dual_quat_palette`](crate::dual_quat_palette) stores a rigid
+/// motion's), and every vertex's weights sum to 1 within [`UNIT_WEIGHT_SUM`]. The blended `S` would
+/// then be the identity times the weight sum; without it the vertex moves by the normalized dual
+/// quaternion alone. Both backends and the reference take the same decision, so the bits agree.
+pub(crate) fn dual_quat_scaled(entries: &[DualQuatEntry], mesh: &SkinnedMesh) -> bool {
+    let (low, high) = mesh.weight_sums();
+    let unit = |x: f32| (x - 1.0).abs() <= UNIT_WEIGHT_SUM;
+    let used = entries.get(..mesh.joint_count()).unwrap_or(entries);
+    !(unit(low) && unit(high) && used.iter().all(DualQuatEntry::is_rigid))
+}
+
+/// The largest magnitude of any float of the entries (validated finite).
+fn dual_quat_magnitude(entries: &[DualQuatEntry]) -> f64 {
+    let most = entries
+        .iter()
+        .flat_map(|e| e.as_floats())
+        .fold(0.0f32, |m, x| m.max(x.abs()));
+    f64::from(most)
 }
 
 /// [`Error::NotFinite`] for the first dual-quaternion entry holding a float that is not finite, naming

@@ -481,6 +481,21 @@ impl SkinnedMesh {
         self.weight_sum * palette * (3.0 * self.magnitude + 1.0) < f64::from(f32::MAX) * 0.5
     }
 
+    /// Whether dual-quaternion skinning of this mesh with entries whose floats are at most `entries` in
+    /// magnitude can only give finite coordinates, before renormalization. With w the weight sum, E
+    /// that bound and M the attributes' magnitude: the blended S and dual-quaternion sums are at most
+    /// w E per element, so S_b v is at most 3 w E M per coordinate; the blended real part is divided
+    /// by its length only where its square exceeds 1e-20, so the normalized dual part is at most
+    /// 1e10 w E; a rotation by a unit quaternion (as `rotate_by` computes it) grows a coordinate at most
+    /// 13 times, and the translation is at most 8 times the dual part. So every coordinate is at most
+    /// w E (39 M + 8e10), and the squared length of the real part at most 4 (w E)^2. Half of
+    /// `f32::MAX` leaves room for rounding.
+    pub(crate) fn dual_quat_bounded_by(&self, entries: f64) -> bool {
+        let we = self.weight_sum * entries;
+        let limit = f64::from(f32::MAX) * 0.5;
+        we * (39.0 * self.magnitude + 8e10) < limit && 4.0 * we * we < limit
+    }
+
     /// The attribute magnitude of this mesh as a frame's morphed copy holds it: at most `magnitude`
     /// (the base's plus the weighted deltas' largest), so that [`bounded_by`](Self::bounded_by) holds
     /// for what was written into the copy.

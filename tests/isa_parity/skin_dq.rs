@@ -1,6 +1,8 @@
 //! Dual-quaternion skinning: every ISA against the reference on the random meshes and influence shapes
 //! of skin.rs (every influence count from 0 to 16, alone and mixed, normalized and kept weights, f32 and compact
-//! influences), with the entries of `dual_quat_palette` for joints with non-uniform scale, separate and
+//! influences), with the entries of `dual_quat_palette` for joints with non-uniform scale, and with
+//! normalized weights also for a rigid skeleton (every entry rigid, so the scale-and-shear phase is
+//! skipped), separate and
 //! strided interleaved outputs, with and without renormalization, on one thread and on the pool, at
 //! sizes around each gang width and large.
 //!
@@ -12,7 +14,7 @@
 //! blended real part's length, computed here in f64. A renormalized direction may differ by twice
 //! that bound over its length before renormalization (|S_b v|, in f64) plus 8 eps.
 
-use crate::common::Rng;
+use crate::common::{random_transform, Rng};
 use crate::harness::sizes;
 use crate::skin::{input, mesh, palette, same_box, shapes, within, Mesh, JOINTS};
 use glam::{Vec3, Vec4};
@@ -95,6 +97,15 @@ fn check_with(isa: Isa, compact: bool) -> Result<String, String> {
     let mut rng = Rng::new(35);
     let pal = palette(&mut rng);
     let dq = entries(&pal)?;
+    // A rigid skeleton, from a generator of its own.
+    let mut rigid_rng = Rng::new(36);
+    let rigid: Vec<PaletteMatrix> = (0..JOINTS)
+        .map(|_| PaletteMatrix::from_mat4(random_transform(&mut rigid_rng, 1.0..1.0, -3.0..3.0)))
+        .collect();
+    let rigid = entries(&rigid)?;
+    if !rigid.iter().all(DualQuatEntry::is_rigid) {
+        return Err("a rigid palette's dual-quaternion entry is not rigid".into());
+    }
     let mut cases = 0;
     let mut worst = 0.0f32;
     // skin.rs's shapes; "mixed" runs at the small sizes here.
@@ -124,17 +135,28 @@ fn check_with(isa: Isa, compact: bool) -> Result<String, String> {
                     },
                 )
                 .map_err(|e| e.to_string())?;
-                for (mode, interleaved, threads) in [
-                    (Renormalize::None, false, Threads::One),
-                    (Renormalize::None, true, Threads::One),
-                    (Renormalize::Precise, false, Threads::All),
-                ] {
+                let palettes = [("scaled", &dq), ("rigid", &rigid)];
+                let palettes = if normalized {
+                    &palettes[..]
+                } else {
+                    &palettes[..1]
+                };
+                for ((skeleton, dq), (mode, interleaved, threads)) in
+                    palettes.iter().flat_map(|&p| {
+                        [
+                            (Renormalize::None, false, Threads::One),
+                            (Renormalize::None, true, Threads::One),
+                            (Renormalize::Precise, false, Threads::All),
+                        ]
+                        .map(|r| (p, r))
+                    })
+                {
                     let run = |backend: Backend| {
-                        run(&prepared, &dq, backend, mode, interleaved, threads, n)
+                        run(&prepared, dq, backend, mode, interleaved, threads, n)
                     };
                     let (wp, wn, wt) = run(Backend::Reference)?;
                     let (gp, gn, gt) = run(isa.into())?;
-                    let ctx = format!("skin_dq {isa} policy={policy:?} compact={compact} shape={shape} n={n} {mode:?} interleaved={interleaved} {threads:?}");
+                    let ctx = format!("skin_dq {isa} {skeleton} policy={policy:?} compact={compact} shape={shape} n={n} {mode:?} interleaved={interleaved} {threads:?}");
                     for i in 0..n {
                         for (what, got, want, v, point) in [
                             ("position", gp[i], wp[i], m.pos[i], true),
@@ -147,7 +169,7 @@ fn check_with(isa: Isa, compact: bool) -> Result<String, String> {
                                 false,
                             ),
                         ] {
-                            let (mag, len, k, stretched) = bound(&m, i, &dq, v, point, normalized);
+                            let (mag, len, k, stretched) = bound(&m, i, dq, v, point, normalized);
                             let mut tol =
                                 16.0 * (k as f32 + 8.0) * f32::EPSILON * mag / len.max(1e-10);
                             if mode != Renormalize::None && !point {

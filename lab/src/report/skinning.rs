@@ -261,7 +261,9 @@ fn measure(
 /// The other methods at 1,024 vertices: van Waveren's base vectors (`skin_p_base`, 4 influences, and 2
 /// for his table, next to `skin_pnt` with 2), the VFP seed's bone-major lists (`skin_p_bone_major`), and
 /// the rigid kernel (`skin_rigid`: positions, normals and tangents with 1 influence); `skin_pnt` with
-/// 8, 12 and 16 influences; `skin_pnt_dq`, dual-quaternion skinning of the 4-influence mesh; and
+/// 8, 12 and 16 influences; `skin_pnt_dq`, dual-quaternion skinning of the 4-influence mesh (the palette
+/// is rigid, so the kernels skip the scale-and-shear phase), and `skin_pnt_dq_scaled`, the same with
+/// every palette matrix scaled non-uniformly (both phases); and
 /// `skin_pnt_deterministic`, that mesh with `Precision::Deterministic`.
 fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[PaletteMatrix]) {
     let n = 1024;
@@ -318,14 +320,22 @@ fn variant_rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, pal: &[Palett
     let mut dq = vec![DualQuatEntry::IDENTITY; pal.len()];
     dual_quat_palette(pal, &mut dq).expect("the report's palette is finite");
     let mesh = prepare(&data(n, 4), true, true);
-    measure(budget, isas, rows, "skin_pnt_dq", n, 4, &|backend| {
-        let o = &mut *out.borrow_mut();
-        let output = SkinOutput::positions_normals_tangents(&mut o.0, &mut o.1, &mut o.2);
-        SkinningJob::dual_quaternion(&mesh, &dq, output)
-            .backend(backend)
-            .run()
-            .expect("valid job");
-    });
+    let scaled: Vec<PaletteMatrix> = pal
+        .iter()
+        .map(|p| PaletteMatrix::from_mat4(p.to_mat4() * Mat4::from_scale(Vec3::new(1.1, 0.9, 1.0))))
+        .collect();
+    let mut dq_scaled = vec![DualQuatEntry::IDENTITY; pal.len()];
+    dual_quat_palette(&scaled, &mut dq_scaled).expect("the report's palette is finite");
+    for (kernel, entries) in [("skin_pnt_dq", &dq), ("skin_pnt_dq_scaled", &dq_scaled)] {
+        measure(budget, isas, rows, kernel, n, 4, &|backend| {
+            let o = &mut *out.borrow_mut();
+            let output = SkinOutput::positions_normals_tangents(&mut o.0, &mut o.1, &mut o.2);
+            SkinningJob::dual_quaternion(&mesh, entries, output)
+                .backend(backend)
+                .run()
+                .expect("valid job");
+        });
+    }
     // The same 4-influence mesh with Precision::Deterministic, the reference's bits on every ISA (the
     // reference row is the reference), without renormalization, as the `skin_pnt` rows run.
     measure(
