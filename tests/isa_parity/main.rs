@@ -14,6 +14,8 @@ mod morph;
 mod sample;
 mod skin;
 mod skin_dq;
+mod skin_positions;
+mod skin_streaming;
 mod transform;
 
 fn main() {
@@ -32,8 +34,8 @@ fn main() {
         ("skin_outputs", skin::check_skin_outputs),
         ("skin_pnt_renormalize", skin::check_skin_renormalize),
         ("skin_pnt_threads", skin::check_skin_threads),
-        ("skin_pnt_streaming", skin::check_skin_streaming),
-        ("skin_p_only", skin::check_skin_p_only),
+        ("skin_pnt_streaming", skin_streaming::check_skin_streaming),
+        ("skin_p_only", skin_positions::check_skin_p_only),
         ("skin_dq", skin_dq::check_skin_dq),
         ("skin_dq_compact", skin_dq::check_skin_dq_compact),
         ("blend", blend::check_blend),
@@ -54,9 +56,12 @@ fn main() {
         ),
         ("local_to_model_soa_level", hierarchy::check_soa_level),
         ("level_sum", hierarchy::check_level_sum),
-        ("skin_p_base", skin::check_skin_p_base),
-        ("skin_p_base_threads", skin::check_skin_p_base_threads),
-        ("skin_p_bone_major", skin::check_skin_p_bone_major),
+        ("skin_p_base", skin_positions::check_skin_p_base),
+        (
+            "skin_p_base_threads",
+            skin_positions::check_skin_p_base_threads,
+        ),
+        ("skin_p_bone_major", skin_positions::check_skin_p_bone_major),
         ("skin_morph_fused", fused_morph::check_fused_morph),
     ]);
     harness::run(&checks)
