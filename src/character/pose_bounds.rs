@@ -194,8 +194,9 @@ fn dual_quat_box(
     let eps = (rounding + 16.0 * (k + 8.0)) * k.sqrt() * f32::EPSILON;
     let pad = (high * terms + k.sqrt() * spread + centre.abs().max_element()) * eps
         // Entries stored rigid skip S, which was the identity only within DUAL_QUAT_RIGID_TOLERANCE per
-        // element: at most three times that of a point's size.
-        + high * terms * 3.0 * DUAL_QUAT_RIGID_TOLERANCE as f32;
+        // element (at most three times that of a point's size), and with it a weight sum within 1e-5
+        // of 1.
+        + high * terms * (3.0 * DUAL_QUAT_RIGID_TOLERANCE as f32 + 1e-5);
     let r = Vec3::splat(radius + pad);
     b = b.merge(checked(centre - r, centre + r, index)?);
     // A vertex whose weights (nearly) vanish takes the identity motion (the kernel tests the summed

@@ -24,13 +24,13 @@
 //! (S_b p) + t, n' = R (S_b n) and t' = R (S_b t.xyz), with R and t the normalized dual
 //! quaternion's rotation and translation. Joints that twist against each other keep the volume that
 //! linear blending loses (no "candy wrapper"). Where S_b is the identity, because every entry the
-//! mesh reads is rigid ([`DualQuatEntry::is_rigid`], as `dual_quat_palette` stores a rigid
-//! motion's) and every vertex's weights sum to 1 within 1e-5 ([`SkinnedMesh::weight_sums`]), the
-//! first phase is skipped (p' = R p + t), on every backend alike: rigid skeletons skin faster. Its
-//! rules are the linear job's, with [`Error::CountMismatch`] for fewer entries than the mesh's
-//! joints, [`Error::NotFinite`] for an entry that is not finite, and every skinned vertex checked
-//! to be finite ([`Error::ResultNotFinite`]) where the entries, weights and attributes do not bound
-//! it.
+//! mesh may read (up to its joint count) is rigid ([`DualQuatEntry::is_rigid`], as
+//! `dual_quat_palette` stores a rigid motion's) and every vertex's weights sum to 1 within 1e-5
+//! ([`SkinnedMesh::weight_sums`]), the first phase is skipped (p' = R p + t), on every backend
+//! alike: rigid skeletons skin faster. Its rules are the linear job's, with
+//! [`Error::CountMismatch`] for fewer entries than the mesh's joints, [`Error::NotFinite`] for an
+//! entry that is not finite, and every skinned vertex checked to be finite
+//! ([`Error::ResultNotFinite`]) where the entries, weights and attributes do not bound it.
 
 use crate::backend::{Backend, KernelFamily, Precision, Resolved, Threads};
 use crate::error::Error;
@@ -308,7 +308,8 @@ impl<'a> SkinningJob<'a> {
             SkinPalette::DualQuaternion(p) => {
                 let used = p.get(..self.mesh.joint_count()).unwrap_or(p);
                 check_dual_quats(used)?;
-                let proven = self.mesh.dual_quat_bounded_by(dual_quat_magnitude(used))
+                let (real, all) = dual_quat_magnitudes(used);
+                let proven = self.mesh.dual_quat_bounded_by(real, all)
                     && self.renormalize != Renormalize::Fast;
                 let bounds = self.skin(resolved, boxed)?;
                 if !proven {
@@ -450,9 +451,9 @@ pub(crate) fn skinned_bounds(output: &SkinOutput<'_>, n: usize) -> Bounds {
 const UNIT_WEIGHT_SUM: f32 = 1e-5;
 
 /// Whether dual-quaternion skinning of `mesh` with `entries` runs its first phase, the blended scale
-/// and shear. It is skipped where it is the identity: every entry the mesh can read has an `S` that
-/// is exactly the identity (as [`dual_quat_palette`](crate::dual_quat_palette) stores a rigid
-/// motion's), and every vertex's weights sum to 1 within [`UNIT_WEIGHT_SUM`]. The blended `S` would
+/// and shear. It is skipped where it is the identity: every entry up to the mesh's joint count has
+/// an `S` that is exactly the identity (as [`dual_quat_palette`](crate::dual_quat_palette) stores a
+/// rigid motion's), and every vertex's weights sum to 1 within [`UNIT_WEIGHT_SUM`]. The blended `S` would
 /// then be the identity times the weight sum; without it the vertex moves by the normalized dual
 /// quaternion alone. Both backends and the reference take the same decision, so the bits agree.
 pub(crate) fn dual_quat_scaled(entries: &[DualQuatEntry], mesh: &SkinnedMesh) -> bool {
@@ -462,13 +463,15 @@ pub(crate) fn dual_quat_scaled(entries: &[DualQuatEntry], mesh: &SkinnedMesh) ->
     !(unit(low) && unit(high) && used.iter().all(DualQuatEntry::is_rigid))
 }
 
-/// The largest magnitude of any float of the entries (validated finite).
-fn dual_quat_magnitude(entries: &[DualQuatEntry]) -> f64 {
-    let most = entries
-        .iter()
-        .flat_map(|e| e.as_floats())
-        .fold(0.0f32, |m, x| m.max(x.abs()));
-    f64::from(most)
+/// The largest magnitude of any float of the entries' real parts, and of any float of the entries
+/// (validated finite).
+fn dual_quat_magnitudes(entries: &[DualQuatEntry]) -> (f64, f64) {
+    let (real, all) = entries.iter().fold((0.0f32, 0.0f32), |(r, a), e| {
+        let f = e.as_floats();
+        let most = |xs: &[f32], m: f32| xs.iter().fold(m, |m, x| m.max(x.abs()));
+        (most(&f[..4], r), most(f, a))
+    });
+    (f64::from(real), f64::from(all))
 }
 
 /// [`Error::NotFinite`] for the first dual-quaternion entry holding a float that is not finite, naming

@@ -476,24 +476,33 @@ impl SkinnedMesh {
     /// Whether skinning this mesh with a palette whose affine elements are at most `palette` in
     /// magnitude can only give finite coordinates, before renormalization: every blended element is at
     /// most `weight_sum * palette`, and every skinned coordinate at most that times
-    /// `3 * magnitude + 1`. Half of `f32::MAX` leaves room for rounding.
+    /// `3 * magnitude + 1`. Half of `f32::MAX` leaves room for rounding. The magnitude itself must be
+    /// below it too: a morphed copy's (see [`set_magnitude`](Self::set_magnitude)) can exceed `f32`, so
+    /// its f32 vertices can hold an infinity that a small palette would not make finite.
     pub(crate) fn bounded_by(&self, palette: f64) -> bool {
-        self.weight_sum * palette * (3.0 * self.magnitude + 1.0) < f64::from(f32::MAX) * 0.5
+        let limit = f64::from(f32::MAX) * 0.5;
+        self.magnitude < limit && self.weight_sum * palette * (3.0 * self.magnitude + 1.0) < limit
     }
 
     /// Whether dual-quaternion skinning of this mesh with entries whose floats are at most `entries` in
-    /// magnitude can only give finite coordinates, before renormalization. With w the weight sum, E
-    /// that bound and M the attributes' magnitude: the blended S and dual-quaternion sums are at most
-    /// w E per element, so S_b v is at most 3 w E M per coordinate; the blended real part is divided
-    /// by its length only where its square exceeds 1e-20, so the normalized dual part is at most
-    /// 1e10 w E; a rotation by a unit quaternion (as `rotate_by` computes it) grows a coordinate at most
-    /// 13 times, and the translation is at most 8 times the dual part. So every coordinate is at most
-    /// w E (39 M + 8e10), and the squared length of the real part at most 4 (w E)^2. Half of
-    /// `f32::MAX` leaves room for rounding.
-    pub(crate) fn dual_quat_bounded_by(&self, entries: f64) -> bool {
-        let we = self.weight_sum * entries;
+    /// magnitude, and whose real parts' floats at most `real`, can only give finite coordinates, before
+    /// renormalization. With w the weight sum, E and E_r those bounds and M the attributes' magnitude:
+    /// the blended S and dual-quaternion sums are at most w E per element, so S_b v is at most 3 w E M
+    /// per coordinate; the blended real part is at most w E_r per element, its squared length at most
+    /// 4 (w E_r)^2, and it is divided by its length only where that square exceeds 1e-20, so the
+    /// normalized dual part is at most 1e10 w E; a rotation by a unit quaternion (as `rotate_by`
+    /// computes it) grows a coordinate at most 13 times, and the translation is at most 8 times the
+    /// dual part. So every coordinate is at most w E (39 M + 8e10). Without the scale-and-shear phase
+    /// a coordinate is at most 13 M + 8e10 w E, within the same bound because that phase is skipped
+    /// only for rigid entries (whose S diagonal makes E at least 1) and weight sums of 1. The
+    /// dot products of the hemisphere test may overflow: they are only compared with zero. Half of
+    /// `f32::MAX` leaves room for rounding, and M must stay below it (see [`bounded_by`](Self::bounded_by)).
+    pub(crate) fn dual_quat_bounded_by(&self, real: f64, entries: f64) -> bool {
+        let (wr, we) = (self.weight_sum * real, self.weight_sum * entries);
         let limit = f64::from(f32::MAX) * 0.5;
-        we * (39.0 * self.magnitude + 8e10) < limit && 4.0 * we * we < limit
+        self.magnitude < limit
+            && we * (39.0 * self.magnitude + 8e10) < limit
+            && 4.0 * wr * wr < limit
     }
 
     /// The attribute magnitude of this mesh as a frame's morphed copy holds it: at most `magnitude`
@@ -623,6 +632,20 @@ mod tests {
             ..PrepareOptions::new(2)
         };
         SkinnedMesh::prepare(&input, &options).unwrap()
+    }
+
+    /// The dual-quaternion bound at tests/dual_quat.rs's edge case (a real part of 2e-10, a dual part
+    /// of 2e27, positions of 1, one weight of 1): proven there, not at twice the dual part, and never
+    /// for a magnitude past f32 (an overflowed morph), whatever the palette.
+    #[test]
+    fn dual_quat_bound_at_its_edge() {
+        let mut mesh = one_influence(1.0, WeightPolicy::Normalize);
+        assert!(mesh.dual_quat_bounded_by(2e-10, 2e27));
+        assert!(!mesh.dual_quat_bounded_by(2e-10, 4e27));
+        assert!(!mesh.dual_quat_bounded_by(2e19, 2e19));
+        mesh.set_magnitude(1e39);
+        assert!(!mesh.dual_quat_bounded_by(1.0, 1.0));
+        assert!(!mesh.bounded_by(1e-40));
     }
 
     /// The rigid kernel runs exactly when every one-influence weight is 1.

@@ -1,12 +1,12 @@
 //! Precision::Deterministic: every ISA must write the serial reference's bits, float for float (no
 //! tolerance; a difference prints both values and their distance in ulps). Local to model (matrices and
 //! TRS, whole and partial), palettes (with and without a joint remap), and linear and dual-quaternion
-//! skinning on the random meshes and influence shapes of skin.rs (every count from 1 to 16 and mixes,
+//! skinning (dual quaternions with a scaled and a rigid palette) on the random meshes and influence shapes of skin.rs (every count from 1 to 16 and mixes,
 //! normalized and kept weights, f32 and compact influences), with every renormalization mode (the
 //! deterministic kernels renormalize precisely for all but None, as the reference does), separate and
 //! interleaved outputs, on one thread and on the pool, at sizes around each gang width and large.
 
-use crate::common::{shapes, Rng};
+use crate::common::{random_transform, shapes, Rng};
 use crate::harness::sizes;
 use crate::hierarchy::{crowd_pose, root_matrix, Input};
 use crate::skin::{input, mesh, palette, shapes as influence_shapes, JOINTS};
@@ -182,17 +182,32 @@ fn skin(
         .collect())
 }
 
-fn check_skin_with(isa: Isa, dq: bool) -> Result<String, String> {
+/// `rigid`: a palette of rotations and translations only, whose dual-quaternion entries are all rigid,
+/// so that the kernels skip the scale-and-shear phase where the weights sum to 1.
+fn check_skin_with(isa: Isa, dq: bool, rigid: bool) -> Result<String, String> {
     let mut rng = Rng::new(if dq { 77 } else { 76 });
-    let pal = palette(&mut rng);
+    let pal = if rigid {
+        (0..JOINTS)
+            .map(|_| PaletteMatrix::from_mat4(random_transform(&mut rng, 1.0..1.0, -3.0..3.0)))
+            .collect()
+    } else {
+        palette(&mut rng)
+    };
     let mut dq_entries = vec![DualQuatEntry::IDENTITY; pal.len()];
     dual_quat_palette(&pal, &mut dq_entries).map_err(|e| e.to_string())?;
+    if rigid && !dq_entries.iter().all(DualQuatEntry::is_rigid) {
+        return Err("a rigid palette's dual-quaternion entry is not rigid".into());
+    }
     let entries = if dq {
         Entries::Dq(&dq_entries)
     } else {
         Entries::Linear(&pal)
     };
-    let kind = if dq { "dq" } else { "lbs" };
+    let kind = match (dq, rigid) {
+        (false, _) => "lbs",
+        (true, false) => "dq",
+        (true, true) => "dq rigid",
+    };
     let mut cases = 0;
     for (policy, normalized) in [(WeightPolicy::Normalize, true), (WeightPolicy::Keep, false)] {
         for compact in [false, true] {
@@ -281,11 +296,15 @@ fn check_skin_with(isa: Isa, dq: bool) -> Result<String, String> {
 }
 
 pub fn check_skin(isa: Isa) -> Result<String, String> {
-    check_skin_with(isa, false)
+    check_skin_with(isa, false, false)
 }
 
 pub fn check_skin_dq(isa: Isa) -> Result<String, String> {
-    check_skin_with(isa, true)
+    check_skin_with(isa, true, false)
+}
+
+pub fn check_skin_dq_rigid(isa: Isa) -> Result<String, String> {
+    check_skin_with(isa, true, true)
 }
 
 /// Crowds: local to model (one thread and the pool), the palettes of a skin that names a joint twice,

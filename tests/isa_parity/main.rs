@@ -46,6 +46,10 @@ fn main() {
         ("deterministic_palette", deterministic::check_palette),
         ("deterministic_skin", deterministic::check_skin),
         ("deterministic_skin_dq", deterministic::check_skin_dq),
+        (
+            "deterministic_skin_dq_rigid",
+            deterministic::check_skin_dq_rigid,
+        ),
         ("deterministic_crowd", deterministic::check_crowd),
     ];
     #[cfg(feature = "experiments")]
