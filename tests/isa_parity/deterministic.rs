@@ -6,10 +6,10 @@
 //! deterministic kernels renormalize precisely for all but None, as the reference does), separate and
 //! interleaved outputs, on one thread and on the pool, at sizes around each gang width and large.
 
-use crate::common::{random_transform, shapes, Rng};
+use crate::common::{shapes, Rng};
 use crate::harness::sizes;
 use crate::hierarchy::{crowd_pose, root_matrix, Input};
-use crate::skin::{input, mesh, palette, shapes as influence_shapes, JOINTS};
+use crate::skin::{input, mesh, palette, rigid_palette, shapes as influence_shapes, JOINTS};
 use glam::{Mat4, Vec3, Vec4};
 use ispc_skinning::{
     dual_quat_palette, Backend, DualQuatEntry, Isa, LocalToModelJob, Locals, PaletteJob,
@@ -187,9 +187,7 @@ fn skin(
 fn check_skin_with(isa: Isa, dq: bool, rigid: bool) -> Result<String, String> {
     let mut rng = Rng::new(if dq { 77 } else { 76 });
     let pal = if rigid {
-        (0..JOINTS)
-            .map(|_| PaletteMatrix::from_mat4(random_transform(&mut rng, 1.0..1.0, -3.0..3.0)))
-            .collect()
+        rigid_palette(&mut rng)
     } else {
         palette(&mut rng)
     };

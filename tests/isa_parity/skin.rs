@@ -80,6 +80,14 @@ pub(crate) fn palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
         .collect()
 }
 
+/// A palette of rotations and translations only: a rigid skeleton, whose dual-quaternion entries are
+/// all rigid.
+pub(crate) fn rigid_palette(rng: &mut Rng) -> Vec<PaletteMatrix> {
+    (0..JOINTS)
+        .map(|_| PaletteMatrix::from_mat4(random_transform(rng, 1.0..1.0, -3.0..3.0)))
+        .collect()
+}
+
 /// The mesh as input attributes: every stream separate, four sets of joints and weights.
 pub(crate) fn input(m: &Mesh) -> MeshInput<'_> {
     MeshInput {

@@ -14,9 +14,9 @@
 //! blended real part's length, computed here in f64. A renormalized direction may differ by twice
 //! that bound over its length before renormalization (|S_b v|, in f64) plus 8 eps.
 
-use crate::common::{random_transform, Rng};
+use crate::common::Rng;
 use crate::harness::sizes;
-use crate::skin::{input, mesh, palette, same_box, shapes, within, Mesh, JOINTS};
+use crate::skin::{input, mesh, palette, rigid_palette, same_box, shapes, within, Mesh, JOINTS};
 use glam::{Vec3, Vec4};
 use ispc_skinning::{
     dual_quat_palette, Backend, DualQuatEntry, Isa, PaletteMatrix, PrepareOptions, Renormalize,
@@ -99,10 +99,7 @@ fn check_with(isa: Isa, compact: bool) -> Result<String, String> {
     let dq = entries(&pal)?;
     // A rigid skeleton, from a generator of its own.
     let mut rigid_rng = Rng::new(36);
-    let rigid: Vec<PaletteMatrix> = (0..JOINTS)
-        .map(|_| PaletteMatrix::from_mat4(random_transform(&mut rigid_rng, 1.0..1.0, -3.0..3.0)))
-        .collect();
-    let rigid = entries(&rigid)?;
+    let rigid = entries(&rigid_palette(&mut rigid_rng))?;
     if !rigid.iter().all(DualQuatEntry::is_rigid) {
         return Err("a rigid palette's dual-quaternion entry is not rigid".into());
     }
