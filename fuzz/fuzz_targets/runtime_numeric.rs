@@ -20,6 +20,10 @@
 //!   method; `PaletteJob` with and without a joint remap; `SkinningJob` into separate streams and an
 //!   interleaved buffer; `transform_points`, `transform_points3`; `morph_floats`.
 //!
+//! With `dual_quaternion`, frames and crowds skin with `Skinning::DualQuaternion` (their converted
+//! entries checked too), and the separate-stream `SkinningJob` runs on the entries `dual_quat_palette`
+//! converts from the palette.
+//!
 //! Every call must return (no panic), and every `Ok` must leave every output float of that call finite:
 //! the numeric rules (docs/DESIGN.md) refuse NaN and infinities at the entry, rotations whose squared
 //! length is not a normal float, and finite inputs whose results overflow.
@@ -28,10 +32,11 @@
 use arbitrary::Arbitrary;
 use ispc_skinning::glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 use ispc_skinning::{
-    morph_floats, transform_points, transform_points3, Backend, BlendLayer, BlendingJob, Character,
-    CharacterSkin, CrowdBlendLayer, CrowdBlendingJob, LocalToModelJob, Locals, MeshInput, Method,
-    MorphTargets, PaletteJob, PaletteMatrix, PrepareOptions, RigidMesh, Skeleton, SkinOutput,
-    SkinnedMesh, SkinningJob, Trs, TrsMut, WeightPolicy,
+    dual_quat_palette, morph_floats, transform_points, transform_points3, Backend, BlendLayer,
+    BlendingJob, Character, CharacterSkin, CrowdBlendLayer, CrowdBlendingJob, DualQuatEntry,
+    LocalToModelJob, Locals, MeshInput, Method, MorphTargets, PaletteJob, PaletteMatrix,
+    PrepareOptions, RigidMesh, Skeleton, SkinOutput, SkinnedMesh, Skinning, SkinningJob, Trs,
+    TrsMut, WeightPolicy,
 };
 use ispc_skinning_fuzz::floats::{Fl, Pool};
 use ispc_skinning_fuzz::{threads, FuzzBackend, FuzzRenormalize};
@@ -46,6 +51,8 @@ struct Input {
     backend: FuzzBackend,
     renormalize: FuzzRenormalize,
     all_threads: bool,
+    /// Skin with dual quaternions (frames, crowds and the standalone job) instead of linear blending.
+    dual_quaternion: bool,
     character: Option<CharacterSpec>,
     blend: Option<BlendSpec>,
     jobs: Option<JobsSpec>,
@@ -148,6 +155,13 @@ fn palette_floats(p: &[PaletteMatrix]) -> Vec<f32> {
         .collect()
 }
 
+fn dual_quat_floats(entries: &[DualQuatEntry]) -> Vec<f32> {
+    entries
+        .iter()
+        .flat_map(|e| e.as_floats().to_vec())
+        .collect()
+}
+
 fuzz_target!(|input: Input| {
     let n = 1 + input.parents.len().min(63);
     let parents: Vec<Option<usize>> = (0..n)
@@ -162,6 +176,7 @@ fuzz_target!(|input: Input| {
         backend: input.backend.get(),
         renormalize: input.renormalize,
         all_threads: input.all_threads,
+        dual_quaternion: input.dual_quaternion,
     };
     let pool = |section: u32| {
         Pool::new(
@@ -213,11 +228,20 @@ struct Ctx<'s> {
     backend: Backend,
     renormalize: FuzzRenormalize,
     all_threads: bool,
+    dual_quaternion: bool,
 }
 
 impl Ctx<'_> {
     fn n(&self) -> usize {
         self.skeleton.len()
+    }
+
+    fn skinning(&self) -> Skinning {
+        if self.dual_quaternion {
+            Skinning::DualQuaternion
+        } else {
+            Skinning::Linear
+        }
     }
 
     /// A mesh over `joints` joints with every vertex float and weight from the pool.
@@ -311,6 +335,7 @@ impl Ctx<'_> {
             .frame_buffers()
             .backend(self.backend)
             .renormalize(self.renormalize.get())
+            .skinning(self.skinning())
             .threads(threads(self.all_threads));
         if spec.root {
             frame = frame.root(p.mat4());
@@ -343,6 +368,13 @@ impl Ctx<'_> {
                             ok,
                             &palette_floats(palette),
                             "Character::evaluate (palettes)",
+                        );
+                    }
+                    for entries in frame.dual_quaternions() {
+                        check(
+                            ok,
+                            &dual_quat_floats(entries),
+                            "Character::evaluate (dual quaternions)",
                         );
                     }
                     for (meshes, what) in [
@@ -379,6 +411,7 @@ impl Ctx<'_> {
         let mut frame = frame
             .backend(self.backend)
             .renormalize(self.renormalize.get())
+            .skinning(self.skinning())
             .threads(threads(self.all_threads));
         if roots {
             for r in frame.roots_mut() {
@@ -613,7 +646,18 @@ impl Ctx<'_> {
                     normals: normals.then_some(&mut nor[..]),
                     tangents: tangents.then_some(&mut tan[..]),
                 };
-                let ok = SkinningJob::new(&mesh, &palette, output)
+                let mut entries = vec![DualQuatEntry::IDENTITY; palette.len()];
+                let job = if self.dual_quaternion {
+                    let ok = dual_quat_palette(&palette, &mut entries).is_ok();
+                    check(ok, &dual_quat_floats(&entries), "dual_quat_palette");
+                    if !ok {
+                        entries.fill(DualQuatEntry::IDENTITY);
+                    }
+                    SkinningJob::dual_quaternion(&mesh, &entries, output)
+                } else {
+                    SkinningJob::new(&mesh, &palette, output)
+                };
+                let ok = job
                     .backend(self.backend)
                     .renormalize(self.renormalize.get())
                     .threads(threads(self.all_threads))
