@@ -411,6 +411,27 @@ pub enum Error {
         /// The instance of a crowd; `None` for a single pose.
         instance: Option<usize>,
     },
+    /// Rule: [`Compression`](crate::Compression)'s tolerance and weight tolerance are finite and
+    /// positive, its distance finite and not negative, and its sample rate, when given, in
+    /// `(0, MAX_SAMPLE_RATE]` ([`Clip::compress`](crate::Clip::compress)).
+    CompressionSetting {
+        /// "tolerance", "distance", "weight tolerance" or "sample rate".
+        setting: &'static str,
+        /// The value given.
+        value: f32,
+    },
+    /// Rule: bytes given to [`CompactClip::from_bytes`](crate::CompactClip::from_bytes) are a clip
+    /// [`CompactClip::to_bytes`](crate::CompactClip::to_bytes) wrote: `rule` names the check a field
+    /// failed.
+    CompactBytes {
+        /// The rule, such as "the version is 1" or "tracks are sorted by joint and property, one per
+        /// pair".
+        rule: &'static str,
+        /// The byte offset just past the field read.
+        offset: usize,
+        /// The value read (a count, an index, a float), or 0 where the rule has none.
+        value: f64,
+    },
     /// Rule: a [`Precision::Deterministic`](crate::Precision::Deterministic) job runs in the platform's
     /// default floating-point environment, on the calling thread and, with
     /// [`Threads::All`](crate::Threads::All), on every thread of rayon's pool: subnormal numbers are
@@ -436,6 +457,14 @@ impl fmt::Display for Error {
             Error::LengthMismatch { input, output } => write!(
                 f,
                 "length mismatch: the output must have as many items as the input, but the input has {input} and the output {output}"
+            ),
+            Error::CompressionSetting { setting, value } => write!(
+                f,
+                "compression setting out of range: the {setting} is {value}"
+            ),
+            Error::CompactBytes { rule, offset, value } => write!(
+                f,
+                "not a compact clip: at byte {offset}, the rule \"{rule}\" fails (value {value})"
             ),
             Error::IsaUnavailable { isa, reason } => write!(f, "ISA '{isa}' cannot run here: {reason}"),
             Error::EmptySkeleton => write!(f, "empty skeleton: a skeleton needs at least one joint"),

@@ -95,8 +95,9 @@ mod transform;
 pub use glam;
 
 pub use animation::{
-    Clip, ClipBuilder, CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property,
-    SamplingContext, SamplingJob, Wrap, MAX_CLIP_FLOATS,
+    Clip, ClipBuilder, ClipError, CompactClip, CompactSamplingJob, Compression,
+    CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property, SamplingContext, SamplingJob,
+    Wrap, MAX_CLIP_FLOATS, MAX_COMPACT_FRAMES, MAX_SAMPLE_RATE,
 };
 pub use backend::{
     Backend, CpuIdentity, CpuVendor, KernelFamily, Narrowing, Precision, Threads, AUTO_TABLE,

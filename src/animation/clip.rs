@@ -146,6 +146,12 @@ impl Clip {
         self.tracks.len()
     }
 
+    /// The bytes of its key times and values as `f32` (each shared timeline counted once): the raw
+    /// size [`CompactClip`](crate::CompactClip)'s is compared with.
+    pub fn key_bytes(&self) -> usize {
+        4 * (self.times.len() + self.values.len())
+    }
+
     /// How many distinct key-time arrays its tracks have (each is searched once per sample).
     pub fn timelines(&self) -> usize {
         self.timelines.len()

@@ -72,12 +72,16 @@
 //! weight set of the clip and one weight per target.
 
 mod clip;
+pub mod compact;
 mod crowd;
 pub(crate) mod curve;
 mod portable;
 mod sampling;
 
 pub use clip::{Clip, ClipBuilder, MAX_CLIP_FLOATS};
+pub use compact::{
+    ClipError, CompactClip, CompactSamplingJob, Compression, MAX_COMPACT_FRAMES, MAX_SAMPLE_RATE,
+};
 pub use crowd::{CrowdSamplingContext, CrowdSamplingJob};
 pub use sampling::{SamplingContext, SamplingJob};
 

@@ -5,11 +5,12 @@
 //! This file holds the helpers the tests share (a chain skeleton, the rest pose, sampling, a pose's
 //! bits, a generator, a procedural clip). Sampling by cursor and by search, interpolation and the glTF
 //! clips are checked in `sampling.rs` beside it; the builder's and the sampling job's rules in
-//! `rules.rs`; root motion, GPU poses and blended clips played on a character in `playback.rs`. The
-//! four files make one test binary.
+//! `rules.rs`; root motion, GPU poses and blended clips played on a character in `playback.rs`; compact
+//! clips in `compact.rs`. The five files make one test binary.
 
 #[path = "../common/mod.rs"]
 mod common;
+mod compact;
 mod playback;
 mod rules;
 mod sampling;

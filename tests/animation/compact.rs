@@ -1,0 +1,449 @@
+//! Compact clips (`ispc_skinning::animation::compact`): the error bound on the shared assets and on a
+//! long procedural clip, with sizes printed; sampling rules; storing and loading, bit for bit, and
+//! hostile bytes refused without a panic.
+
+use super::common;
+use super::{chain, rest, Pose};
+use common::scenes::{animated_pose, humanoid_parents};
+use glam::{Quat, Vec3};
+use ispc_skinning::{
+    Clip, CompactClip, CompactSamplingJob, Compression, Error, Interpolation, Skeleton, Trs,
+    TrsMut, Wrap,
+};
+
+/// Samples a compact clip at `t` over `base`.
+fn sample_compact(clip: &CompactClip, base: &Pose, t: f32, wrap: Wrap) -> Pose {
+    let (mut tr, mut q, mut s) = base.clone();
+    CompactSamplingJob::new(clip, TrsMut::new(&mut tr, &mut q, &mut s))
+        .time(t)
+        .wrap(wrap)
+        .run()
+        .unwrap();
+    (tr, q, s)
+}
+
+fn trs(p: &Pose) -> Trs<'_> {
+    Trs::new(&p.0, &p.1, &p.2)
+}
+
+/// A clip of `joints` humanoid joints, `seconds` long at `rate` keys per second, linear, as exporters
+/// write a character's clip (CesiumMan's has the same shape): a translation, a rotation and a scale
+/// track per joint, the rotations animated (`animated_pose`), the root walking forward and bobbing,
+/// every other translation and every scale constant.
+fn long_clip(joints: usize, seconds: f32, rate: f32) -> (Skeleton, Clip, Pose) {
+    let skeleton = Skeleton::from_parents(&humanoid_parents(joints)).unwrap();
+    let keys = (seconds * rate).round() as usize + 1;
+    let times: Vec<f32> = (0..keys).map(|k| k as f32 / rate).collect();
+    let poses: Vec<Pose> = times
+        .iter()
+        .map(|&t| {
+            let mut p = animated_pose(joints, t, false, 7);
+            p.0[0] = Vec3::new(0.0, 1.0 + 0.03 * (4.0 * t).sin(), 1.2 * t);
+            p
+        })
+        .collect();
+    let mut b = Clip::builder(&skeleton);
+    for j in 0..joints {
+        let t: Vec<Vec3> = poses.iter().map(|p| p.0[j]).collect();
+        let q: Vec<Quat> = poses.iter().map(|p| p.1[j]).collect();
+        let s: Vec<Vec3> = poses.iter().map(|p| p.2[j]).collect();
+        b.translation(j, Interpolation::Linear, &times, &t).unwrap();
+        b.rotation(j, Interpolation::Linear, &times, &q).unwrap();
+        b.scale(j, Interpolation::Linear, &times, &s).unwrap();
+    }
+    let clip = b.build();
+    let rest = (
+        skeleton.to_level_order(&poses[0].0).unwrap(),
+        vec![Quat::IDENTITY; joints],
+        vec![Vec3::ONE; joints],
+    );
+    (skeleton, clip, rest)
+}
+
+#[test]
+fn a_long_clip_is_ten_times_smaller_within_the_bound() {
+    let (skeleton, clip, rest) = long_clip(67, 30.0, 60.0);
+    let settings = Compression::default();
+    let compact = clip.compress(&skeleton, trs(&rest), &settings).unwrap();
+    let error = compact
+        .error(&clip, &skeleton, trs(&rest), settings.distance)
+        .unwrap();
+    let (raw, size) = (clip.key_bytes(), compact.stored_size());
+    // The rotations' keys alone, the part that moves: 4 floats per joint and key.
+    let rotations = 16 * 67 * compact.frames();
+    eprintln!(
+        "long clip, 67 joints, 30 s at 60 Hz: {raw} raw bytes, {size} compact ({:.1}:1; {:.1}:1 against the rotations' keys alone), {} frames of {} bits, max error {:.2e}, p99 {:.2e} ({} points)",
+        raw as f64 / size as f64,
+        rotations as f64 / size as f64,
+        compact.frames(),
+        compact.frame_bits(),
+        error.max,
+        error.p99,
+        error.points
+    );
+    assert!(error.max <= f64::from(settings.tolerance), "{error:?}");
+    assert!(raw >= 10 * size, "{raw} raw bytes, {size} compact");
+    assert_eq!(compact.frames(), 1801);
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn every_shared_clip_stays_within_the_bound() {
+    use ispc_skinning::gltf::GltfScene;
+    let Some(dir) = common::assets() else { return };
+    let settings = Compression::default();
+    for file in [
+        "CesiumMan/CesiumMan.glb",
+        "Fox/Fox.glb",
+        "RiggedFigure/RiggedFigure.glb",
+        "RiggedSimple/RiggedSimple.glb",
+        "RobotExpressive/RobotExpressive.glb",
+        "SimpleSkin/SimpleSkin.gltf",
+    ] {
+        let scene = GltfScene::load(dir.join(file)).unwrap();
+        let (t, q, s) = scene.character().level_rest();
+        let rest = Trs::new(t, q, s);
+        for c in 0..scene.clips().len() {
+            let clip = scene.runtime_clip(c).unwrap();
+            let compact = clip.compress(scene.skeleton(), rest, &settings).unwrap();
+            let error = compact
+                .error(&clip, scene.skeleton(), rest, settings.distance)
+                .unwrap();
+            let (raw, size) = (clip.key_bytes(), compact.stored_size());
+            eprintln!(
+                "{file} clip {c} ({}): {raw} raw bytes, {size} compact ({:.1}:1), {} frames at {}, {} of {} tracks constant, max error {:.2e}, p99 {:.2e}, weights {:.1e}",
+                clip.name().unwrap_or(""),
+                raw as f64 / size as f64,
+                compact.frames(),
+                compact
+                    .sample_rate()
+                    .map_or("the key times".to_string(), |r| format!("{r} fps")),
+                compact.constant_tracks(),
+                compact.tracks(),
+                error.max,
+                error.p99,
+                error.weights
+            );
+            assert!(
+                error.max <= f64::from(settings.tolerance),
+                "{file} clip {c}: {error:?}"
+            );
+            assert!(
+                error.weights <= f64::from(settings.weight_tolerance),
+                "{file} clip {c}: {error:?}"
+            );
+            // Stored and loaded, it samples the same bits.
+            let loaded = CompactClip::from_bytes(&compact.to_bytes()).unwrap();
+            assert_eq!(loaded, compact);
+            let base: Pose = (t.to_vec(), q.to_vec(), s.to_vec());
+            for k in 0..20 {
+                let time = clip.start() + clip.duration() * k as f32 / 19.0;
+                assert_eq!(
+                    bits(&sample_compact(&compact, &base, time, Wrap::Clamp)),
+                    bits(&sample_compact(&loaded, &base, time, Wrap::Clamp))
+                );
+            }
+        }
+    }
+}
+
+fn bits(p: &Pose) -> Vec<u32> {
+    let mut v = Vec::new();
+    for x in &p.0 {
+        v.extend(x.to_array().map(f32::to_bits));
+    }
+    for x in &p.1 {
+        v.extend(x.to_array().map(f32::to_bits));
+    }
+    for x in &p.2 {
+        v.extend(x.to_array().map(f32::to_bits));
+    }
+    v
+}
+
+/// A small clip with every kind of track: step, linear and cubic, translation, rotation, scale, a
+/// constant track and morph weights, on a chain of 3 joints.
+fn mixed_clip() -> (Skeleton, Clip, Pose) {
+    let skeleton = chain(3);
+    let times: Vec<f32> = (0..25).map(|k| 0.5 + k as f32 / 24.0).collect();
+    let mut b = Clip::builder(&skeleton);
+    let q: Vec<Quat> = times
+        .iter()
+        .map(|&t| Quat::from_rotation_y(2.0 * t))
+        .collect();
+    b.rotation(0, Interpolation::Linear, &times, &q).unwrap();
+    let t: Vec<Vec3> = times
+        .iter()
+        .map(|&t| Vec3::new(t.sin(), 1.0, 0.0))
+        .collect();
+    b.translation(1, Interpolation::Step, &times, &t).unwrap();
+    let cubic: Vec<Vec3> = times
+        .iter()
+        .flat_map(|&t| [Vec3::ZERO, Vec3::splat(1.0 + 0.2 * t.cos()), Vec3::ZERO])
+        .collect();
+    b.scale(2, Interpolation::CubicSpline, &times, &cubic)
+        .unwrap();
+    b.translation(
+        2,
+        Interpolation::Linear,
+        &times,
+        &vec![Vec3::Y; times.len()],
+    )
+    .unwrap();
+    let w: Vec<f32> = times.iter().flat_map(|&t| [t.sin().abs(), 0.25]).collect();
+    b.weights(0, 2, Interpolation::Linear, &times, &w).unwrap();
+    let clip = b.build();
+    let (t, q, s) = rest(3);
+    (skeleton, clip, (t, q, s))
+}
+
+#[test]
+fn every_track_kind_samples_near_the_clip_in_both_directions() {
+    let (skeleton, clip, base) = mixed_clip();
+    let compact = clip
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    assert!(compact.constant_tracks() >= 1, "the constant translation");
+    let error = compact.error(&clip, &skeleton, trs(&base), 0.03).unwrap();
+    assert!(error.max <= 1e-4 && error.weights <= 1e-3, "{error:?}");
+    let mut context = ispc_skinning::SamplingContext::new();
+    let mut weights = vec![vec![0.0; 2]];
+    let mut raw_weights = vec![vec![0.0; 2]];
+    // Forward, backward, and outside the span both ways, clamped and looped.
+    let times: Vec<f32> = (0..200)
+        .map(|i| -0.5 + i as f32 * 0.011)
+        .chain((0..200).rev().map(|i| -0.5 + i as f32 * 0.013))
+        .collect();
+    for wrap in [Wrap::Clamp, Wrap::Loop] {
+        for &time in &times {
+            let got = sample_compact(&compact, &base, time, wrap);
+            let (mut t, mut q, mut s) = base.clone();
+            ispc_skinning::SamplingJob::new(
+                &clip,
+                &mut context,
+                TrsMut::new(&mut t, &mut q, &mut s),
+            )
+            .time(time)
+            .wrap(wrap)
+            .weights(&mut raw_weights)
+            .run()
+            .unwrap();
+            {
+                let (mut t2, mut q2, mut s2) = base.clone();
+                CompactSamplingJob::new(&compact, TrsMut::new(&mut t2, &mut q2, &mut s2))
+                    .time(time)
+                    .wrap(wrap)
+                    .weights(&mut weights)
+                    .run()
+                    .unwrap();
+            }
+            // Within what the model-space bound allows of each local value: the step track switches
+            // at the same keys (they fall on frames); the cubic scale of the last joint moves only its
+            // virtual points, 0.03 away, so its error may reach 1e-4 / 0.03 (relative).
+            for j in 0..3 {
+                assert!(
+                    (got.0[j] - t[j]).length() <= 1e-4,
+                    "{wrap:?} t={time} joint {j}: {:?} {:?}",
+                    got.0[j],
+                    t[j]
+                );
+                assert!(
+                    got.1[j].angle_between(q[j]) <= 1e-3,
+                    "{wrap:?} t={time} joint {j}"
+                );
+                assert!(
+                    (got.2[j] - s[j]).length() <= 4e-3,
+                    "{wrap:?} t={time} joint {j}: {:?} {:?}",
+                    got.2[j],
+                    s[j]
+                );
+            }
+            for (a, b) in weights[0].iter().zip(&raw_weights[0]) {
+                assert!((a - b).abs() <= 1e-3, "{wrap:?} t={time}: {a} {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn settings_and_sampling_rules() {
+    let (skeleton, clip, base) = mixed_clip();
+    for (settings, name) in [
+        (
+            Compression {
+                tolerance: 0.0,
+                ..Compression::default()
+            },
+            "tolerance",
+        ),
+        (
+            Compression {
+                tolerance: f32::NAN,
+                ..Compression::default()
+            },
+            "tolerance",
+        ),
+        (
+            Compression {
+                distance: -1.0,
+                ..Compression::default()
+            },
+            "distance",
+        ),
+        (
+            Compression {
+                weight_tolerance: f32::INFINITY,
+                ..Compression::default()
+            },
+            "weight tolerance",
+        ),
+        (
+            Compression {
+                sample_rate: Some(0.0),
+                ..Compression::default()
+            },
+            "sample rate",
+        ),
+        (
+            Compression {
+                sample_rate: Some(5000.0),
+                ..Compression::default()
+            },
+            "sample rate",
+        ),
+    ] {
+        match clip.compress(&skeleton, trs(&base), &settings) {
+            Err(Error::CompressionSetting { setting, .. }) => assert_eq!(setting, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // Another skeleton, a short rest pose, a rest pose that is not finite.
+    let other = Skeleton::from_parents(&[Some(1), None, Some(1)]).unwrap();
+    assert!(matches!(
+        clip.compress(&other, trs(&base), &Compression::default()),
+        Err(Error::ClipSkeleton { .. })
+    ));
+    let short = (base.0[..2].to_vec(), base.1.clone(), base.2.clone());
+    assert!(matches!(
+        clip.compress(&skeleton, trs(&short), &Compression::default()),
+        Err(Error::CountMismatch { .. })
+    ));
+    let mut nan = base.clone();
+    nan.0[1].x = f32::NAN;
+    assert!(matches!(
+        clip.compress(&skeleton, trs(&nan), &Compression::default()),
+        Err(Error::NotFinite { .. })
+    ));
+    // A rate that would pass the frame limit.
+    let long = {
+        let mut b = Clip::builder(&skeleton);
+        b.translation(
+            0,
+            Interpolation::Linear,
+            &[0.0, 1e6],
+            &[Vec3::ZERO, Vec3::ONE],
+        )
+        .unwrap();
+        b.build()
+    };
+    assert!(matches!(
+        long.compress(
+            &skeleton,
+            trs(&base),
+            &Compression {
+                sample_rate: Some(60.0),
+                ..Compression::default()
+            }
+        ),
+        Err(Error::TooManyKeys { .. })
+    ));
+    // The job's rules.
+    let compact = clip
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    let (mut t, mut q, mut s) = (
+        vec![Vec3::ZERO; 2],
+        vec![Quat::IDENTITY; 3],
+        vec![Vec3::ONE; 3],
+    );
+    assert!(matches!(
+        CompactSamplingJob::new(&compact, TrsMut::new(&mut t, &mut q, &mut s)).run(),
+        Err(Error::CountMismatch { .. })
+    ));
+    let (mut t, mut q, mut s) = base.clone();
+    assert!(matches!(
+        CompactSamplingJob::new(&compact, TrsMut::new(&mut t, &mut q, &mut s))
+            .time(f32::NAN)
+            .run(),
+        Err(Error::NotFinite { .. })
+    ));
+    let mut wrong = vec![vec![0.0; 3]];
+    assert!(matches!(
+        CompactSamplingJob::new(&compact, TrsMut::new(&mut t, &mut q, &mut s))
+            .weights(&mut wrong)
+            .run(),
+        Err(Error::CountMismatch { .. })
+    ));
+}
+
+#[test]
+fn hostile_bytes_are_refused_without_a_panic() {
+    let (skeleton, clip, base) = mixed_clip();
+    let compact = clip
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    let bytes = compact.to_bytes();
+    assert_eq!(bytes.len(), compact.stored_size());
+    assert_eq!(CompactClip::from_bytes(&bytes).unwrap(), compact);
+    // Every truncation, and a byte more.
+    for n in 0..bytes.len() {
+        assert!(
+            matches!(
+                CompactClip::from_bytes(&bytes[..n]),
+                Err(Error::CompactBytes { .. })
+            ),
+            "{n} bytes"
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    match CompactClip::from_bytes(&longer) {
+        Err(Error::CompactBytes { rule, .. }) => assert_eq!(rule, "nothing follows the frames"),
+        other => panic!("{other:?}"),
+    }
+    // Every byte changed in turn, to several values: a clip that samples finite values, or an error.
+    let (t, q, s) = base.clone();
+    for i in 0..bytes.len() {
+        for v in [0u8, 1, 2, 0x7f, 0x80, 0xff, bytes[i] ^ 0x40] {
+            let mut b = bytes.clone();
+            b[i] = v;
+            if let Ok(c) = CompactClip::from_bytes(&b) {
+                let (mut t2, mut q2, mut s2) = (t.clone(), q.clone(), s.clone());
+                let mut weights: Vec<Vec<f32>> = (0..c.weight_sets())
+                    .map(|set| vec![0.0; c.weight_targets(set).unwrap_or(0)])
+                    .collect();
+                for time in [-1.0, 0.5, 0.77, 1.5, 9.0] {
+                    CompactSamplingJob::new(&c, TrsMut::new(&mut t2, &mut q2, &mut s2))
+                        .time(time)
+                        .weights(&mut weights)
+                        .run()
+                        .unwrap();
+                    let floats = bits(&(t2.clone(), q2.clone(), s2.clone()));
+                    assert!(
+                        floats.iter().all(|&x| f32::from_bits(x).is_finite())
+                            && weights.iter().flatten().all(|w| w.is_finite()),
+                        "byte {i} = {v}: a sample is not finite"
+                    );
+                }
+            }
+        }
+    }
+    // Counts that promise more than the bytes hold are refused before anything is allocated.
+    let mut huge = bytes.clone();
+    let joints_at = 12 + 4 + clip.name().map_or(0, str::len);
+    huge[joints_at..joints_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(matches!(
+        CompactClip::from_bytes(&huge),
+        Err(Error::CompactBytes { .. })
+    ));
+}
