@@ -13,6 +13,17 @@ pub(crate) const SEGMENT_FRAMES: usize = 16;
 /// Bytes past a stream's last bit, so that every read may load 8 bytes.
 pub(crate) const STREAM_PAD: usize = 8;
 
+/// `1 / (2^bits - 1)` for 0 to 24 bits (0 for 0 bits, which decode to the minimum).
+const INV_TOP: [f32; 25] = {
+    let mut t = [0.0f32; 25];
+    let mut b = 1;
+    while b < 25 {
+        t[b] = 1.0 / ((1u32 << b) - 1) as f32;
+        b += 1;
+    }
+    t
+};
+
 /// Whether `bits` is a rate a component may have (0 or one of [`BIT_RATES`]).
 pub(crate) fn valid_rate(bits: u8) -> bool {
     bits == 0 || BIT_RATES.contains(&bits)
@@ -47,10 +58,14 @@ impl Range {
 
     /// The segment range stored as `(m, e)` in 255ths of this range: from `min + extent * m / 255`,
     /// `extent * e / 255` long.
+    /// Multiplied by the f32 nearest 1/255, not divided by 255: the decoder runs this per component
+    /// and sample, and a division costs several multiplications (the compressor uses the same
+    /// function, so the two agree).
     pub(crate) fn segment(self, m: u8, e: u8) -> Range {
+        const INV_255: f32 = 1.0 / 255.0;
         Range {
-            min: self.min + self.extent * (f32::from(m) / 255.0),
-            extent: self.extent * (f32::from(e) / 255.0),
+            min: self.min + self.extent * (f32::from(m) * INV_255),
+            extent: self.extent * (f32::from(e) * INV_255),
         }
     }
 
@@ -59,20 +74,24 @@ impl Range {
         if self.extent <= 0.0 {
             return (0, 0);
         }
-        let scale = 255.0 / self.extent;
-        let m = ((lo - self.min) * scale).floor().clamp(0.0, 255.0);
-        let top = ((hi - self.min) * scale).ceil().clamp(m, 255.0);
+        // Divided rather than multiplied by 255 / extent, which is infinite for a subnormal extent
+        // (and then 0 * inf is NaN); a NaN would still land on 0 below, where `clamp` with a NaN bound
+        // panics.
+        let m = ((lo - self.min) / self.extent * 255.0).floor();
+        let m = if m >= 0.0 { m.min(255.0) } else { 0.0 };
+        let top = ((hi - self.min) / self.extent * 255.0).ceil();
+        let top = if top >= m { top.min(255.0) } else { m };
         // Both are whole numbers in 0..=255.
         (m as u8, (top - m) as u8)
     }
 
-    /// The value of quantized `q` at `bits` bits (0: the range's minimum).
+    /// The value of quantized `q` at `bits` bits (0: the range's minimum): `q` times the f32 nearest
+    /// `1 / (2^bits - 1)`, from a table, rather than a division.
     pub(crate) fn decode(self, q: u32, bits: u8) -> f32 {
-        if bits == 0 {
-            return self.min;
+        match INV_TOP.get(usize::from(bits)) {
+            Some(&inv) if bits > 0 => self.min + self.extent * (q as f32 * inv),
+            _ => self.min,
         }
-        let top = ((1u64 << bits) - 1) as f32;
-        self.min + self.extent * (q as f32 / top)
     }
 
     /// The nearest quantized value of `v` at `bits` bits (1 to 24), clamped into the range.
@@ -81,7 +100,10 @@ impl Range {
             return 0;
         }
         let top = ((1u64 << bits) - 1) as f32;
-        let q = ((v - self.min) / self.extent * top).round().clamp(0.0, top);
+        let q = ((v - self.min) / self.extent * top)
+            .round()
+            .max(0.0)
+            .min(top);
         q as u32
     }
 }
@@ -165,6 +187,12 @@ mod tests {
                 "{lo} {hi}: {s:?}"
             );
         }
+        // A subnormal extent (255 / extent is infinite) still gives a range.
+        let tiny = Range {
+            min: 0.0,
+            extent: 1.5e-44,
+        };
+        assert_eq!(tiny.segment_of(0.0, 1.5e-44), (0, 255));
         for bits in BIT_RATES {
             let q = r.encode(1.2345, bits);
             let step = r.extent / ((1u64 << bits) - 1) as f32;

@@ -1,17 +1,17 @@
 //! [`CompactClip::to_bytes`] and [`CompactClip::from_bytes`]: the stored form, every field checked as it
 //! is read back.
 //!
-//! Little-endian throughout:
+//! Little-endian throughout; a varint is LEB128 (7 bits per byte, low first, at most 5 bytes):
 //!
 //! | field | bytes |
 //! | --- | --- |
 //! | magic `ISKCLIP\0`, version 1 (u32) | 12 |
 //! | name length (u32), name (UTF-8) | 4 + n |
-//! | joints (u32), each joint's level-order index (u32) | 4 + 4 joints |
+//! | joints (u32), each joint's level-order index (varint) | 4 + 1 to 5 each |
 //! | start, end, rate (f32), frames, weight sets (u32) | 20 |
 //! | stored frame times (u32: 0 for uniform frames, else one per frame), the times (f32) | 4 + 4 each |
-//! | tracks (u32); each: level (u32), flags (u8) | 4 + 5 each |
-//! | weight tracks (u32); each: set, targets (u32), flags (u8) | 4 + 9 each |
+//! | tracks (u32); each: its joint's step from the previous track's (varint), flags (u8) | 4 + 2 each, mostly |
+//! | weight tracks (u32); each: set, targets (varint), flags (u8) | 4 + 3 each, mostly |
 //! | constants (u32), the floats | 4 + 4 each |
 //! | components (u32); each: min, extent (f32), bit rate (u8) | 4 + 9 each |
 //! | segment ranges: per segment of 16 frames, per component, `m` and `e` | 2 per pair |
@@ -53,7 +53,7 @@ impl CompactClip {
         out.extend_from_slice(name.as_bytes());
         put_len(&mut out, self.joints);
         for &l in &self.level_of {
-            put_u32(&mut out, l);
+            put_varint(&mut out, l);
         }
         for x in [self.start, self.end, self.rate] {
             out.extend_from_slice(&x.to_le_bytes());
@@ -65,8 +65,11 @@ impl CompactClip {
             out.extend_from_slice(&t.to_le_bytes());
         }
         put_len(&mut out, self.tracks.len());
+        let mut previous = 0;
         for t in &self.tracks {
-            put_u32(&mut out, t.level);
+            // Sorted by joint: the step from the previous track's joint, mostly 0 or 1.
+            put_varint(&mut out, t.level - previous);
+            previous = t.level;
             let property = match t.property {
                 Property::Translation => 0,
                 Property::Rotation => 1,
@@ -76,8 +79,8 @@ impl CompactClip {
         }
         put_len(&mut out, self.weights.len());
         for w in &self.weights {
-            put_u32(&mut out, w.set);
-            put_u32(&mut out, w.targets);
+            put_varint(&mut out, w.set);
+            put_varint(&mut out, w.targets);
             out.push(flags(w.step, w.storage));
         }
         put_len(&mut out, self.constants.len());
@@ -100,14 +103,27 @@ impl CompactClip {
         12 + 4
             + self.name.as_deref().map_or(0, str::len)
             + 4
-            + 4 * self.joints
+            + self.level_of.iter().map(|&l| varint_len(l)).sum::<usize>()
             + 20
             + 4
             + 4 * self.times.len()
             + 4
-            + 5 * self.tracks.len()
+            + self.tracks.len()
+            + self
+                .tracks
+                .iter()
+                .scan(0, |previous, t| {
+                    let step = t.level - *previous;
+                    *previous = t.level;
+                    Some(varint_len(step))
+                })
+                .sum::<usize>()
             + 4
-            + 9 * self.weights.len()
+            + self
+                .weights
+                .iter()
+                .map(|w| 1 + varint_len(w.set) + varint_len(w.targets))
+                .sum::<usize>()
             + 4
             + 4 * self.constants.len()
             + 4
@@ -135,11 +151,11 @@ impl CompactClip {
         let name = std::str::from_utf8(r.take(name_len, "the name")?)
             .map_err(|_| r.fail("the name is UTF-8", name_len as f64))?;
         let name = (!name.is_empty()).then(|| name.to_string());
-        let joints = r.count("the joint count", 4, MAX_JOINTS)?;
+        let joints = r.count("the joint count", 1, MAX_JOINTS)?;
         let mut level_of = Vec::with_capacity(joints);
         let mut seen = vec![false; joints];
         for _ in 0..joints {
-            let l = r.u32("a joint's level-order index")?;
+            let l = r.varint("a joint's level-order index")?;
             match seen.get_mut(l as usize) {
                 Some(s) if !*s => *s = true,
                 _ => {
@@ -199,7 +215,7 @@ impl CompactClip {
             }
         }
 
-        let track_count = r.count("the track count", 5, 3 * joints)?;
+        let track_count = r.count("the track count", 2, 3 * joints)?;
         let mut tracks: Vec<CompactTrack> = Vec::with_capacity(track_count);
         // Where each track's values are: constants and components taken in order.
         let (mut next_constant, mut next_component) = (0usize, 0usize);
@@ -223,7 +239,8 @@ impl CompactClip {
             }
         };
         for _ in 0..track_count {
-            let level = r.u32("a track's joint")?;
+            let step = r.varint("a track's joint, as the step from the previous track's")?;
+            let level = tracks.last().map_or(0, |t| t.level).saturating_add(step);
             if level as usize >= joints {
                 return Err(r.fail("a track's joint is one of the clip's", f64::from(level)));
             }
@@ -260,11 +277,11 @@ impl CompactClip {
             });
         }
 
-        let weight_count = r.count("the weight track count", 9, usize::MAX)?;
+        let weight_count = r.count("the weight track count", 3, usize::MAX)?;
         let mut weights: Vec<CompactWeights> = Vec::with_capacity(weight_count);
         for _ in 0..weight_count {
-            let set = r.u32("a weight track's set")?;
-            let targets = r.u32("a weight track's target count")?;
+            let set = r.varint("a weight track's set")?;
+            let targets = r.varint("a weight track's target count")?;
             if targets == 0 {
                 return Err(r.fail("a weight track has targets", 0.0));
             }
@@ -398,6 +415,26 @@ fn put_len(out: &mut Vec<u8>, n: usize) {
     put_u32(out, u32::try_from(n).unwrap_or(u32::MAX));
 }
 
+/// `x` in LEB128: 7 bits per byte, low first, the high bit set on every byte but the last.
+fn put_varint(out: &mut Vec<u8>, mut x: u32) {
+    while x >= 0x80 {
+        out.push((x & 0x7f) as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// The bytes of `x` in LEB128.
+fn varint_len(x: u32) -> usize {
+    match x {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        0x4000..0x20_0000 => 3,
+        0x20_0000..0x1000_0000 => 4,
+        _ => 5,
+    }
+}
+
 /// A track's step and animated flags (bits 2 and 5).
 fn flags(step: bool, storage: Storage) -> u8 {
     u8::from(step) << 2 | u8::from(matches!(storage, Storage::Animated(_))) << 5
@@ -444,6 +481,22 @@ impl<'b> Reader<'b> {
     fn u32(&mut self, what: &'static str) -> Result<u32, Error> {
         let b = self.take(4, what)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A LEB128 `u32`: at most 5 bytes, the fifth holding at most 4 bits.
+    fn varint(&mut self, what: &'static str) -> Result<u32, Error> {
+        let mut x = 0u32;
+        for i in 0..5 {
+            let b = self.u8(what)?;
+            if i == 4 && b > 0x0f {
+                return Err(self.fail("a variable-length integer fits 32 bits", f64::from(b)));
+            }
+            x |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(x);
+            }
+        }
+        Ok(x)
     }
 
     fn f32(&mut self, what: &'static str) -> Result<f32, Error> {

@@ -37,7 +37,9 @@ impl Clip {
     /// the rate of the closest keys when every key falls on that grid, else the clip's key times
     /// themselves; a clip whose curves still bend between frames by more than the tolerance (cubic
     /// splines) is sampled twice as densely, up to 240 frames per second or three halvings of its key
-    /// intervals. [`CompactClip::error`] tells what was reached.
+    /// intervals, and one that meets it at its key rate is tried at a half, a third, a quarter, a
+    /// sixth and an eighth of it, keeping the smallest that still meets it (key reduction).
+    /// [`CompactClip::error`] tells what was reached.
     ///
     /// # Errors
     /// [`Error::CompressionSetting`] for a tolerance, distance or weight tolerance that is not a finite
@@ -56,14 +58,9 @@ impl Clip {
     ) -> Result<CompactClip, Error> {
         check_inputs(self, skeleton, &rest, settings)?;
         let keys = key_times(self);
-        let (mut rate, mut explicit) = match settings.sample_rate {
-            Some(r) => (f64::from(r), None),
-            None => plan(self, &keys)?,
-        };
-        let mut halvings = 0;
-        loop {
-            let times = match &explicit {
-                Some(t) => t.clone(),
+        let attempt = |rate: f64, explicit: Option<&[f32]>| -> Result<(CompactClip, bool), Error> {
+            let times = match explicit {
+                Some(t) => t.to_vec(),
                 None => snapped(
                     uniform_times(self.start, self.end, rate as f32)?,
                     &keys,
@@ -79,8 +76,19 @@ impl Clip {
                 explicit: if explicit.is_some() { &times } else { &[] },
             };
             let compressor = Compressor::new(self, settings, truth, frames, &times)?;
-            let (compact, met) = compressor.run();
-            if met || settings.sample_rate.is_some() || times.len() < 2 {
+            Ok(compressor.run())
+        };
+        let (mut rate, mut explicit) = match settings.sample_rate {
+            Some(r) => return Ok(attempt(f64::from(r), None)?.0),
+            None => plan(self, &keys)?,
+        };
+        let mut halvings = 0;
+        loop {
+            let (compact, met) = attempt(rate, explicit.as_deref())?;
+            if met && explicit.is_none() && halvings == 0 {
+                return fewer_frames(compact, rate, &attempt);
+            }
+            if met || compact.frames < 2 {
                 return Ok(compact);
             }
             match &mut explicit {
@@ -88,11 +96,40 @@ impl Clip {
                     *t = halved(t);
                     halvings += 1;
                 }
-                None if rate < AUTO_MAX_RATE => rate = (rate * 2.0).min(AUTO_MAX_RATE),
+                None if rate < AUTO_MAX_RATE => {
+                    rate = (rate * 2.0).min(AUTO_MAX_RATE);
+                    halvings += 1;
+                }
                 _ => return Ok(compact),
             }
         }
     }
+}
+
+/// One compression at a frame rate (or at stored frame times): the clip and whether it met the
+/// tolerance.
+type Attempt<'a> = dyn Fn(f64, Option<&[f32]>) -> Result<(CompactClip, bool), Error> + 'a;
+
+/// Key reduction for uniform frames: the clip at its key rate divided by 2, 3, 4, 6 and 8 in turn
+/// (down to 1 frame per second), while each still meets the tolerance at every frame, midpoint and
+/// original key; the smallest that does. Smooth motion keyed at 24 or 60 per second often needs far
+/// fewer frames at a coarse tolerance (ozz-animation's default, 1 mm at 10 cm, for example).
+fn fewer_frames(best: CompactClip, rate: f64, attempt: &Attempt<'_>) -> Result<CompactClip, Error> {
+    let mut best = best;
+    for divisor in [2.0, 3.0, 4.0, 6.0, 8.0] {
+        let lower = rate / divisor;
+        if lower < 1.0 {
+            break;
+        }
+        let (compact, met) = attempt(lower, None)?;
+        if !met {
+            break;
+        }
+        if compact.stored_size() < best.stored_size() {
+            best = compact;
+        }
+    }
+    Ok(best)
 }
 
 /// The frames of `sample_rate: None`: the rate of the closest keys (a whole rate within 1e-3 of it, as
@@ -286,7 +323,9 @@ impl<'c> Compressor<'c> {
                 Property::Rotation => {
                     // The angle between the rotations, 4 asin(|a - b| / 2) with b on a's side: acos of
                     // the dot product loses everything below 3e-4 radians in f32.
-                    let b = if a.dot(*b) < 0.0 { -*b } else { *b };
+                    // Decoded frames are not normalized until interpolated (`rotation_of`).
+                    let b = unit(*b);
+                    let b = if a.dot(b) < 0.0 { -b } else { b };
                     let chord = (a.as_dvec4() - b.as_dvec4()).length();
                     4.0 * (chord * 0.5).min(1.0).asin() * lever
                 }

@@ -32,18 +32,33 @@ impl CompactClip {
         range.segment(m, e).decode(q, bits)
     }
 
-    /// `n` (at most 4) components from `k` at frame `f`.
-    fn components(&self, f: usize, k: usize, n: usize) -> Vec4 {
+    /// Three components from `k` at frame `f`: the segment and the record found once.
+    fn components(&self, f: usize, k: usize) -> Vec4 {
+        let components = self.ranges.len();
+        let segment = (f / SEGMENT_FRAMES).saturating_mul(components);
+        let record = f.saturating_mul(self.record_bits);
         let mut v = [0.0; 4];
-        for (c, x) in v.iter_mut().enumerate().take(n) {
-            *x = self.component(f, k + c);
+        for (c, x) in v.iter_mut().enumerate().take(3) {
+            let i = k + c;
+            let (Some(&range), Some(&bits), Some(&offset)) =
+                (self.ranges.get(i), self.rates.get(i), self.offsets.get(i))
+            else {
+                continue;
+            };
+            let at = segment.saturating_add(i).saturating_mul(2);
+            let (m, e) = match self.segment_ranges.get(at..at.saturating_add(2)) {
+                Some(&[m, e]) => (m, e),
+                _ => (0, 0),
+            };
+            let q = read(&self.stream, record.saturating_add(offset), bits);
+            *x = range.segment(m, e).decode(q, bits);
         }
         Vec4::from(v)
     }
 
     /// A stored rotation frame (see [`rotation_of`]).
     fn rotation_frame(&self, f: usize, k: usize, drop: u8) -> Vec4 {
-        let v = self.components(f, k, 3);
+        let v = self.components(f, k);
         rotation_of([v.x, v.y, v.z], drop)
     }
 
@@ -68,7 +83,7 @@ impl CompactClip {
                     if rotation {
                         self.rotation_frame(f, k, track.drop)
                     } else {
-                        self.components(f, k, 3)
+                        self.components(f, k)
                     }
                 };
                 interpolate(frame(at.i), frame(at.i + 1), at, rotation, step)
@@ -131,23 +146,31 @@ impl CompactClip {
 /// The value between two decoded frames: linear, rotations by normalized lerp along the shorter arc,
 /// and the earlier frame for a step track (the later one at the end of the last interval).
 pub(crate) fn interpolate(a: Vec4, b: Vec4, at: FrameAt, rotation: bool, step: bool) -> Vec4 {
-    if step {
-        return if at.alpha >= 1.0 { b } else { a };
-    }
-    if at.alpha <= 0.0 {
-        return a;
-    }
-    if rotation {
+    let v = if step {
+        if at.alpha >= 1.0 {
+            b
+        } else {
+            a
+        }
+    } else if at.alpha <= 0.0 {
+        a
+    } else if rotation {
         let b = if a.dot(b) < 0.0 { -b } else { b };
-        unit(a + (b - a) * at.alpha)
+        a + (b - a) * at.alpha
     } else {
         a + (b - a) * at.alpha
+    };
+    // Rotation frames are rebuilt without normalizing (see `rotation_of`): one normalization here.
+    if rotation {
+        unit(v)
+    } else {
+        v
     }
 }
 
 /// A rotation from its three stored components, the components other than `drop` in order: component
-/// `drop` (not negative) is `sqrt(1 - a² - b² - c²)`, then the whole is normalized (quantized
-/// components may be a little longer than 1).
+/// `drop` (not negative) is `sqrt(1 - a² - b² - c²)` (0 where quantized components are a little
+/// longer than 1). Not normalized: [`interpolate`] normalizes the value it returns.
 pub(crate) fn rotation_of(kept: [f32; 3], drop: u8) -> Vec4 {
     let [a, b, c] = kept;
     let rebuilt = (1.0 - (a * a + b * b + c * c)).max(0.0).sqrt();
@@ -157,7 +180,7 @@ pub(crate) fn rotation_of(kept: [f32; 3], drop: u8) -> Vec4 {
         2 => [a, b, rebuilt, c],
         _ => [a, b, c, rebuilt],
     };
-    unit(Vec4::from(q))
+    Vec4::from(q)
 }
 
 /// `q / |q|` (the length summed x, y, z, w in order), or the identity for a zero length.

@@ -67,9 +67,24 @@ pub(crate) fn quantize(samples: &[Vec4], n: usize, drop: Option<u8>, level: usiz
     let ranges: Vec<Range> = (0..n)
         .map(|c| Range::of(samples.iter().map(|v| v[c])))
         .collect();
+    // The level's bits go to the component with the largest range; each other component gets the
+    // fewest bits whose step is no coarser (0 where its whole range is within one step): a knee turns
+    // about one axis, and its other two components, constant to a few ulps, cost nothing per frame.
+    let widest = ranges.iter().map(|r| r.extent).fold(0.0f32, f32::max);
+    let step = widest / ((1u64 << bits) - 1) as f32;
     let rates: Vec<u8> = ranges
         .iter()
-        .map(|r| if r.extent > 0.0 { bits } else { 0 })
+        .map(|r| {
+            if r.extent <= step {
+                return 0;
+            }
+            BIT_RATES
+                .iter()
+                .copied()
+                .filter(|&b| b <= bits)
+                .find(|&b| r.extent / ((1u64 << b) - 1) as f32 <= step)
+                .unwrap_or(bits)
+        })
         .collect();
     let segment_count = frames.div_ceil(SEGMENT_FRAMES);
     let mut segments = Vec::with_capacity(segment_count * n);
