@@ -2,7 +2,7 @@
 //! reference (`reference_ns_per_item`), so speedups are ratios taken under the same machine conditions.
 //!
 //! [`run`] orchestrates the families of rows ([`character`], [`gltf`], [`transform`], [`hierarchy`],
-//! [`skinning`], [`pose`], [`morph`], [`renormalize`], [`davies`], [`blend`]); they share the vocabulary of [`row`] and [`timing`], and
+//! [`skinning`], [`pose`], [`compact`], [`morph`], [`renormalize`], [`davies`], [`blend`]); they share the vocabulary of [`row`] and [`timing`], and
 //! the results are written by [`json`] and [`chart`]. With `--peers`, [`peer`] runs ozz-animation-rs in
 //! the same round-robins as some of those rows. Only [`run`] imports the families, and nothing
 //! imports [`run`].
@@ -10,6 +10,7 @@
 pub mod blend;
 pub mod character;
 pub mod chart;
+pub mod compact;
 pub mod davies;
 #[cfg(feature = "gltf")]
 pub mod gltf;

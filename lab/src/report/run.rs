@@ -7,7 +7,8 @@ use crate::report::peer::{self, Peer};
 use crate::report::row::Row;
 use crate::report::timing::Budget;
 use crate::report::{
-    blend, character, chart, davies, hierarchy, json, morph, renormalize, skinning, transform,
+    blend, character, chart, compact, davies, hierarchy, json, morph, renormalize, skinning,
+    transform,
 };
 use clap::Args;
 use ispc_skinning::{Backend, CpuIdentity, Isa, KernelFamily};
@@ -36,7 +37,7 @@ pub struct Options {
 }
 
 /// The report's sections, in the order they run: one step of the progress bar each.
-const SECTIONS: u64 = 9;
+const SECTIONS: u64 = 10;
 
 /// Runs the report with `options`: prints the header, the table and the summaries to stdout.
 ///
@@ -129,6 +130,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     bar.inc(1);
     blend::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
+    bar.inc(1);
+    compact::rows(budget, &isas, &mut rows, &bar);
     bar.inc(1);
     skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
     check(&peer)?;
