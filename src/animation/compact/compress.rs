@@ -1,7 +1,7 @@
 //! [`Clip::compress`]: the frames, each track's level under the model-space error bound, and packing.
 
 use super::bits::{Range, Writer, SEGMENT_FRAMES};
-use super::decode::{interpolate, unit};
+use super::decode::{dot, interpolate, unit};
 use super::frames::{key_times, snapped, uniform_times, FrameAt, Frames};
 use super::measure::{check_inputs, raw_weights, set, Truth};
 use super::quantize::{drop_of, offsets_of, quantize, quantize_weights, Quantized, LEVELS};
@@ -325,7 +325,7 @@ impl<'c> Compressor<'c> {
                     // the dot product loses everything below 3e-4 radians in f32.
                     // Decoded frames are not normalized until interpolated (`rotation_of`).
                     let b = unit(*b);
-                    let b = if a.dot(b) < 0.0 { -b } else { b };
+                    let b = if dot(*a, b) < 0.0 { -b } else { b };
                     let chord = (a.as_dvec4() - b.as_dvec4()).length();
                     4.0 * (chord * 0.5).min(1.0).asin() * lever
                 }

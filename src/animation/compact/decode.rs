@@ -155,7 +155,7 @@ pub(crate) fn interpolate(a: Vec4, b: Vec4, at: FrameAt, rotation: bool, step: b
     } else if at.alpha <= 0.0 {
         a
     } else if rotation {
-        let b = if a.dot(b) < 0.0 { -b } else { b };
+        let b = if dot(a, b) < 0.0 { -b } else { b };
         a + (b - a) * at.alpha
     } else {
         a + (b - a) * at.alpha
@@ -181,6 +181,13 @@ pub(crate) fn rotation_of(kept: [f32; 3], drop: u8) -> Vec4 {
         _ => [a, b, c, rebuilt],
     };
     Vec4::from(q)
+}
+
+/// `a . b` summed `(x + y) + (z + w)`, in that order on every platform (glam's `dot` sums in the
+/// order of each target's SIMD shuffles): the decoder is plain `+ - * /` and `sqrt` in a fixed order,
+/// so a compact clip samples to the same bits everywhere.
+pub(crate) fn dot(a: Vec4, b: Vec4) -> f32 {
+    (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w)
 }
 
 /// `q / |q|` (the length summed x, y, z, w in order), or the identity for a zero length.

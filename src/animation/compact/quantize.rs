@@ -3,7 +3,7 @@
 //! rebuilds from the packed bits.
 
 use super::bits::{Range, BIT_RATES, SEGMENT_FRAMES};
-use super::decode::{rotation_of, unit};
+use super::decode::{dot, rotation_of, unit};
 use glam::Vec4;
 
 /// Levels a track may have: 0 is one constant value, level `l > 0` stores every frame at
@@ -41,7 +41,7 @@ pub(crate) fn quantize(samples: &[Vec4], n: usize, drop: Option<u8>, level: usiz
         let value = if rotation {
             let first = samples.first().copied().unwrap_or(Vec4::W);
             let sum = samples.iter().fold(Vec4::ZERO, |acc, &q| {
-                acc + if q.dot(first) < 0.0 { -q } else { q }
+                acc + if dot(q, first) < 0.0 { -q } else { q }
             });
             unit(sum)
         } else {
