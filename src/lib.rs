@@ -95,7 +95,7 @@ mod transform;
 pub use glam;
 
 pub use animation::{
-    Clip, ClipBuilder, ClipError, CompactClip, CompactSamplingJob, Compression,
+    AnyClip, Clip, ClipBuilder, ClipError, CompactClip, CompactSamplingJob, Compression,
     CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property, SamplingContext, SamplingJob,
     Wrap, MAX_CLIP_FLOATS, MAX_COMPACT_FRAMES, MAX_SAMPLE_RATE,
 };

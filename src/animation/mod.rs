@@ -85,6 +85,63 @@ pub use compact::{
 pub use crowd::{CrowdSamplingContext, CrowdSamplingJob};
 pub use sampling::{SamplingContext, SamplingJob};
 
+/// A clip a [`ClipLayer`](crate::ClipLayer) plays: its keys as built ([`Clip`]) or in compact form
+/// ([`CompactClip`]). Both convert into it, so `ClipLayer::new(&clip, t)` takes either.
+#[derive(Clone, Copy, Debug)]
+pub enum AnyClip<'a> {
+    /// A clip of f32 keys, sampled by [`SamplingJob`] on the frame's backend, with the frame's cursor.
+    Keys(&'a Clip),
+    /// A compact clip, sampled by [`CompactSamplingJob`] (the serial decoder, whose bits are the same
+    /// on every backend and platform).
+    Compact(&'a CompactClip),
+}
+
+impl<'a> From<&'a Clip> for AnyClip<'a> {
+    fn from(clip: &'a Clip) -> AnyClip<'a> {
+        AnyClip::Keys(clip)
+    }
+}
+
+impl<'a> From<&'a CompactClip> for AnyClip<'a> {
+    fn from(clip: &'a CompactClip) -> AnyClip<'a> {
+        AnyClip::Compact(clip)
+    }
+}
+
+impl<'a> AnyClip<'a> {
+    /// The joints of the skeleton the clip was built for.
+    pub fn joints(&self) -> usize {
+        match self {
+            AnyClip::Keys(c) => c.joints(),
+            AnyClip::Compact(c) => c.joints(),
+        }
+    }
+
+    /// How many weight sets a sampled weight output must have.
+    pub fn weight_sets(&self) -> usize {
+        match self {
+            AnyClip::Keys(c) => c.weight_sets(),
+            AnyClip::Compact(c) => c.weight_sets(),
+        }
+    }
+
+    /// The number of morph targets weight set `set` has; `None` for a set no track drives.
+    pub fn weight_targets(&self, set: usize) -> Option<usize> {
+        match self {
+            AnyClip::Keys(c) => c.weight_targets(set),
+            AnyClip::Compact(c) => c.weight_targets(set),
+        }
+    }
+
+    /// Each joint's level-order index, in the skeleton's original order.
+    pub(crate) fn level_of(&self) -> &'a [u32] {
+        match self {
+            AnyClip::Keys(c) => &c.level_of,
+            AnyClip::Compact(c) => &c.level_of,
+        }
+    }
+}
+
 /// What a time outside a clip's span means.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Wrap {

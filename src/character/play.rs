@@ -3,7 +3,7 @@
 
 use super::frame::LayerScratch;
 use super::{Character, Frame};
-use crate::animation::{Clip, SamplingJob, Wrap};
+use crate::animation::{AnyClip, CompactSamplingJob, SamplingJob, Wrap};
 use crate::blending::BlendingJob;
 use crate::error::Error;
 use crate::layout::blend::BlendLayer;
@@ -32,8 +32,9 @@ impl MorphSet {
 /// equation.
 #[derive(Clone, Copy, Debug)]
 pub struct ClipLayer<'a> {
-    /// The clip; built for this character's skeleton (or one with the same joint order).
-    pub clip: &'a Clip,
+    /// The clip, of f32 keys or compact; built for this character's skeleton (or one with the same
+    /// joint order).
+    pub clip: AnyClip<'a>,
     /// The time in the clip.
     pub time: f32,
     /// What a time outside the clip means; [`Wrap::Loop`] by default, as a game plays a cycle.
@@ -46,10 +47,11 @@ pub struct ClipLayer<'a> {
 }
 
 impl<'a> ClipLayer<'a> {
-    /// `clip` at `time`, looping, with weight 1 on every joint.
-    pub fn new(clip: &'a Clip, time: f32) -> ClipLayer<'a> {
+    /// `clip` (a [`Clip`](crate::Clip) or a [`CompactClip`](crate::CompactClip)) at `time`, looping,
+    /// with weight 1 on every joint.
+    pub fn new(clip: impl Into<AnyClip<'a>>, time: f32) -> ClipLayer<'a> {
         ClipLayer {
-            clip,
+            clip: clip.into(),
             time,
             wrap: Wrap::Loop,
             weight: 1.0,
@@ -77,7 +79,8 @@ impl<'a> ClipLayer<'a> {
 }
 
 impl Character {
-    /// Stage 1 from clips: samples every layer ([`SamplingJob`]) and blends them into the frame's local
+    /// Stage 1 from clips: samples every layer ([`SamplingJob`], or [`CompactSamplingJob`] for a
+    /// compact clip) and blends them into the frame's local
     /// pose ([`BlendingJob`]), both on the frame's backend ( the rest pose as its fallback), then the additive
     /// layers on top. Each normal layer's joints without a track hold the rest pose; an additive
     /// clip holds deltas (see [`BlendingJob`]), and its joints without a track hold the identity delta.
@@ -112,11 +115,11 @@ impl Character {
         let n = self.skeleton.len();
         for layer in layers.iter().chain(additive) {
             if let Some(joint) = (0..n).find(|&j| {
-                layer.clip.level_of.get(j).map(|&l| l as usize) != self.level_of.get(j).copied()
+                layer.clip.level_of().get(j).map(|&l| l as usize) != self.level_of.get(j).copied()
             }) {
                 return Err(Error::ClipSkeleton {
                     joint,
-                    clip_joints: layer.clip.joints,
+                    clip_joints: layer.clip.joints(),
                     joints: n,
                 });
             }
@@ -166,21 +169,26 @@ impl Character {
                 w.clear();
                 w.resize(clip.weight_targets(set).unwrap_or(0), 0.0);
             }
-            SamplingJob::new(
-                layer.clip,
-                &mut scratch.context,
-                TrsMut::new(
-                    &mut scratch.translations,
-                    &mut scratch.rotations,
-                    &mut scratch.scales,
-                ),
-            )
-            .time(layer.time)
-            .wrap(layer.wrap)
-            .weights(&mut scratch.weights[..clip.weight_sets()])
-            .backend(backend)
-            .precision(precision)
-            .run()?;
+            let output = TrsMut::new(
+                &mut scratch.translations,
+                &mut scratch.rotations,
+                &mut scratch.scales,
+            );
+            let weights = &mut scratch.weights[..clip.weight_sets()];
+            match clip {
+                AnyClip::Keys(keys) => SamplingJob::new(keys, &mut scratch.context, output)
+                    .time(layer.time)
+                    .wrap(layer.wrap)
+                    .weights(weights)
+                    .backend(backend)
+                    .precision(precision)
+                    .run()?,
+                AnyClip::Compact(compact) => CompactSamplingJob::new(compact, output)
+                    .time(layer.time)
+                    .wrap(layer.wrap)
+                    .weights(weights)
+                    .run()?,
+            }
         }
         let blend: Vec<BlendLayer<'_>> = layers
             .iter()
@@ -221,7 +229,7 @@ impl Character {
 
     /// Every weight set `clip` samples names a set of this character whose meshes each have one weight
     /// per target of the set.
-    fn check_morph_sets(&self, frame: &Frame, clip: &Clip) -> Result<(), Error> {
+    fn check_morph_sets(&self, frame: &Frame, clip: AnyClip<'_>) -> Result<(), Error> {
         for set in 0..clip.weight_sets() {
             let Some(targets) = clip.weight_targets(set) else {
                 continue;

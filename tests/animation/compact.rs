@@ -7,8 +7,8 @@ use super::{chain, rest, Pose};
 use common::scenes::{exported_keys, humanoid_parents};
 use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Clip, CompactClip, CompactSamplingJob, Compression, Error, Interpolation, Skeleton, Trs,
-    TrsMut, Wrap,
+    Clip, ClipLayer, CompactClip, CompactSamplingJob, Compression, Error, Interpolation, Skeleton,
+    Trs, TrsMut, Wrap,
 };
 
 /// Samples a compact clip at `t` over `base`.
@@ -169,6 +169,11 @@ fn bits(p: &Pose) -> Vec<u32> {
 /// A small clip with every kind of track: step, linear and cubic, translation, rotation, scale, a
 /// constant track and morph weights, on a chain of 3 joints.
 fn mixed_clip() -> (Skeleton, Clip, Pose) {
+    mixed_clip_with(true)
+}
+
+/// [`mixed_clip`], with or without its morph weights.
+fn mixed_clip_with(weights: bool) -> (Skeleton, Clip, Pose) {
     let skeleton = chain(3);
     let times: Vec<f32> = (0..25).map(|k| 0.5 + k as f32 / 24.0).collect();
     let mut b = Clip::builder(&skeleton);
@@ -195,8 +200,10 @@ fn mixed_clip() -> (Skeleton, Clip, Pose) {
         &vec![Vec3::Y; times.len()],
     )
     .unwrap();
-    let w: Vec<f32> = times.iter().flat_map(|&t| [t.sin().abs(), 0.25]).collect();
-    b.weights(0, 2, Interpolation::Linear, &times, &w).unwrap();
+    if weights {
+        let w: Vec<f32> = times.iter().flat_map(|&t| [t.sin().abs(), 0.25]).collect();
+        b.weights(0, 2, Interpolation::Linear, &times, &w).unwrap();
+    }
     let clip = b.build();
     let (t, q, s) = rest(3);
     (skeleton, clip, (t, q, s))
@@ -450,5 +457,49 @@ fn hostile_bytes_are_refused_without_a_panic() {
     assert!(matches!(
         CompactClip::from_bytes(&huge),
         Err(Error::CompactBytes { .. })
+    ));
+}
+
+#[test]
+fn a_frame_plays_a_compact_clip_blended_with_raw_ones() {
+    // The chain of the mixed clip (no morph weights: the character has no meshes) on a character
+    // whose rest pose is the compressor's.
+    let (skeleton, clip, _) = mixed_clip_with(false);
+    let character = super::playback::character(skeleton.clone());
+    let (t, q, s) = character.level_rest();
+    let compact = clip
+        .compress(&skeleton, Trs::new(t, q, s), &Compression::default())
+        .unwrap();
+    let models = |layers: &[ClipLayer<'_>]| {
+        let mut frame = character.frame_buffers();
+        character.play(&mut frame, layers, &[]).unwrap();
+        character.evaluate(&mut frame).unwrap();
+        (0..3).map(|j| frame.model(j).unwrap()).collect::<Vec<_>>()
+    };
+    for time in [0.5, 0.73, 1.0, 1.49] {
+        // Alone, the compact clip's joints are where the raw clip's are, within the bound.
+        let raw = models(&[ClipLayer::new(&clip, time)]);
+        let packed = models(&[ClipLayer::new(&compact, time)]);
+        for (a, b) in raw.iter().zip(&packed) {
+            let d = (a.w_axis - b.w_axis).length();
+            assert!(d <= 1e-4, "t={time}: {d}");
+        }
+        // Blended half and half with the raw clip, too.
+        let half = models(&[
+            ClipLayer::new(&clip, time).weight(0.5),
+            ClipLayer::new(&compact, time).weight(0.5),
+        ]);
+        for (a, b) in raw.iter().zip(&half) {
+            let d = (a.w_axis - b.w_axis).length();
+            assert!(d <= 1e-4, "t={time}: {d}");
+        }
+    }
+    // A compact clip of another skeleton's joint order is refused.
+    let other = Skeleton::from_parents(&[Some(1), None, Some(1)]).unwrap();
+    let other_character = super::playback::character(other);
+    let mut frame = other_character.frame_buffers();
+    assert!(matches!(
+        other_character.play(&mut frame, &[ClipLayer::new(&compact, 0.5)], &[]),
+        Err(Error::ClipSkeleton { .. })
     ));
 }

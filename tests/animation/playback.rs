@@ -106,7 +106,7 @@ fn a_pose_for_the_gpu_stops_after_the_palettes() {
 }
 
 /// A character of `n` chained joints with one skin over all of them and no mesh.
-fn character(skeleton: Skeleton) -> ispc_skinning::Character {
+pub(crate) fn character(skeleton: Skeleton) -> ispc_skinning::Character {
     use ispc_skinning::glam::Mat4;
     let n = skeleton.len();
     let skin = ispc_skinning::CharacterSkin {
