@@ -420,6 +420,17 @@ pub enum Error {
         /// The value given.
         value: f32,
     },
+    /// Rule: every value a compact clip stores, a key or the clip's value between keys, has a
+    /// magnitude of at most [`MAX_COMPACT_VALUE`](crate::MAX_COMPACT_VALUE), `f32::MAX / 6`, so that
+    /// no decoded value nor the difference of two overflows ([`Clip::compress`](crate::Clip::compress)).
+    CompactValue {
+        /// "translation keys", "rotation keys", "scale keys" or "weight keys".
+        what: &'static str,
+        /// The joint (level order), or the weight set.
+        index: usize,
+        /// The value.
+        value: f32,
+    },
     /// Rule: bytes given to [`CompactClip::from_bytes`](crate::CompactClip::from_bytes) are a clip
     /// [`CompactClip::to_bytes`](crate::CompactClip::to_bytes) wrote: `rule` names the check a field
     /// failed.
@@ -461,6 +472,10 @@ impl fmt::Display for Error {
             Error::CompressionSetting { setting, value } => write!(
                 f,
                 "compression setting out of range: the {setting} is {value}"
+            ),
+            Error::CompactValue { what, index, value } => write!(
+                f,
+                "a value too large for a compact clip: {what} of {index} reach {value} (at most f32::MAX / 6)"
             ),
             Error::CompactBytes { rule, offset, value } => write!(
                 f,

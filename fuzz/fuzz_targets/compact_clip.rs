@@ -3,7 +3,7 @@
 //!
 //! Either the input's raw bytes go to `CompactClip::from_bytes`, or a clip of 1 to 8 chained joints
 //! (rotation, translation and scale tracks, step, linear or cubic, 1 to 40 keys from the input's
-//! floats, made finite; optionally morph weights) is compressed with settings from the input, stored,
+//! floats, made finite, and within +-8 unless the input asks for extremes; optionally morph weights) is compressed with settings from the input, stored,
 //! loaded back (it must equal what was stored), and its bytes mutated at the input's offsets before
 //! loading again. Every load returns `Ok` or a typed `Err`, never a panic or an allocation the bytes do
 //! not back; every loaded clip samples at the input's times (any finite time, both wraps) with every
@@ -25,6 +25,8 @@ struct Build {
     weights: bool,
     tolerance: u8,
     rate: Option<u8>,
+    /// Keep the floats' magnitudes (finite ones) instead of clamping them to +-8.
+    extreme: bool,
     floats: Vec<f32>,
 }
 
@@ -36,13 +38,13 @@ struct Input {
     times: Vec<f32>,
 }
 
-/// The i-th float of the input, finite and within +-8.
-fn float(floats: &[f32], i: usize) -> f32 {
+/// The i-th float of the input, finite, and within +-8 unless `extreme`.
+fn float(floats: &[f32], i: usize, extreme: bool) -> f32 {
     let x = floats.get(i % floats.len().max(1)).copied().unwrap_or(0.5);
-    if x.is_finite() {
-        x.clamp(-8.0, 8.0)
-    } else {
-        1.0
+    match (x.is_finite(), extreme) {
+        (false, _) => 1.0,
+        (true, true) => x,
+        (true, false) => x.clamp(-8.0, 8.0),
     }
 }
 
@@ -66,7 +68,7 @@ fn compressed(b: &Build) -> Option<Vec<u8>> {
     let mut i = 0;
     let mut next = || {
         i += 1;
-        float(&b.floats, i)
+        float(&b.floats, i, b.extreme)
     };
     let mut clip = Clip::builder(&skeleton);
     for j in 0..joints {

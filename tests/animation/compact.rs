@@ -503,3 +503,109 @@ fn a_frame_plays_a_compact_clip_blended_with_raw_ones() {
         Err(Error::ClipSkeleton { .. })
     ));
 }
+
+#[test]
+fn extreme_clips_compress_within_limits_or_are_refused() {
+    let skeleton = chain(1);
+    let base = rest(1);
+    let settings = Compression::default();
+    // Values whose range would overflow f32 when decoded are refused, by name.
+    for x in [3e38f32, 1e38] {
+        let mut b = Clip::builder(&skeleton);
+        b.translation(
+            0,
+            Interpolation::Linear,
+            &[0.0, 1.0],
+            &[Vec3::X * -x, Vec3::X * x],
+        )
+        .unwrap();
+        match b.build().compress(&skeleton, trs(&base), &settings) {
+            Err(Error::CompactValue { what, value, .. }) => {
+                assert_eq!(what, "translation keys");
+                assert!(value.abs() > ispc_skinning::MAX_COMPACT_VALUE);
+            }
+            other => panic!("{x}: {other:?}"),
+        }
+    }
+    // Just inside the limit, the clip stores, loads back and samples finite values.
+    let big = ispc_skinning::MAX_COMPACT_VALUE;
+    let mut b = Clip::builder(&skeleton);
+    b.translation(
+        0,
+        Interpolation::Linear,
+        &[0.0, 1.0],
+        &[Vec3::X * -big, Vec3::X * big],
+    )
+    .unwrap();
+    let compact = b
+        .build()
+        .compress(&skeleton, trs(&base), &settings)
+        .unwrap();
+    let loaded = CompactClip::from_bytes(&compact.to_bytes()).unwrap();
+    for time in [0.0, 0.3, 1.0] {
+        let p = sample_compact(&loaded, &base, time, Wrap::Clamp);
+        assert!(p.0[0].is_finite(), "{time}: {:?}", p.0[0]);
+    }
+    // Two keys 1/240 s apart in a clip of over an hour: its key times, not a million uniform frames.
+    let mut b = Clip::builder(&skeleton);
+    b.translation(
+        0,
+        Interpolation::Linear,
+        &[0.0, 1.0 / 240.0, 4400.0],
+        &[Vec3::ZERO, Vec3::X, Vec3::Y],
+    )
+    .unwrap();
+    let sparse = b
+        .build()
+        .compress(&skeleton, trs(&base), &settings)
+        .unwrap();
+    assert!(sparse.frames() <= 3 * 8, "{} frames", sparse.frames());
+    assert_eq!(sparse.sample_rate(), None);
+}
+
+#[test]
+fn weight_tracks_alone_keep_their_frames() {
+    // Weights alternating 0 and 1 at 30 keys a second: no coarser frames meet the weight tolerance.
+    let skeleton = chain(1);
+    let base = rest(1);
+    let times: Vec<f32> = (0..31).map(|k| k as f32 / 30.0).collect();
+    let w: Vec<f32> = (0..31).map(|k| (k % 2) as f32).collect();
+    let mut b = Clip::builder(&skeleton);
+    b.weights(0, 1, Interpolation::Linear, &times, &w).unwrap();
+    let clip = b.build();
+    let compact = clip
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    assert_eq!(compact.frames(), 31);
+    let error = compact.error(&clip, &skeleton, trs(&base), 0.03).unwrap();
+    assert!(error.weights <= 1e-3, "{error:?}");
+}
+
+#[test]
+fn names_of_any_length_round_trip_and_weight_sets_are_bounded() {
+    let (skeleton, _, base) = mixed_clip();
+    let mut b = Clip::builder(&skeleton);
+    b.name(&"n".repeat(10_000));
+    b.rotation(
+        0,
+        Interpolation::Linear,
+        &[0.0, 1.0],
+        &[Quat::IDENTITY, Quat::from_rotation_x(1.0)],
+    )
+    .unwrap();
+    let compact = b
+        .build()
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    let loaded = CompactClip::from_bytes(&compact.to_bytes()).unwrap();
+    assert_eq!(loaded.name().map(str::len), Some(10_000));
+    // A clip whose weight set is numbered 2^16 is refused by the compressor.
+    let mut b = Clip::builder(&skeleton);
+    b.weights(1 << 16, 1, Interpolation::Step, &[0.0], &[0.5])
+        .unwrap();
+    assert!(matches!(
+        b.build()
+            .compress(&skeleton, trs(&base), &Compression::default()),
+        Err(Error::TooManyKeys { .. })
+    ));
+}

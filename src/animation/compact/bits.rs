@@ -2,8 +2,9 @@
 //! stream the frames are packed in. The compressor and the decoder share these functions, so that the
 //! error the compressor measures is the error the decoder gives.
 
-/// The bit rates a quantized component may have, in the order the compressor tries them. Rate 0 holds
-/// a component whose range in the clip is a single value (it is not read from the stream).
+/// The bit rates a quantized component may have, in the order the compressor tries them. Rate 0 (not
+/// in the list) holds a component whose whole range fits in one step of its track's widest component:
+/// it decodes to its segment's minimum and is not read from the stream.
 pub(crate) const BIT_RATES: [u8; 17] =
     [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 24];
 

@@ -26,7 +26,8 @@ use super::bits::{valid_rate, Range, SEGMENT_FRAMES, STREAM_PAD};
 use super::frames::uniform_count;
 use super::quantize::offsets_of;
 use super::{
-    CompactClip, CompactTrack, CompactWeights, Storage, MAX_COMPACT_FRAMES, MAX_SAMPLE_RATE,
+    CompactClip, CompactTrack, CompactWeights, Storage, MAX_COMPACT_FRAMES,
+    MAX_COMPACT_WEIGHT_SETS, MAX_SAMPLE_RATE,
 };
 use crate::animation::Property;
 use crate::error::Error;
@@ -34,9 +35,6 @@ use crate::layout::hierarchy::MAX_JOINTS;
 
 const MAGIC: &[u8; 8] = b"ISKCLIP\0";
 const VERSION: u32 = 1;
-
-/// The longest name a stored clip may have, in bytes.
-const MAX_NAME: usize = 4096;
 
 /// How far a rotation constant's squared length may be from 1.
 const UNIT_SLACK: f32 = 1e-4;
@@ -133,8 +131,8 @@ impl CompactClip {
     }
 
     /// Loads a clip stored by [`to_bytes`](CompactClip::to_bytes), checking every field: any byte
-    /// string gets a clip or an error, never a panic, and nothing is allocated beyond what the bytes
-    /// hold.
+    /// string gets a clip or an error, never a panic, and what is allocated is proportional to the
+    /// bytes given (a count is checked against the bytes left before anything is reserved for it).
     ///
     /// # Errors
     /// [`Error::CompactBytes`], naming the rule a field breaks, its byte offset and its value.
@@ -147,7 +145,7 @@ impl CompactClip {
         if version != VERSION {
             return Err(r.fail("the version is 1", f64::from(version)));
         }
-        let name_len = r.count("the name's length", 1, MAX_NAME)?;
+        let name_len = r.count("the name's length", 1, usize::MAX)?;
         let name = std::str::from_utf8(r.take(name_len, "the name")?)
             .map_err(|_| r.fail("the name is UTF-8", name_len as f64))?;
         let name = (!name.is_empty()).then(|| name.to_string());
@@ -303,7 +301,15 @@ impl CompactClip {
                 storage,
             });
         }
-        let sets = weights.last().map_or(0, |w| w.set as usize + 1);
+        let sets = weights
+            .last()
+            .map_or(0, |w| (w.set as usize).saturating_add(1));
+        if sets > MAX_COMPACT_WEIGHT_SETS {
+            return Err(r.fail(
+                "at most MAX_COMPACT_WEIGHT_SETS (65,536) weight sets",
+                sets as f64,
+            ));
+        }
         if weight_sets != sets {
             return Err(r.fail(
                 "the weight set count is one more than the last set",

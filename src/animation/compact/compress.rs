@@ -2,10 +2,13 @@
 
 use super::bits::{Range, Writer, SEGMENT_FRAMES};
 use super::decode::{dot, interpolate, unit};
-use super::frames::{key_times, snapped, uniform_times, FrameAt, Frames};
+use super::frames::{key_times, snapped, uniform_count, uniform_times, FrameAt, Frames};
 use super::measure::{check_inputs, raw_weights, set, Truth};
 use super::quantize::{drop_of, offsets_of, quantize, quantize_weights, Quantized, LEVELS};
-use super::{CompactClip, CompactTrack, CompactWeights, Compression, Storage, MAX_COMPACT_FRAMES};
+use super::{
+    CompactClip, CompactTrack, CompactWeights, Compression, Storage, MAX_COMPACT_FRAMES,
+    MAX_COMPACT_VALUE, MAX_COMPACT_WEIGHT_SETS, MAX_COMPRESSION_POINTS,
+};
 use crate::animation::clip::Clip;
 use crate::animation::curve::locate;
 use crate::animation::{Interpolation, Property};
@@ -24,6 +27,10 @@ const MAX_HALVINGS: usize = 3;
 /// The share of the tolerance each track gets on its own before the joint chains are measured
 /// together: the first guess of its level.
 const FIRST_SHARE: f64 = 0.5;
+
+/// The most joint-time measurements the last pass (each track tried one level lower) may make: 2^28,
+/// a few seconds. The long clip of the tests (201 tracks, 3,601 times, 67 joints) takes 2^25.6.
+const LOWERING_BUDGET: usize = 1 << 28;
 
 impl Clip {
     /// This clip in compact form (see [`CompactClip`]'s module docs), every joint and virtual point
@@ -46,8 +53,12 @@ impl Clip {
     /// positive number (the distance may be 0), or a sample rate outside `(0, MAX_SAMPLE_RATE]`;
     /// [`Error::ClipSkeleton`] for another skeleton than the clip's; [`Error::CountMismatch`],
     /// [`Error::NotFinite`] and [`Error::RotationLength`] for a rest pose without one finite entry per
-    /// joint; [`Error::TooManyKeys`] for more than [`MAX_COMPACT_FRAMES`] frames;
-    /// [`Error::ResultNotFinite`] for a cubic track that overflows between its keys.
+    /// joint; [`Error::TooManyKeys`] for more than [`MAX_COMPACT_FRAMES`] frames, more than
+    /// [`MAX_COMPACT_WEIGHT_SETS`](super::MAX_COMPACT_WEIGHT_SETS) weight sets, or more than
+    /// [`MAX_COMPRESSION_POINTS`](super::MAX_COMPRESSION_POINTS) measured points;
+    /// [`Error::CompactValue`] for a key or a value between keys beyond
+    /// [`MAX_COMPACT_VALUE`](super::MAX_COMPACT_VALUE); [`Error::ResultNotFinite`] for a cubic track
+    /// that overflows between its keys.
     ///
     /// [`Character::level_rest`]: crate::Character::level_rest
     pub fn compress(
@@ -57,6 +68,13 @@ impl Clip {
         settings: &Compression,
     ) -> Result<CompactClip, Error> {
         check_inputs(self, skeleton, &rest, settings)?;
+        if self.weight_sets > MAX_COMPACT_WEIGHT_SETS {
+            return Err(Error::TooManyKeys {
+                what: "compact clip weight sets",
+                floats: self.weight_sets,
+                max: MAX_COMPACT_WEIGHT_SETS,
+            });
+        }
         let keys = key_times(self);
         let attempt = |rate: f64, explicit: Option<&[f32]>| -> Result<(CompactClip, bool), Error> {
             let times = match explicit {
@@ -67,6 +85,7 @@ impl Clip {
                     rate,
                 ),
             };
+            check_work(self, times.len(), keys.len())?;
             let truth = Truth::new(self, skeleton, &rest, settings.distance, &times);
             let frames = Frames {
                 start: self.start,
@@ -83,14 +102,21 @@ impl Clip {
             None => plan(self, &keys)?,
         };
         let mut halvings = 0;
+        let mut last: Option<CompactClip> = None;
         loop {
-            let (compact, met) = attempt(rate, explicit.as_deref())?;
+            let (compact, met) = match (attempt(rate, explicit.as_deref()), last.take()) {
+                (Ok(done), _) => done,
+                // Denser frames would pass a limit: the last clip is as close as this gets.
+                (Err(Error::TooManyKeys { .. }), Some(previous)) => return Ok(previous),
+                (Err(e), _) => return Err(e),
+            };
             if met && explicit.is_none() && halvings == 0 {
                 return fewer_frames(compact, rate, &attempt);
             }
             if met || compact.frames < 2 {
                 return Ok(compact);
             }
+            last = Some(compact.clone());
             match &mut explicit {
                 Some(t) if halvings < MAX_HALVINGS && 2 * t.len() <= MAX_COMPACT_FRAMES => {
                     *t = halved(t);
@@ -121,7 +147,9 @@ fn fewer_frames(best: CompactClip, rate: f64, attempt: &Attempt<'_>) -> Result<C
         if lower < 1.0 {
             break;
         }
-        let (compact, met) = attempt(lower, None)?;
+        let Ok((compact, met)) = attempt(lower, None) else {
+            break;
+        };
         if !met {
             break;
         }
@@ -154,7 +182,11 @@ fn plan(clip: &Clip, keys: &[f32]) -> Result<(f64, Option<Vec<f32>>), Error> {
         let f = (f64::from(t) - start) * rate;
         (f - f.round()).abs() <= 1e-3
     });
-    if on_grid && rate <= AUTO_MAX_RATE {
+    // Uniform frames where they are not many more than the keys: two keys 1/240 s apart in a clip of
+    // an hour would otherwise ask for 864,000 frames where a handful of keys say everything.
+    let sparse =
+        uniform_count(clip.start, clip.end, rate as f32).map_or(true, |n| n > 4 * keys.len() + 16);
+    if on_grid && rate <= AUTO_MAX_RATE && !sparse {
         return Ok((rate, None));
     }
     if keys.len() > MAX_COMPACT_FRAMES {
@@ -166,6 +198,25 @@ fn plan(clip: &Clip, keys: &[f32]) -> Result<(f64, Option<Vec<f32>>), Error> {
     }
     // The clip spans its keys: the first is its start and the last its end.
     Ok((0.0, Some(keys.to_vec())))
+}
+
+/// Refuses a compression whose measured points (every frame, midpoint and key, times the joints and
+/// the weight targets) would pass [`MAX_COMPRESSION_POINTS`]: their memory and the search's work grow
+/// with them.
+fn check_work(clip: &Clip, frames: usize, keys: usize) -> Result<(), Error> {
+    let targets: usize = clip.weights.iter().map(|w| w.targets as usize).sum();
+    let points = frames
+        .saturating_mul(2)
+        .saturating_add(keys)
+        .saturating_mul(clip.joints.saturating_add(targets));
+    if points > MAX_COMPRESSION_POINTS {
+        return Err(Error::TooManyKeys {
+            what: "compression points (evaluation times times joints and weight targets)",
+            floats: points,
+            max: MAX_COMPRESSION_POINTS,
+        });
+    }
+    Ok(())
 }
 
 /// `times` with the midpoint of every interval inserted.
@@ -237,6 +288,13 @@ impl<'c> Compressor<'c> {
                 if rotation {
                     v = unit(v);
                 }
+                if let Some(&x) = v.as_ref().iter().find(|x| x.abs() > MAX_COMPACT_VALUE) {
+                    return Err(Error::CompactValue {
+                        what: track.property.keys_name(),
+                        index: track.level as usize,
+                        value: x,
+                    });
+                }
                 samples.push(v);
             }
             let drop = rotation.then(|| drop_of(&samples));
@@ -267,6 +325,13 @@ impl<'c> Compressor<'c> {
                         stage: "compression",
                         what: "sampled morph weights",
                         index: i,
+                    });
+                }
+                if let Some(&x) = out.iter().find(|x| x.abs() > MAX_COMPACT_VALUE) {
+                    return Err(Error::CompactValue {
+                        what: "weight keys",
+                        index: w.set as usize,
+                        value: x,
                     });
                 }
                 samples.push(out);
@@ -303,7 +368,10 @@ impl<'c> Compressor<'c> {
             self.truth.displacements(e, &pose, &mut d);
             for (w, chunk) in worst.iter_mut().zip(d.chunks_exact(4)) {
                 for &x in chunk {
-                    *w = w.max(x);
+                    // A NaN counts as beyond every tolerance (`max` would drop it).
+                    if !(x <= *w) {
+                        *w = x;
+                    }
                 }
             }
         }
@@ -335,7 +403,9 @@ impl<'c> Compressor<'c> {
                     f64::from((*a - *b).length()) / size * lever
                 }
             };
-            worst = worst.max(e);
+            if !(e <= worst) {
+                worst = e;
+            }
         }
         worst
     }
@@ -368,6 +438,13 @@ impl<'c> Compressor<'c> {
             quantized.push(q);
             own.push(e);
         }
+        // The tracks of each joint, so that walking a chain looks at its joints' tracks only.
+        let mut by_joint: Vec<Vec<usize>> = vec![Vec::new(); self.truth.joints];
+        for (i, s) in self.sources.iter().enumerate() {
+            if let Some(list) = by_joint.get_mut(s.level) {
+                list.push(i);
+            }
+        }
         let mut met = false;
         for _ in 0..n * LEVELS + 1 {
             let errors = self.joint_errors(&quantized);
@@ -381,18 +458,17 @@ impl<'c> Compressor<'c> {
                 let mut best: Option<usize> = None;
                 let mut joint = Some(l);
                 while let Some(j) = joint {
-                    for (i, s) in self.sources.iter().enumerate() {
+                    for &i in by_joint.get(j).map_or(&[][..], Vec::as_slice) {
                         // A track whose own error is a hundredth of the tolerance cannot be what
                         // the joint misses by (resampling can be): raising it would only cost bits.
-                        if s.level == j
-                            && levels[i] + 1 < LEVELS
+                        if levels[i] + 1 < LEVELS
                             && own[i] > tolerance * 0.01
                             && best.is_none_or(|b: usize| own[i] > own[b])
                         {
                             best = Some(i);
                         }
                     }
-                    joint = self.truth.parents[j];
+                    joint = self.truth.parents.get(j).copied().flatten();
                 }
                 if let Some(b) = best {
                     raise[b] = true;
@@ -411,7 +487,12 @@ impl<'c> Compressor<'c> {
                 own[i] = self.own_error(&self.sources[i], &quantized[i]);
             }
         }
-        if met {
+        // One measure of the whole clip per animated track: within a budget of measured points (a clip
+        // this large keeps the levels the chains chose).
+        let measures = n
+            .saturating_mul(self.truth.eval.len())
+            .saturating_mul(self.truth.joints);
+        if met && measures <= LOWERING_BUDGET {
             let mut order: Vec<usize> = (0..n).filter(|&i| levels[i] > 0).collect();
             order.sort_by_key(|&i| std::cmp::Reverse(levels[i]));
             for i in order {
@@ -428,15 +509,18 @@ impl<'c> Compressor<'c> {
                 }
             }
         }
-        let weights = self.weight_levels();
-        (self.pack(&quantized, weights), met)
+        // The frames meet the bound only where the weights meet theirs too: a clip of weight tracks
+        // alone must not be thinned or left coarse on its joints' say.
+        let (weights, weights_met) = self.weight_levels();
+        (self.pack(&quantized, weights), met && weights_met)
     }
 
     /// Each weight track at the lowest level within the weight tolerance at every evaluation time (the
-    /// highest level where none is).
-    fn weight_levels(&self) -> Vec<Quantized> {
+    /// highest level where none is), and whether every track met it.
+    fn weight_levels(&self) -> (Vec<Quantized>, bool) {
         let tolerance = self.settings.weight_tolerance;
         let mut out = Vec::with_capacity(self.weights.len());
+        let mut met = true;
         for w in &self.weights {
             let raw_track = self.clip.weights.iter().find(|r| r.set == w.set);
             let raw: Vec<Vec<f32>> = self
@@ -461,13 +545,14 @@ impl<'c> Compressor<'c> {
                     })
                 });
                 if ok || level + 1 == LEVELS {
+                    met &= ok;
                     break q;
                 }
                 level += 1;
             };
             out.push(q);
         }
-        out
+        (out, met)
     }
 
     /// The compact clip of the chosen quantizations.

@@ -75,7 +75,13 @@ impl CompactClip {
                 if let Some(src) = self.constants.get(c..c.saturating_add(n)) {
                     v[..n].copy_from_slice(src);
                 }
-                Vec4::from(v)
+                // A loaded constant rotation is unit within 1e-4 (from_bytes): normalized here, as
+                // every sampled rotation is, and as the compressor measured it.
+                if rotation {
+                    unit(Vec4::from(v))
+                } else {
+                    Vec4::from(v)
+                }
             }
             Storage::Animated(k) => {
                 let k = k as usize;

@@ -62,18 +62,19 @@ impl Frames<'_> {
                 _ => FrameAt { i, alpha: 1.0 },
             };
         }
-        let f = (t - self.start) * self.rate;
+        // In f64: past a thousand frames an f32 ulp of f is larger than the snap below.
+        let f = (f64::from(t) - f64::from(self.start)) * f64::from(self.rate);
         if f.is_nan() || f <= 0.0 {
             return FIRST;
         }
-        if f < last as f32 {
-            // 0 < f < last: the floor is a frame before the last interval. A time on a frame computes
-            // f a rounding below it ((t - start) * rate in f32): within 1e-4 of a frame below counts as
-            // on it, so that a step track changes at the key the clip changes at.
+        if f < last as f64 {
+            // 0 < f < last: the floor is a frame before the last interval. A time on a frame can
+            // compute f a rounding below it: within 1e-4 of a frame below counts as on it, so that a
+            // step track changes at the key the clip changes at.
             let i = ((f + 1e-4).floor() as usize).min(last);
             return FrameAt {
                 i,
-                alpha: (f - i as f32).max(0.0),
+                alpha: (f - i as f64).max(0.0) as f32,
             };
         }
         // The last interval, from frame `last` to the end.
