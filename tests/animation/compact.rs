@@ -585,7 +585,7 @@ fn weight_tracks_alone_keep_their_frames() {
 fn names_of_any_length_round_trip_and_weight_sets_are_bounded() {
     let (skeleton, _, base) = mixed_clip();
     let mut b = Clip::builder(&skeleton);
-    b.name(&"n".repeat(10_000));
+    b.name("n".repeat(10_000));
     b.rotation(
         0,
         Interpolation::Linear,

@@ -369,7 +369,7 @@ impl<'c> Compressor<'c> {
             for (w, chunk) in worst.iter_mut().zip(d.chunks_exact(4)) {
                 for &x in chunk {
                     // A NaN counts as beyond every tolerance (`max` would drop it).
-                    if !(x <= *w) {
+                    if x.is_nan() || x > *w {
                         *w = x;
                     }
                 }
@@ -403,7 +403,7 @@ impl<'c> Compressor<'c> {
                     f64::from((*a - *b).length()) / size * lever
                 }
             };
-            if !(e <= worst) {
+            if e.is_nan() || e > worst {
                 worst = e;
             }
         }
