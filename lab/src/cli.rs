@@ -1,5 +1,6 @@
 //! The command line, declared with clap: every command and flag, and the text of `--help`.
 
+use crate::commands::compress::CompressArgs;
 use crate::commands::skin::SkinArgs;
 use crate::report::run::Options;
 use clap::{Parser, Subcommand};
@@ -31,6 +32,8 @@ pub enum Command {
     Info,
     /// Pose a glTF character (.gltf or .glb) and skin every skinned primitive.
     Skin(SkinArgs),
+    /// Write every clip of a glTF file in compact form, as one clip set for `skin --clips`.
+    Compress(CompressArgs),
 }
 
 #[cfg(test)]
@@ -71,6 +74,32 @@ mod tests {
             parse(&["info"]).unwrap().command,
             Some(Command::Info)
         ));
+        let Some(Command::Compress(c)) = parse(&[
+            "compress",
+            "f.glb",
+            "o.clips",
+            "--tolerance",
+            "0.001",
+            "--distance",
+            "0.1",
+            "--sample-rate",
+            "30",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("compress");
+        };
+        assert_eq!(
+            (
+                c.file.as_str(),
+                c.out.as_str(),
+                c.tolerance,
+                c.distance,
+                c.sample_rate
+            ),
+            ("f.glb", "o.clips", 0.001, 0.1, Some(30.0))
+        );
         let Some(Command::Skin(s)) = parse(&[
             "skin",
             "f.glb",
@@ -130,6 +159,9 @@ mod tests {
             &["skin", "a.glb", "--isa", "mmx"],
             &["skin", "a.glb", "--isa", "sse4", "--reference"],
             &["skin", "a.glb", "--skinning", "lbz"],
+            &["compress", "a.glb"],
+            &["compress", "a.glb", "o", "--tolerance", "0"],
+            &["compress", "a.glb", "o", "--sample-rate", "nan"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

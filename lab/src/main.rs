@@ -1,5 +1,5 @@
-//! The `ispc-skinning` command: `info` (ISAs and build), `bench` (the report) and `skin` (a glTF
-//! character posed and skinned). With no arguments it runs `bench --plot target/ispc-skinning-report.svg`.
+//! The `ispc-skinning` command: `info` (ISAs and build), `bench` (the report), `skin` (a glTF
+//! character posed and skinned) and `compress` (a file's clips in compact form). With no arguments it runs `bench --plot target/ispc-skinning-report.svg`.
 //!
 //! This file only parses the arguments and calls into the `ispc_skinning_lab` library.
 
@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(options)) => report::run::run(&options).map_err(Failure::from),
         Some(Command::Info) => commands::info::run().map_err(Failure::from),
         Some(Command::Skin(args)) => commands::skin::run(&args),
+        Some(Command::Compress(args)) => commands::compress::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

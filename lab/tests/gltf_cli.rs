@@ -230,6 +230,102 @@ fn rest_pose_json_has_a_null_clip() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `compress` writes every clip of a file as a clip set, and `skin --clips` plays it: each skinned
+/// vertex within 5 mm of where the file's own clip puts it (the joints are within 0.01 cm, virtual
+/// points 3 cm around them too; a vertex farther from its joints moves by the angle times its
+/// distance). The set is never written over the input, and a set of another skeleton or a damaged
+/// one is refused with a message.
+#[test]
+fn compressed_clips_play_near_the_file_clips() {
+    let Some(paths) = assets() else { return };
+    let dir = out_dir("compressed_clips_play_near_the_file_clips");
+    for (file, clip) in [(&paths[3], "0"), (&paths[5], "12")] {
+        let set = dir.join("set.clips");
+        let out = binary()
+            .args(["compress", s(file), s(&set)])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("wrote"));
+        for time in ["0.3", "0.77"] {
+            let (raw, packed) = (dir.join("raw.json"), dir.join("packed.json"));
+            skin_ok(&[s(file), "--clip", clip, "--time", time, "--out", s(&raw)]);
+            skin_ok(&[
+                s(file),
+                "--clips",
+                s(&set),
+                "--clip",
+                clip,
+                "--time",
+                time,
+                "--out",
+                s(&packed),
+            ]);
+            let read =
+                |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+            let (a, b) = (read(&raw), read(&packed));
+            let (ma, mb) = (
+                a["meshes"].as_array().unwrap(),
+                b["meshes"].as_array().unwrap(),
+            );
+            assert_eq!(ma.len(), mb.len());
+            let mut worst = 0.0f32;
+            for (x, y) in ma.iter().zip(mb) {
+                for (p, q) in x["positions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .zip(y["positions"].as_array().unwrap())
+                {
+                    let (p, q) = (floats(p), floats(q));
+                    let d = p
+                        .iter()
+                        .zip(&q)
+                        .map(|(u, v)| (u - v) * (u - v))
+                        .sum::<f32>()
+                        .sqrt();
+                    worst = worst.max(d);
+                }
+            }
+            assert!(worst <= 5e-3, "{} at {time}: {worst}", s(file));
+        }
+        // The set may not replace the input.
+        let out = binary()
+            .args(["compress", s(file), s(file)])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // CesiumMan's set on RobotExpressive: another skeleton.
+    let cesium = dir.join("cesium.clips");
+    assert!(binary()
+        .args(["compress", s(&paths[3]), s(&cesium)])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let out = skin(&[s(&paths[5]), "--clips", s(&cesium)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another skeleton"));
+    // A damaged set: cut short.
+    let bytes = std::fs::read(&cesium).unwrap();
+    let cut = dir.join("cut.clips");
+    std::fs::write(&cut, &bytes[..bytes.len() - 9]).unwrap();
+    let out = skin(&[s(&paths[3]), "--clips", s(&cut)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--clips"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The OBJ has one object per primitive, a v (and vn) line per vertex and an f line per triangle.
 #[test]
 fn obj_output_for_every_asset() {

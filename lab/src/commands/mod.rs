@@ -1,10 +1,11 @@
-//! The commands other than `bench` (which is [`crate::report::run`]): `info` and `skin`, and the picture
-//! `skin --out PATH.png` draws.
+//! The commands other than `bench` (which is [`crate::report::run`]): `info`, `skin` and `compress`,
+//! and the picture `skin --out PATH.png` draws.
 
 use ispc_skinning::Backend;
 
 #[cfg(feature = "gltf")]
 pub mod blend;
+pub mod compress;
 pub mod info;
 #[cfg(feature = "gltf")]
 pub mod render;

@@ -56,6 +56,11 @@ pub struct SkinArgs {
     #[cfg(feature = "gltf")]
     #[arg(long, value_name = "CLIP:WEIGHT[,CLIP:WEIGHT...]", value_parser = super::blend::parse_blend, conflicts_with_all = ["clip", "clip_name"])]
     pub blend: Option<super::blend::BlendSpec>,
+    /// Play the clips of a clip set that `compress` wrote (compact clips) instead of the file's own:
+    /// --clip and --clip-name then choose among them.
+    #[cfg(feature = "gltf")]
+    #[arg(long, value_name = "SET", conflicts_with = "blend")]
+    pub clips: Option<String>,
     /// Where to write the result: PATH.json, PATH.obj or PATH.png; never the input file or a file it
     /// names (refused by device and inode), written whole or not at all.
     #[arg(long, value_name = "PATH")]
@@ -125,7 +130,7 @@ impl Default for LimitArgs {
 #[cfg(feature = "gltf")]
 impl LimitArgs {
     /// The library's load options with these limits.
-    fn load_options(&self) -> ispc_skinning::gltf::LoadOptions {
+    pub(crate) fn load_options(&self) -> ispc_skinning::gltf::LoadOptions {
         let mut options = ispc_skinning::gltf::LoadOptions::default();
         options.limits.file_bytes = self.max_file_bytes;
         options.limits.nodes = self.max_nodes;
@@ -223,6 +228,9 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let mut protected = crate::output::Protected::new();
     if let Some(out) = &args.out {
         protected.gltf(Path::new(&args.file), args.limits.max_file_bytes);
+        if let Some(set) = &args.clips {
+            protected.file(Path::new(set));
+        }
         protected.check("--out", Path::new(out))?;
     }
     let shown = Escaped(&args.file);
@@ -241,28 +249,43 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         };
         Failure::input(format!("{shown}: {e}{flag}"))
     })?;
+    // With --clips, the clips of the set play instead of the file's own.
+    let set = match &args.clips {
+        Some(path) => Some(load_set(path, args.limits.max_file_bytes)?),
+        None => None,
+    };
+    let names: Vec<Option<&str>> = match &set {
+        Some(set) => set.iter().map(|c| c.name()).collect(),
+        None => scene.clips().iter().map(|c| c.name()).collect(),
+    };
     let clip = match (&args.clip_name, &args.clip) {
-        (Some(name), _) => Some(scene.find_clip(name).ok_or_else(|| {
-            let names: Vec<_> = scene
-                .clips()
+        (Some(name), _) => Some(
+            names
                 .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{i}: {}", Escaped(c.name().unwrap_or("(unnamed)"))))
-                .collect();
-            format!(
-                "no clip is named '{}' (clips: {})",
-                Escaped(name),
-                names.join(", ")
-            )
-        })?),
+                .position(|n| !name.is_empty() && *n == Some(name.as_str()))
+                .ok_or_else(|| {
+                    let listed: Vec<_> = names
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| format!("{i}: {}", Escaped(n.unwrap_or("(unnamed)"))))
+                        .collect();
+                    format!(
+                        "no clip is named '{}' (clips: {})",
+                        Escaped(name),
+                        listed.join(", ")
+                    )
+                })?,
+        ),
         (None, Some(ClipChoice::Index(i))) => Some(*i),
         (None, Some(ClipChoice::None)) => None,
-        (None, None) => (!scene.clips().is_empty()).then_some(0),
+        (None, None) => (!names.is_empty()).then_some(0),
     };
-    if let Some(c) = clip.filter(|&c| c >= scene.clips().len()) {
+    if let Some(c) = clip.filter(|&c| c >= names.len()) {
+        let from = args.clips.as_deref().unwrap_or(&args.file);
         return Err(Failure::from(format!(
-            "--clip {c}: {shown} has {} clip(s)",
-            scene.clips().len()
+            "--clip {c}: {} has {} clip(s)",
+            Escaped(from),
+            names.len()
         )));
     }
     // The written normals are the product here, so they are made unit length (not the runtime's
@@ -280,9 +303,18 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
     let start = Instant::now();
     // With --blend the JSON's "clip" is null: the pose is the blend, not one clip.
     let clip = if args.blend.is_some() { None } else { clip };
-    match &args.blend {
-        Some(spec) => super::blend::evaluate(&scene, spec, args.time, backend, &mut frame)?,
-        None => scene
+    match (&args.blend, set.as_deref().zip(clip)) {
+        (Some(spec), _) => super::blend::evaluate(&scene, spec, args.time, backend, &mut frame)?,
+        // A compact clip: played as the one layer of a frame, then the rest of the frame.
+        (None, Some((set, c))) => {
+            let layer = ispc_skinning::ClipLayer::new(&set[c], args.time).wrap(Wrap::Clamp);
+            let character = scene.character();
+            character
+                .play(&mut frame, &[layer], &[])
+                .and_then(|()| character.evaluate(&mut frame))
+                .map_err(|e| Failure::input(format!("{shown}: clip {c} of the set: {e}")))?
+        }
+        (None, None) => scene
             .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
             .map_err(|e| Failure::input(format!("{shown}: {e}")))?,
     }
@@ -303,11 +335,16 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         let triangles: usize = drawn.iter().map(|d| d.triangles.len()).sum();
         let kind = |k: PrimitiveKind| drawn.iter().filter(|d| d.kind == k).count();
         println!("asset:     {}", Escaped(&asset));
+        let duration = |c: usize| match &set {
+            Some(set) => set.get(c).map_or(0.0, |k| k.duration()),
+            None => scene.clips().get(c).map_or(0.0, |k| k.duration()),
+        };
         match clip {
             Some(c) => println!(
-                "clip:      {c} ({}), {:.3} s long, sampled at {} s",
-                Escaped(scene.clips()[c].name().unwrap_or("unnamed")),
-                scene.clips()[c].duration(),
+                "clip:      {c} ({}{}), {:.3} s long, sampled at {} s",
+                Escaped(names.get(c).copied().flatten().unwrap_or("unnamed")),
+                if set.is_some() { ", compact" } else { "" },
+                duration(c),
                 args.time
             ),
             None => match &args.blend {
@@ -379,4 +416,20 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         }
     };
     crate::output::write("--out", Path::new(out), &bytes, &protected).map_err(Failure::from)
+}
+
+/// The compact clips of the clip set at `path` (`compress` writes them), at most `max_bytes` long.
+#[cfg(feature = "gltf")]
+fn load_set(path: &str, max_bytes: usize) -> Result<Vec<ispc_skinning::CompactClip>, Failure> {
+    let shown = Escaped(path);
+    let len = std::fs::metadata(path)
+        .map_err(|e| Failure::input(format!("--clips {shown}: {e}")))?
+        .len();
+    if len > max_bytes as u64 {
+        return Err(Failure::input(format!(
+            "--clips {shown}: {len} bytes, over --max-file-bytes {max_bytes}"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("--clips {shown}: {e}")))?;
+    super::compress::read_set(&bytes).map_err(|e| Failure::input(format!("--clips {shown}: {e}")))
 }
