@@ -33,7 +33,7 @@ const FIRST_SHARE: f64 = 0.5;
 const LOWERING_BUDGET: usize = 1 << 28;
 
 impl Clip {
-    /// This clip in compact form (see [`CompactClip`]'s module docs), every joint and virtual point
+    /// This clip in compact form (see the [module docs](super)), every joint and virtual point
     /// within `settings.tolerance` of the clip in model space where the frames allow it.
     ///
     /// `skeleton` is the skeleton the clip was built for and `rest` the pose it plays over, in level
