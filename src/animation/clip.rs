@@ -293,6 +293,37 @@ impl Clip {
         }
     }
 
+    /// [`Error::ClipSkeleton`] unless every joint of the clip has the level-order place `order`
+    /// gives it (a skeleton's `level_order()`), and the counts agree.
+    pub(crate) fn check_joint_order(&self, order: &[usize]) -> Result<(), Error> {
+        let differs = (0..order.len().max(self.joints))
+            .find(|&j| self.level_of.get(j).map(|&l| l as usize) != order.get(j).copied());
+        match differs {
+            Some(joint) => Err(Error::ClipSkeleton {
+                joint,
+                clip_joints: self.joints,
+                joints: order.len(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// A weight track's keys as the shared sampler reads them.
+    pub(crate) fn weight_keys_of(&self, w: &WeightTrack) -> super::curve::WeightKeys<'_> {
+        let times = self.timeline(w.timeline);
+        let targets = w.targets as usize;
+        let count = times
+            .len()
+            .saturating_mul(targets)
+            .saturating_mul(w.interpolation.values_per_key());
+        super::curve::WeightKeys {
+            times,
+            values: self.values_of(w.values, count),
+            targets,
+            interpolation: w.interpolation,
+        }
+    }
+
     /// A track's keys as the shared sampler reads them.
     pub(crate) fn keys_of(&self, track: &Track) -> super::curve::Keys<'_> {
         let times = self.timeline(track.timeline);

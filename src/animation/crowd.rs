@@ -189,15 +189,7 @@ impl<'a> CrowdSamplingJob<'a> {
                 continue;
             }
             last = Some(clip);
-            let differs = (0..order.len().max(clip.joints))
-                .find(|&j| clip.level_of.get(j).map(|&l| l as usize) != order.get(j).copied());
-            if let Some(joint) = differs {
-                return Err(Error::ClipSkeleton {
-                    joint,
-                    clip_joints: clip.joints,
-                    joints: order.len(),
-                });
-            }
+            clip.check_joint_order(order)?;
         }
         Ok(())
     }

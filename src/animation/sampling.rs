@@ -1,7 +1,7 @@
 //! [`SamplingJob`] and its per-instance [`SamplingContext`].
 
 use super::clip::Clip;
-use super::curve::{locate_from, Located, WeightKeys};
+use super::curve::{locate_from, Located};
 use super::{Property, Wrap};
 use crate::backend::{Backend, KernelFamily, Precision, Resolved};
 use crate::error::Error;
@@ -341,18 +341,7 @@ fn sample_weights(
 ) -> Result<(), Error> {
     let located = |timeline: u32| context.located_on(timeline);
     for w in &clip.weights {
-        let times = clip.timeline(w.timeline);
-        let targets = w.targets as usize;
-        let count = times
-            .len()
-            .saturating_mul(targets)
-            .saturating_mul(w.interpolation.values_per_key());
-        let keys = WeightKeys {
-            times,
-            values: clip.values_of(w.values, count),
-            targets,
-            interpolation: w.interpolation,
-        };
+        let keys = clip.weight_keys_of(w);
         let Some(out) = weights.get_mut(w.set as usize) else {
             continue;
         };

@@ -4,7 +4,7 @@
 use super::frames::{key_times, snapped};
 use super::{ClipError, CompactClip, Compression, MAX_SAMPLE_RATE};
 use crate::animation::clip::{Clip, WeightTrack};
-use crate::animation::curve::{locate, WeightKeys};
+use crate::animation::curve::locate;
 use crate::animation::Property;
 use crate::error::Error;
 use crate::layout::trs::{Trs, TrsMut};
@@ -253,16 +253,7 @@ pub(crate) fn check_inputs(
             return Err(bad("sample rate", r));
         }
     }
-    let order = skeleton.level_order();
-    let differs = (0..order.len().max(clip.joints))
-        .find(|&j| clip.level_of.get(j).map(|&l| l as usize) != order.get(j).copied());
-    if let Some(joint) = differs {
-        return Err(Error::ClipSkeleton {
-            joint,
-            clip_joints: clip.joints,
-            joints: order.len(),
-        });
-    }
+    clip.check_joint_order(skeleton.level_order())?;
     for (what, got) in [
         ("rest translations", rest.translations.len()),
         ("rest rotations", rest.rotations.len()),
@@ -281,19 +272,8 @@ pub(crate) fn check_inputs(
 
 /// A weight track's raw weights at `t`.
 pub(crate) fn raw_weights(clip: &Clip, w: &WeightTrack, t: f32, out: &mut [f32]) {
-    let times = clip.timeline(w.timeline);
-    let targets = w.targets as usize;
-    let count = times
-        .len()
-        .saturating_mul(targets)
-        .saturating_mul(w.interpolation.values_per_key());
-    let keys = WeightKeys {
-        times,
-        values: clip.values_of(w.values, count),
-        targets,
-        interpolation: w.interpolation,
-    };
-    keys.sample_into(locate(times, t), out);
+    let keys = clip.weight_keys_of(w);
+    keys.sample_into(locate(keys.times, t), out);
 }
 
 /// Writes a sampled value into a pose.
