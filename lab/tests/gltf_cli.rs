@@ -268,6 +268,8 @@ fn compressed_clips_play_near_the_file_clips() {
             let read =
                 |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
             let (a, b) = (read(&raw), read(&packed));
+            assert_eq!(a["clips"], Value::Null);
+            assert_eq!(b["clips"], "set.clips");
             let (ma, mb) = (
                 a["meshes"].as_array().unwrap(),
                 b["meshes"].as_array().unwrap(),
@@ -323,6 +325,38 @@ fn compressed_clips_play_near_the_file_clips() {
     let out = skin(&[s(&paths[3]), "--clips", s(&cut)]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--clips"));
+    // Not a regular file (a device would never end), and a set over --max-file-bytes.
+    #[cfg(unix)]
+    {
+        let out = skin(&[s(&paths[3]), "--clips", "/dev/zero"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    }
+    let out = skin(&[
+        s(&paths[3]),
+        "--clips",
+        s(&cesium),
+        "--max-file-bytes",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains("--clips") && err.contains("--max-file-bytes"),
+        "{err}"
+    );
+    // Settings the library refuses are usage errors, refused while the arguments are parsed.
+    for bad in [
+        ["--sample-rate", "1001"],
+        ["--tolerance", "0"],
+        ["--distance", "-1"],
+    ] {
+        let out = binary()
+            .args(["compress", s(&paths[3]), s(&cut), bad[0], bad[1]])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

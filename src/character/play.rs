@@ -79,9 +79,9 @@ impl<'a> ClipLayer<'a> {
 }
 
 impl Character {
-    /// Stage 1 from clips: samples every layer ([`SamplingJob`], or [`CompactSamplingJob`] for a
-    /// compact clip) and blends them into the frame's local
-    /// pose ([`BlendingJob`]), both on the frame's backend ( the rest pose as its fallback), then the additive
+    /// Stage 1 from clips: samples every layer ([`SamplingJob`] on the frame's backend, or the serial
+    /// [`CompactSamplingJob`] for a compact clip) and blends them into the frame's local pose
+    /// ([`BlendingJob`] on the frame's backend, the rest pose as its fallback), then the additive
     /// layers on top. Each normal layer's joints without a track hold the rest pose; an additive
     /// clip holds deltas (see [`BlendingJob`]), and its joints without a track hold the identity delta.
     ///

@@ -9,7 +9,7 @@
 use super::skin::LimitArgs;
 use super::Failure;
 use clap::Args;
-use ispc_skinning::{CompactClip, Compression, Escaped};
+use ispc_skinning::{CompactClip, Compression, Escaped, MAX_SAMPLE_RATE};
 #[cfg(feature = "gltf")]
 use {ispc_skinning::gltf::GltfScene, ispc_skinning::Trs, std::path::Path};
 
@@ -32,10 +32,11 @@ pub struct CompressArgs {
     #[arg(long, value_name = "M", default_value_t = Compression::default().tolerance, value_parser = parse_positive)]
     pub tolerance: f32,
     /// How far from each joint its virtual points lie, in the file's units.
-    #[arg(long, value_name = "M", default_value_t = Compression::default().distance, value_parser = parse_positive)]
+    /// 0 measures the joints alone.
+    #[arg(long, value_name = "M", default_value_t = Compression::default().distance, value_parser = parse_distance)]
     pub distance: f32,
-    /// Frames per second to sample every clip at [default: each clip's own key rate].
-    #[arg(long, value_name = "FPS", value_parser = parse_positive)]
+    /// Frames per second to sample every clip at, at most 1000 [default: each clip's own key rate].
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub sample_rate: Option<f32>,
     /// Import limits: a file over one fails with a message naming it.
     #[command(flatten)]
@@ -49,18 +50,52 @@ fn parse_positive(v: &str) -> Result<f32, String> {
         .ok_or_else(|| format!("takes a finite positive number, not '{}'", Escaped(v)))
 }
 
+fn parse_distance(v: &str) -> Result<f32, String> {
+    v.parse()
+        .ok()
+        .filter(|x: &f32| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("takes a finite number ≥ 0, not '{}'", Escaped(v)))
+}
+
+fn parse_rate(v: &str) -> Result<f32, String> {
+    v.parse()
+        .ok()
+        .filter(|x: &f32| *x > 0.0 && *x <= MAX_SAMPLE_RATE)
+        .ok_or_else(|| {
+            format!(
+                "takes a number of frames per second above 0 and at most {MAX_SAMPLE_RATE}, not '{}'",
+                Escaped(v)
+            )
+        })
+}
+
 /// The clip set of `clips`.
-pub fn write_set(clips: &[CompactClip]) -> Vec<u8> {
+///
+/// # Errors
+/// More than `u32::MAX` clips, a clip over `u32::MAX` bytes, or a set over `max_bytes`, named.
+pub fn write_set(clips: &[CompactClip], max_bytes: usize) -> Result<Vec<u8>, String> {
+    let u32_of = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| format!("{what} {n} does not fit the clip set's u32"))
+    };
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(clips.len() as u32).to_le_bytes());
+    out.extend_from_slice(&u32_of(clips.len(), "the clip count")?.to_le_bytes());
+    let over = |len: usize| {
+        format!("the clip set passed --max-output-bytes {max_bytes} ({len} bytes when it stopped)")
+    };
     for clip in clips {
+        if out.len() > max_bytes {
+            return Err(over(out.len()));
+        }
         let bytes = clip.to_bytes();
-        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(&u32_of(bytes.len(), "a clip's length")?.to_le_bytes());
         out.extend_from_slice(&bytes);
     }
-    out
+    if out.len() > max_bytes {
+        return Err(over(out.len()));
+    }
+    Ok(out)
 }
 
 /// The clips of a clip set.
@@ -88,7 +123,8 @@ pub fn read_set(bytes: &[u8]) -> Result<Vec<CompactClip>, String> {
             bytes.len()
         ));
     }
-    let mut clips = Vec::with_capacity(count);
+    // Grown clip by clip: each clip's length has been read from the bytes before it is stored.
+    let mut clips = Vec::new();
     for i in 0..count {
         let len = read_u32(bytes, &mut at, "a clip's length")? as usize;
         let clip = bytes
@@ -172,7 +208,8 @@ fn compress(args: &CompressArgs) -> Result<(), Failure> {
         );
         clips.push(compact);
     }
-    let bytes = write_set(&clips);
+    let bytes = write_set(&clips, args.limits.max_output_bytes)
+        .map_err(|e| Failure::input(format!("OUT {}: {e}", Escaped(&args.out))))?;
     crate::output::write("OUT", Path::new(&args.out), &bytes, &protected).map_err(Failure::from)?;
     println!(
         "wrote {} clips, {} bytes, to {}",
@@ -189,7 +226,8 @@ mod tests {
 
     #[test]
     fn an_empty_set_round_trips_and_hostile_sets_are_refused() {
-        let empty = write_set(&[]);
+        let empty = write_set(&[], 1 << 20).unwrap();
+        assert!(write_set(&[], 15).unwrap_err().contains("max-output-bytes"));
         assert!(read_set(&empty).unwrap().is_empty());
         for n in 0..empty.len() {
             assert!(read_set(&empty[..n]).is_err(), "{n} bytes");

@@ -4,8 +4,9 @@
 //! Every drawn primitive instance of the default scene comes out: skinned ones, rigid ones (mesh nodes
 //! under a joint or an animated node) and static ones, with morph targets applied. Outputs (chosen by
 //! the `--out` extension), all in glTF world space, are written by `commands::skin_output`:
-//! - `.json`: `{"asset", "clip", "time", "meshes": [{"node", "mesh", "primitive", "kind", "positions",
-//!   "normals", "tangents"}]}`, entries sorted by node index then primitive index, `normals` null when
+//! - `.json`: `{"asset", "clip", "clips", "time", "meshes": [{"node", "mesh", "primitive", "kind",
+//!   "positions", "normals", "tangents"}]}`, entries sorted by node index then primitive index,
+//!   `clips` the `--clips` set's file name (null for the file's own clips), `normals` null when
 //!   absent, `tangents` only when present;
 //! - `.obj`: one `o` per primitive with `v`, `vn` (when the primitive has normals) and `f` lines from
 //!   the primitive's triangles;
@@ -233,6 +234,11 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         }
         protected.check("--out", Path::new(out))?;
     }
+    // With --clips, the clips of the set play instead of the file's own (read first: it is small).
+    let set = match &args.clips {
+        Some(path) => Some(load_set(path, args.limits.max_file_bytes)?),
+        None => None,
+    };
     let shown = Escaped(&args.file);
     let scene = GltfScene::load_with(&args.file, &args.limits.load_options()).map_err(|e| {
         // A limit's message names the library's field; a CLI user needs the flag.
@@ -249,11 +255,6 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         };
         Failure::input(format!("{shown}: {e}{flag}"))
     })?;
-    // With --clips, the clips of the set play instead of the file's own.
-    let set = match &args.clips {
-        Some(path) => Some(load_set(path, args.limits.max_file_bytes)?),
-        None => None,
-    };
     let names: Vec<Option<&str>> = match &set {
         Some(set) => set.iter().map(|c| c.name()).collect(),
         None => scene.clips().iter().map(|c| c.name()).collect(),
@@ -312,7 +313,10 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
             character
                 .play(&mut frame, &[layer], &[])
                 .and_then(|()| character.evaluate(&mut frame))
-                .map_err(|e| Failure::input(format!("{shown}: clip {c} of the set: {e}")))?
+                .map_err(|e| {
+                    let from = Escaped(args.clips.as_deref().unwrap_or_default());
+                    Failure::input(format!("{shown}: clip {c} of --clips {from}: {e}"))
+                })?
         }
         (None, None) => scene
             .evaluate(clip, args.time, Wrap::Clamp, &mut frame)
@@ -392,9 +396,16 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
         elevation: args.elevation,
     };
     let bytes = match ext.as_deref() {
-        Some("json") => json(&drawn, &asset, clip, args.time, max)
-            .map_err(over)?
-            .into_bytes(),
+        Some("json") => {
+            let set = args.clips.as_deref().filter(|_| clip.is_some()).map(|p| {
+                Path::new(p)
+                    .file_name()
+                    .map_or(p.to_string(), |n| n.to_string_lossy().into_owned())
+            });
+            json(&drawn, &asset, clip, set.as_deref(), args.time, max)
+                .map_err(over)?
+                .into_bytes()
+        }
         Some("obj") => obj(&drawn, &asset, clip, args.time, max)
             .map_err(over)?
             .into_bytes(),
@@ -421,15 +432,25 @@ fn skin(args: &SkinArgs) -> Result<(), Failure> {
 /// The compact clips of the clip set at `path` (`compress` writes them), at most `max_bytes` long.
 #[cfg(feature = "gltf")]
 fn load_set(path: &str, max_bytes: usize) -> Result<Vec<ispc_skinning::CompactClip>, Failure> {
+    use std::io::Read;
     let shown = Escaped(path);
-    let len = std::fs::metadata(path)
-        .map_err(|e| Failure::input(format!("--clips {shown}: {e}")))?
-        .len();
-    if len > max_bytes as u64 {
+    let fail = |e: std::io::Error| Failure::input(format!("--clips {shown}: {e}"));
+    // The open file is checked, not the path: a FIFO or device (`/dev/zero`) would hang or never end,
+    // and a path swapped after a check would escape it. At most `max_bytes + 1` bytes are read.
+    let file = std::fs::File::open(path).map_err(fail)?;
+    if !file.metadata().map_err(fail)?.is_file() {
         return Err(Failure::input(format!(
-            "--clips {shown}: {len} bytes, over --max-file-bytes {max_bytes}"
+            "--clips {shown}: not a regular file"
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("--clips {shown}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    if bytes.len() > max_bytes {
+        return Err(Failure::input(format!(
+            "--clips {shown}: over --max-file-bytes {max_bytes}"
+        )));
+    }
     super::compress::read_set(&bytes).map_err(|e| Failure::input(format!("--clips {shown}: {e}")))
 }

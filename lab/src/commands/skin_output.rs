@@ -59,13 +59,15 @@ fn vectors<const N: usize>(
     out.check()
 }
 
-/// `{"asset", "clip", "time", "meshes": [{"node", "mesh", "primitive", "kind", "positions",
-/// "normals", "tangents"?}]}`: `normals` is null when the primitive has none, `tangents` (x, y, z, w)
-/// is there only when it has them. `Err` holds the bytes written when the output passed `max`.
+/// `{"asset", "clip", "clips", "time", "meshes": [{"node", "mesh", "primitive", "kind", "positions",
+/// "normals", "tangents"?}]}`: `clips` names the clip set (`--clips`) the clip came from, null when it
+/// is the file's own; `normals` is null when the primitive has none, `tangents` (x, y, z, w) is there
+/// only when it has them. `Err` holds the bytes written when the output passed `max`.
 pub fn json(
     drawn: &[DrawnPrimitive<'_>],
     asset: &str,
     clip: Option<usize>,
+    clip_set: Option<&str>,
     time: f32,
     max: usize,
 ) -> Result<String, usize> {
@@ -79,6 +81,11 @@ pub fn json(
         Some(c) => {
             let _ = write!(out.s, "{c}");
         }
+        None => out.s.push_str("null"),
+    }
+    out.s.push_str(", \"clips\": ");
+    match clip_set.and_then(|c| serde_json::to_string(c).ok()) {
+        Some(c) => out.s.push_str(&c),
         None => out.s.push_str("null"),
     }
     out.s.push_str(", \"time\": ");
