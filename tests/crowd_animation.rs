@@ -318,3 +318,148 @@ fn large_finite_keys_play_in_a_crowd() {
         }
     }
 }
+
+/// Compact clips in a crowd: a layer of compact clips alone (each instance its own clip and time), and
+/// blended with a raw layer under a compact additive one, match one `Character::play` per instance
+/// with the same layers; a compact layer's rules are checked.
+#[test]
+fn compact_clips_play_in_a_crowd_as_in_single_frames() {
+    let (skeleton, character) = character();
+    let (walk, wave) = (clip(&skeleton, Vec3::X, 1.0), clip(&skeleton, Vec3::Z, 2.5));
+    let (t, q, s) = character.level_rest();
+    let rest = ispc_skinning::Trs::new(t, q, s);
+    let settings = ispc_skinning::Compression::default();
+    let packed_walk = walk.compress(&skeleton, rest, &settings).unwrap();
+    let packed_wave = wave.compress(&skeleton, rest, &settings).unwrap();
+    let mut add = Clip::builder(&skeleton);
+    add.rotation(
+        2,
+        Interpolation::Linear,
+        &[0.0, 1.0],
+        &[Quat::IDENTITY, Quat::from_rotation_x(0.3)],
+    )
+    .unwrap();
+    let identity = (
+        vec![Vec3::ZERO; skeleton.len()],
+        vec![Quat::IDENTITY; skeleton.len()],
+        vec![Vec3::ONE; skeleton.len()],
+    );
+    let identity = ispc_skinning::Trs::new(&identity.0, &identity.1, &identity.2);
+    let packed_add = add
+        .build()
+        .compress(&skeleton, identity, &settings)
+        .unwrap();
+    for backend in common::backends() {
+        let instances = 19;
+        let clips: Vec<&ispc_skinning::CompactClip> = (0..instances)
+            .map(|i| {
+                if i % 3 == 0 {
+                    &packed_wave
+                } else {
+                    &packed_walk
+                }
+            })
+            .collect();
+        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.07).collect();
+        let mut crowd = character.crowd_buffers(instances).unwrap().backend(backend);
+        let mut frame = character.frame_buffers().backend(backend);
+        character
+            .crowd_play(&mut crowd, &[CrowdClipLayer::compact(&clips, &times)], &[])
+            .unwrap();
+        for i in 0..instances {
+            character
+                .play(&mut frame, &[ClipLayer::new(clips[i], times[i])], &[])
+                .unwrap();
+            close(&skeleton, crowd.pose(), i, &frame)
+                .unwrap_or_else(|e| panic!("{}, alone: {e}", backend.name()));
+        }
+        let fade: Vec<f32> = (0..instances).map(|i| i as f32 / 18.0).collect();
+        let (one_wave, one_add) = ([&wave], [&packed_add]);
+        character
+            .crowd_play(
+                &mut crowd,
+                &[
+                    CrowdClipLayer::compact(&clips, &times),
+                    CrowdClipLayer::new(&one_wave, &times).weights(&fade),
+                ],
+                &[CrowdClipLayer::compact(&one_add, &times)],
+            )
+            .unwrap();
+        for i in 0..instances {
+            character
+                .play(
+                    &mut frame,
+                    &[
+                        ClipLayer::new(clips[i], times[i]),
+                        ClipLayer::new(&wave, times[i]).weight(fade[i]),
+                    ],
+                    &[ClipLayer::new(&packed_add, times[i])],
+                )
+                .unwrap();
+            close(&skeleton, crowd.pose(), i, &frame)
+                .unwrap_or_else(|e| panic!("{}, blended: {e}", backend.name()));
+        }
+    }
+    // The rules: one clip or one per instance, not beside raw clips, times per instance, the joint
+    // order of the character.
+    let mut crowd = character.crowd_buffers(4).unwrap();
+    let four = [0.0f32; 4];
+    let two = [&packed_walk, &packed_walk];
+    let err = |r: Result<(), Error>| r.unwrap_err();
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::compact(&two, &four)], &[])),
+        Error::CountMismatch {
+            expected: 4,
+            got: 2,
+            ..
+        }
+    ));
+    let one = [&packed_walk];
+    let raw = [&walk];
+    let both = CrowdClipLayer {
+        clips: &raw,
+        ..CrowdClipLayer::compact(&one, &four)
+    };
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[both], &[])),
+        Error::CountMismatch { .. }
+    ));
+    assert!(matches!(
+        err(character.crowd_play(
+            &mut crowd,
+            &[CrowdClipLayer::compact(&one, &four[..3])],
+            &[]
+        )),
+        Error::CountMismatch {
+            what: "crowd clip layer times",
+            ..
+        }
+    ));
+    let chain =
+        Skeleton::from_parents(&[None, Some(0), Some(1), Some(2), Some(3), Some(4)]).unwrap();
+    let other = chain_clip(&chain)
+        .compress(
+            &chain,
+            ispc_skinning::Trs::new(&[Vec3::ZERO; 6], &[Quat::IDENTITY; 6], &[Vec3::ONE; 6]),
+            &settings,
+        )
+        .unwrap();
+    let other = [&other];
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::compact(&other, &four)], &[])),
+        Error::ClipSkeleton { .. }
+    ));
+}
+
+/// A clip of a six-joint chain (another joint order than `character`'s).
+fn chain_clip(chain: &Skeleton) -> Clip {
+    let mut b = Clip::builder(chain);
+    b.rotation(
+        1,
+        Interpolation::Linear,
+        &[0.0, 1.0],
+        &[Quat::IDENTITY, Quat::from_rotation_z(1.0)],
+    )
+    .unwrap();
+    b.build()
+}

@@ -5,7 +5,8 @@
 use super::crowd::{CrowdFrame, CrowdParts};
 use super::frame::CrowdLayerScratch;
 use super::Character;
-use crate::animation::{Clip, CrowdSamplingJob, Wrap};
+use crate::animation::{Clip, CompactClip, CompactSamplingJob, CrowdSamplingJob, Wrap};
+use crate::backend::Backend;
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::crowd_buffers::{level_block, CrowdPose};
 use crate::error::Error;
@@ -17,8 +18,13 @@ use glam::{Quat, Vec3};
 #[derive(Clone, Copy, Debug)]
 pub struct CrowdClipLayer<'a> {
     /// One clip for every instance, or one per instance; each built for this character's skeleton.
-    /// Give instances that share a clip neighbouring indices (see [`CrowdSamplingJob`]).
+    /// Give instances that share a clip neighbouring indices (see [`CrowdSamplingJob`]). Empty for a
+    /// layer of compact clips.
     pub clips: &'a [&'a Clip],
+    /// Compact clips in place of `clips` ([`CrowdClipLayer::compact`]): one for every instance, or one
+    /// per instance, each instance sampled by [`CompactSamplingJob`] on the frame's backend. Empty (the
+    /// default) for a layer of `clips`; a layer may not have both.
+    pub compact: &'a [&'a CompactClip],
     /// One time per instance.
     pub times: &'a [f32],
     /// What a time outside a clip means; [`Wrap::Loop`] by default.
@@ -35,9 +41,18 @@ impl<'a> CrowdClipLayer<'a> {
         CrowdClipLayer {
             clips,
             times,
+            compact: &[],
             wrap: Wrap::Loop,
             weights: None,
             joint_weights: None,
+        }
+    }
+
+    /// Compact `clips` (one, or one per instance) at `times` (one per instance), looping, weight 1.
+    pub fn compact(clips: &'a [&'a CompactClip], times: &'a [f32]) -> CrowdClipLayer<'a> {
+        CrowdClipLayer {
+            compact: clips,
+            ..CrowdClipLayer::new(&[], times)
         }
     }
 
@@ -72,10 +87,15 @@ impl Character {
     /// set each instance's weights with [`CrowdFrame::set_mesh_weights`] and
     /// [`CrowdFrame::set_rigid_weights`].
     ///
+    /// A layer of compact clips ([`CrowdClipLayer::compact`]) samples each instance in turn with
+    /// [`CompactSamplingJob`] (its kernel, lanes across tracks, on the frame's backend; one thread).
+    ///
     /// # Errors
     /// [`Error::WrongFrame`]; [`Error::CountMismatch`] for times or weights that are not one per
-    /// instance, clips that are not one or one per instance, or joint weights that are not one per
-    /// joint; the errors of [`CrowdSamplingJob`] and [`CrowdBlendingJob`].
+    /// instance, clips that are not one or one per instance (or a layer with both clips and compact
+    /// clips), or joint weights that are not one per joint; [`Error::ClipSkeleton`] for a compact
+    /// clip of another joint order; the errors of [`CrowdSamplingJob`], [`CompactSamplingJob`] and
+    /// [`CrowdBlendingJob`].
     pub fn crowd_play(
         &self,
         frame: &mut CrowdFrame,
@@ -103,6 +123,7 @@ impl Character {
                     });
                 }
             }
+            self.check_compact_layer(layer, instances)?;
         }
         let (backend, threads, precision) = (frame.backend, frame.threads, frame.precision);
         let CrowdParts {
@@ -117,6 +138,17 @@ impl Character {
             l.joint_weights.is_none() && l.weights.is_none_or(|w| w.iter().all(|&x| x == 1.0))
         };
         if let ([layer], []) = (layers, additive) {
+            if full(layer) && !layer.compact.is_empty() {
+                let rest = self.level_rest();
+                let (t, q, s) = (
+                    &mut scratch.translations,
+                    &mut scratch.rotations,
+                    &mut scratch.scales,
+                );
+                sample_compact(layer, rest, instances, backend, (t, q, s))?;
+                pose.set_from_streams(t, q, s);
+                return Ok(());
+            }
             if full(layer) {
                 // The rest pose underneath, unless every clip writes every joint.
                 if !layer.clips.iter().all(|c| c.covers_every_joint()) {
@@ -157,6 +189,25 @@ impl Character {
             .zip(scratch.layers.iter_mut())
             .enumerate()
         {
+            if !layer.compact.is_empty() {
+                let identity = (
+                    &vec![Vec3::ZERO; n][..],
+                    &vec![Quat::IDENTITY; n][..],
+                    &vec![Vec3::ONE; n][..],
+                );
+                let under = if i < layers.len() {
+                    self.level_rest()
+                } else {
+                    identity
+                };
+                let out = (&mut s.translations, &mut s.rotations, &mut s.scales);
+                sample_compact(layer, under, instances, backend, out)?;
+                s.joint_weights.clear();
+                if let Some(w) = layer.joint_weights {
+                    self.weights_in_level_order(w, &mut s.joint_weights);
+                }
+                continue;
+            }
             let under = if i < layers.len() {
                 &scratch.rest_block
             } else {
@@ -216,4 +267,89 @@ impl Character {
         pose.set_from_streams(&scratch.translations, &scratch.rotations, &scratch.scales);
         Ok(())
     }
+}
+
+impl Character {
+    /// A compact layer's checks: its clips one or one per instance (and no raw clips beside them),
+    /// each of this character's joint order.
+    fn check_compact_layer(
+        &self,
+        layer: &CrowdClipLayer<'_>,
+        instances: usize,
+    ) -> Result<(), Error> {
+        if layer.compact.is_empty() {
+            return Ok(());
+        }
+        let clips = layer.compact.len();
+        if !layer.clips.is_empty() || (clips != 1 && clips != instances) {
+            return Err(Error::CountMismatch {
+                what:
+                    "crowd layer compact clips (one, or one per instance, and no clips beside them)",
+                expected: instances,
+                got: clips.saturating_add(layer.clips.len()),
+            });
+        }
+        if layer.times.len() != instances {
+            return Err(Error::CountMismatch {
+                what: "crowd clip layer times",
+                expected: instances,
+                got: layer.times.len(),
+            });
+        }
+        let n = self.skeleton.len();
+        for clip in layer.compact {
+            let joint = if clip.joints() != n {
+                Some(n.min(clip.joints()))
+            } else {
+                (0..n).find(|&j| {
+                    clip.level_of.get(j).map(|&l| l as usize) != self.level_of.get(j).copied()
+                })
+            };
+            if let Some(joint) = joint {
+                return Err(Error::ClipSkeleton {
+                    joint,
+                    clip_joints: clip.joints(),
+                    joints: n,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every instance of a compact layer sampled over `under` (level order) into instance-major streams.
+fn sample_compact(
+    layer: &CrowdClipLayer<'_>,
+    under: (&[Vec3], &[Quat], &[Vec3]),
+    instances: usize,
+    backend: Backend,
+    (t, q, s): (&mut Vec<Vec3>, &mut Vec<Quat>, &mut Vec<Vec3>),
+) -> Result<(), Error> {
+    let n = under.0.len();
+    t.clear();
+    q.clear();
+    s.clear();
+    for _ in 0..instances {
+        t.extend_from_slice(under.0);
+        q.extend_from_slice(under.1);
+        s.extend_from_slice(under.2);
+    }
+    let chunks = t
+        .chunks_mut(n.max(1))
+        .zip(q.chunks_mut(n.max(1)))
+        .zip(s.chunks_mut(n.max(1)));
+    for (i, ((t, q), s)) in chunks.enumerate() {
+        let (Some(clip), Some(&time)) = (
+            layer.compact.get(i).or(layer.compact.first()),
+            layer.times.get(i),
+        ) else {
+            break;
+        };
+        CompactSamplingJob::new(clip, TrsMut::new(t, q, s))
+            .time(time)
+            .wrap(layer.wrap)
+            .backend(backend)
+            .run()?;
+    }
+    Ok(())
 }

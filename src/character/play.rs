@@ -79,8 +79,8 @@ impl<'a> ClipLayer<'a> {
 }
 
 impl Character {
-    /// Stage 1 from clips: samples every layer ([`SamplingJob`] on the frame's backend, or the serial
-    /// [`CompactSamplingJob`] for a compact clip) and blends them into the frame's local pose
+    /// Stage 1 from clips: samples every layer ([`SamplingJob`], or [`CompactSamplingJob`] for a
+    /// compact clip, on the frame's backend) and blends them into the frame's local pose
     /// ([`BlendingJob`] on the frame's backend, the rest pose as its fallback), then the additive
     /// layers on top. Each normal layer's joints without a track hold the rest pose; an additive
     /// clip holds deltas (see [`BlendingJob`]), and its joints without a track hold the identity delta.
@@ -187,6 +187,7 @@ impl Character {
                     .time(layer.time)
                     .wrap(layer.wrap)
                     .weights(weights)
+                    .backend(backend)
                     .run()?,
             }
         }

@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 pub(crate) mod blend;
+pub(crate) mod compact;
 pub(crate) mod cpuid;
 #[cfg(feature = "experiments")]
 pub(crate) mod experiments;
@@ -227,6 +228,34 @@ type SampleCrowdFn = unsafe extern "C" fn(
     i32,
     *mut f32,
 ) -> bool;
+/// A compact clip's pose sampled (ispc/det/compact.ispc `compact_sample`): the stream; per frame its
+/// record's byte, first bit and segment row; alpha; the lane tables (offsets, masks, 1 / (2^bits - 1),
+/// minimums, extents, segment ranges, constants); the groups and their count; levels and flags; the
+/// translation, rotation and scale outputs.
+type CompactSampleFn = unsafe extern "C" fn(
+    *const u8,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    f32,
+    *const i32,
+    *const i32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const u16,
+    *const f32,
+    *const i32,
+    i32,
+    *const i32,
+    *const i32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -307,6 +336,7 @@ pub(crate) struct DetKernels {
     skin_palette: SkinPaletteFn,
     crowd_palette: CrowdPaletteFn,
     skin_group: SkinGroupFn,
+    compact_sample: CompactSampleFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -322,6 +352,7 @@ macro_rules! det_table {
                 skin_palette: isa::[<skin_palette_det_ $suffix>],
                 crowd_palette: isa::[<crowd_palette_det_ $suffix>],
                 skin_group: isa::[<skin_group_det_ $suffix>],
+                compact_sample: isa::[<compact_sample_det_ $suffix>],
             }
             }
         }
@@ -424,6 +455,12 @@ impl Runnable {
             "a kernel without a deterministic form, called for Precision::Deterministic"
         );
         self.kernels
+    }
+
+    /// The deterministic table, with either proof, for the kernels that have only that form (the
+    /// compact decoder, which gives the serial decoder's bits in every precision).
+    fn det_only_kernels(self) -> &'static DetKernels {
+        self.det
     }
 
     /// The fast table for kernels whose results no precision changes (the finiteness scans), with

@@ -3,6 +3,7 @@
 
 pub(crate) mod blend;
 pub(crate) mod bounds;
+pub(crate) mod compact;
 pub(crate) mod crowd;
 pub(crate) mod dual_quat;
 pub(crate) mod format;

@@ -5,6 +5,7 @@
 mod blend;
 #[path = "../common/mod.rs"]
 mod common;
+mod compact;
 mod deterministic;
 #[cfg(feature = "experiments")]
 mod fused_morph;
@@ -38,6 +39,7 @@ fn main() {
         ("skin_p_only", skin_positions::check_skin_p_only),
         ("skin_dq", skin_dq::check_skin_dq),
         ("skin_dq_compact", skin_dq::check_skin_dq_compact),
+        ("compact_sample", compact::check_compact_sample),
         ("blend", blend::check_blend),
         ("crowd_blend", blend::check_crowd_blend),
         ("sample_tracks", sample::check_sample),

@@ -2,7 +2,8 @@
 //!
 //! - rows `sample_compact_<clip>_<order>`: one character's sampling, ns per joint, of the raw clip
 //!   ([`SamplingJob`] with its cursor, on the reference and every ISA) and of its compact form
-//!   ([`CompactSamplingJob`], row `compact`, the serial decoder), in the same round-robin, for times
+//!   ([`CompactSamplingJob`], rows `compact_<backend>`: the serial decoder and the compact kernel on
+//!   each ISA), in the same round-robin, for times
 //!   played forward (1/60 s per call), backward, and at random; on `rig67_long` (the 67-joint,
 //!   30-second, 60 Hz clip of `scenes::exported_clip`) and, with the assets, CesiumMan's clip;
 //! - a printed table of every clip of the shared assets and the long clip: raw key bytes, compact
@@ -14,7 +15,7 @@ use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
 use ispc_skinning::{
-    Backend, Clip, CompactClip, CompactSamplingJob, Compression, Isa, SamplingContext, SamplingJob,
+    Clip, CompactClip, CompactSamplingJob, Compression, Isa, SamplingContext, SamplingJob,
     Skeleton, Trs, TrsMut, Wrap,
 };
 use std::cell::RefCell;
@@ -199,7 +200,10 @@ fn timing_rows(
             .iter()
             .map(|_| RefCell::new((rest.clone(), SamplingContext::new(), 0.0, 1)))
             .collect();
-        let packed = RefCell::new((rest.clone(), 0.0f32, 1u64));
+        let packed: Vec<RefCell<(Pose, f32, u64)>> = named
+            .iter()
+            .map(|_| RefCell::new((rest.clone(), 0.0f32, 1u64)))
+            .collect();
         let mut c: Vec<Box<dyn FnMut() + '_>> = named
             .iter()
             .zip(&raw)
@@ -221,18 +225,29 @@ fn timing_rows(
                 }) as Box<dyn FnMut() + '_>
             })
             .collect();
-        c.push(Box::new(|| {
-            let (pose, t, seed) = &mut *packed.borrow_mut();
-            let time = next(t, seed);
-            CompactSamplingJob::new(compact, TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2))
+        for ((_, backend), state) in named.iter().zip(&packed) {
+            let backend = *backend;
+            c.push(Box::new(move || {
+                let (pose, t, seed) = &mut *state.borrow_mut();
+                let time = next(t, seed);
+                CompactSamplingJob::new(
+                    compact,
+                    TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2),
+                )
                 .time(time)
                 .wrap(Wrap::Loop)
+                .backend(backend)
                 .run()
                 .expect("the compact clip samples");
-        }));
+            }));
+        }
         let times = median_ns_per_call(budget, &mut c);
         let mut all = named.clone();
-        all.push(("compact".to_string(), Backend::Reference));
+        all.extend(
+            named
+                .iter()
+                .map(|(name, b)| (format!("compact_{name}"), *b)),
+        );
         push_rows(rows, kernel, &all, &times, joints, None);
     }
 }
@@ -253,22 +268,18 @@ fn print_table(table: &[String], rows: &[Row]) {
         }
     }
     for kernel in kernels {
-        let of = |isa: &str| rows.iter().find(|r| r.kernel == kernel && r.isa == isa);
-        let Some(compact) = of("compact") else {
-            continue;
-        };
-        let fastest = rows
-            .iter()
-            .filter(|r| r.kernel == kernel && r.isa != "compact")
-            .min_by(|a, b| a.ns_per_item.total_cmp(&b.ns_per_item));
-        if let Some(raw) = fastest {
-            println!(
-                "  {kernel}: compact {:.1} ns/joint, raw {:.1} on {} ({:.2}x)",
-                compact.ns_per_item,
-                raw.ns_per_item,
-                raw.isa,
-                compact.ns_per_item / raw.ns_per_item
-            );
+        for r in rows.iter().filter(|r| r.kernel == kernel) {
+            let Some(isa) = r.isa.strip_prefix("compact_") else {
+                continue;
+            };
+            if let Some(raw) = rows.iter().find(|x| x.kernel == kernel && x.isa == isa) {
+                println!(
+                    "  {kernel} on {isa}: compact {:.1} ns/joint, raw {:.1} ({:.2}x)",
+                    r.ns_per_item,
+                    raw.ns_per_item,
+                    r.ns_per_item / raw.ns_per_item
+                );
+            }
         }
     }
     println!();

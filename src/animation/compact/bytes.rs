@@ -408,6 +408,7 @@ impl CompactClip {
             record_bits,
             segment_ranges,
             stream,
+            lanes: std::sync::OnceLock::new(),
         })
     }
 }

@@ -641,6 +641,7 @@ impl<'c> Compressor<'c> {
             record_bits,
             segment_ranges,
             stream: w.finish(),
+            lanes: std::sync::OnceLock::new(),
         }
     }
 }

@@ -4,6 +4,7 @@ use super::bits::{read, SEGMENT_FRAMES};
 use super::frames::FrameAt;
 use super::{CompactClip, CompactTrack, CompactWeights, Storage};
 use crate::animation::{Property, Wrap};
+use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
 use crate::layout::trs::TrsMut;
 use glam::{Quat, Vec4};
@@ -120,6 +121,12 @@ impl CompactClip {
     /// checks (the job's and the compressor's core).
     pub(crate) fn sample_into(&self, t: f32, out: &mut TrsMut<'_>, weights: &mut [Vec<f32>]) {
         let at = self.frame_at(t);
+        self.tracks_into(at, out);
+        self.all_weights_into(at, weights);
+    }
+
+    /// The translation, rotation and scale tracks at `at`, by the serial decoder.
+    fn tracks_into(&self, at: FrameAt, out: &mut TrsMut<'_>) {
         for track in &self.tracks {
             let v = self.track_value(track, at);
             let l = track.level as usize;
@@ -141,11 +148,39 @@ impl CompactClip {
                 }
             }
         }
+    }
+
+    /// Every weight track at `at` into its set of `weights` (none where `weights` is empty).
+    fn all_weights_into(&self, at: FrameAt, weights: &mut [Vec<f32>]) {
         for w in &self.weights {
             if let Some(out) = weights.get_mut(w.set as usize) {
                 self.weights_into(w, at, out);
             }
         }
+    }
+
+    /// The translation, rotation and scale tracks at `at` on the compact kernel of `isa`, which gives
+    /// the serial decoder's bits; by the serial decoder where the clip has no kernel tables.
+    fn kernel_tracks_into(&self, isa: crate::ffi::Runnable, at: FrameAt, out: TrsMut<'_>) {
+        let Some(lanes) = self.lanes() else {
+            let mut out = out;
+            return self.tracks_into(at, &mut out);
+        };
+        let TrsMut {
+            translations,
+            rotations,
+            scales,
+        } = out;
+        crate::ffi::compact::compact_sample(
+            isa,
+            lanes,
+            &self.stream,
+            [lanes.record(at.i), lanes.record(at.i.saturating_add(1))],
+            at.alpha,
+            bytemuck::cast_slice_mut(translations),
+            bytemuck::cast_slice_mut(rotations),
+            bytemuck::cast_slice_mut(scales),
+        );
     }
 }
 
@@ -222,6 +257,11 @@ pub struct CompactSamplingJob<'a> {
     /// Output: morph-target weights, one set per [`CompactClip::weight_sets`] with one weight per
     /// target of that set; empty (the default) to leave weights unsampled.
     pub weights: &'a mut [Vec<f32>],
+    /// Who decodes the translation, rotation and scale tracks; [`Backend::Auto`] by default. Every
+    /// backend gives the same bits (the kernel, ispc/det/compact.ispc, is built without fused
+    /// multiply-adds and computes the serial decoder's operations in its order), so no
+    /// [`Precision`](crate::Precision) is needed; weights are decoded by the serial decoder.
+    pub backend: Backend,
 }
 
 impl<'a> CompactSamplingJob<'a> {
@@ -233,7 +273,14 @@ impl<'a> CompactSamplingJob<'a> {
             wrap: Wrap::Clamp,
             output,
             weights: &mut [],
+            backend: Backend::Auto,
         }
+    }
+
+    /// Sets the backend.
+    pub fn backend(mut self, backend: Backend) -> CompactSamplingJob<'a> {
+        self.backend = backend;
+        self
     }
 
     /// Sets the time.
@@ -259,8 +306,14 @@ impl<'a> CompactSamplingJob<'a> {
     /// # Errors
     /// [`Error::CountMismatch`] for an output stream without one entry per joint, or a weight output
     /// that is neither empty nor one set per weight set with one weight per target;
-    /// [`Error::NotFinite`] for a time that is not finite.
+    /// [`Error::NotFinite`] for a time that is not finite; and the backend's errors
+    /// ([`Backend::resolve`](crate::Backend)): an ISA this CPU or build lacks.
     pub fn validate(&self) -> Result<(), Error> {
+        self.checked().map(|_| ())
+    }
+
+    fn checked(&self) -> Result<Resolved, Error> {
+        let resolved = self.backend.resolve(KernelFamily::Sampling)?;
         let joints = self.clip.joints;
         for (what, got) in [
             ("sampled translations", self.output.translations.len()),
@@ -301,7 +354,7 @@ impl<'a> CompactSamplingJob<'a> {
                 }
             }
         }
-        Ok(())
+        Ok(resolved)
     }
 
     /// Samples the clip.
@@ -310,10 +363,15 @@ impl<'a> CompactSamplingJob<'a> {
     /// Those of [`validate`](CompactSamplingJob::validate). A compact clip decodes finite values only
     /// (its ranges are finite and checked when loaded), so nothing else fails.
     pub fn run(self) -> Result<(), Error> {
-        self.validate()?;
-        let t = self.clip.wrap_time(self.time, self.wrap);
+        let resolved = self.checked()?;
+        let clip = self.clip;
+        let at = clip.frame_at(clip.wrap_time(self.time, self.wrap));
         let mut output = self.output;
-        self.clip.sample_into(t, &mut output, self.weights);
+        match resolved {
+            Resolved::Ispc(isa) => clip.kernel_tracks_into(isa, at, output),
+            Resolved::Reference => clip.tracks_into(at, &mut output),
+        }
+        clip.all_weights_into(at, self.weights);
         Ok(())
     }
 }

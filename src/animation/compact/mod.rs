@@ -69,12 +69,14 @@ mod bytes;
 mod compress;
 mod decode;
 mod frames;
+mod lanes;
 mod measure;
 mod quantize;
 
 pub use decode::CompactSamplingJob;
 
 use super::Property;
+use crate::layout::compact::CompactLanes;
 use bits::Range;
 
 /// The most frames a compact clip holds: 2^20 (about 4.8 hours at 60 frames per second).
@@ -209,6 +211,9 @@ pub struct CompactClip {
     pub(crate) segment_ranges: Vec<u8>,
     /// The frames' records, one after the other, padded.
     pub(crate) stream: Vec<u8>,
+    /// The compact sampling kernel's tables, built when a kernel first samples the clip (`None` for a
+    /// clip they cannot describe, which the serial decoder samples).
+    pub(crate) lanes: std::sync::OnceLock<Option<CompactLanes>>,
 }
 
 impl PartialEq for CompactClip {

@@ -1,0 +1,268 @@
+// Sampling a compact clip (src/animation/compact/): every translation, rotation and scale track of one
+// character at one time, the lanes across a group's tracks, decoding the clip's bit stream in place.
+//
+// Only in the deterministic library (compiled with --opt=disable-fma): the kernel computes the serial
+// decoder's operations (src/animation/compact/decode.rs and bits.rs) in its order, each lane one track's
+// own chain, so it gives the serial decoder's bits on every ISA, in both precisions.
+//
+// Rust finds the two frames a time falls between (frames.rs, in f64) and passes, for each, the frame
+// record's first byte in `stream` and its first bit within that byte, the first entry of its segment's
+// row in `segments`, and the fraction `alpha` of the way from the first to the second.
+//
+// The tables (src/layout/compact.rs, checked when built) hold each animated component in lane order: a
+// group of n tracks stores its C components c-major (entry base + c * n + j for track j), with the
+// component's first bit in a frame record, its mask ((1 << bits) - 1; 0 for a component that decodes to
+// its segment's minimum), 1 / (2^bits - 1), and its range's minimum and extent; and per segment and
+// component the segment range m | e << 8 in 255ths of the range. Each group is
+// [kind, n, base, first track, first level]: kinds 0, 1, 2 animated translations, rotations (C 3: the fourth
+// component rebuilt) and scales; 3, 4, 5 constant ones, whose values (rotations normalized) lie c-major
+// in `constants` from base; and the group's first level when its levels are consecutive (its outputs one
+// contiguous run, stored a whole gang at a time), else -1. Per track: its level-order joint and flags
+// (bit 0 step, bits 1-2 a rotation's rebuilt component).
+
+#include "common.isph"
+#include "shuffle.isph"
+
+#define ANIMATED_TRANSLATIONS 0
+#define ANIMATED_ROTATIONS 1
+#define ANIMATED_SCALES 2
+#define CONSTANT_TRANSLATIONS 3
+#define CONSTANT_ROTATIONS 4
+#define CONSTANT_SCALES 5
+
+// bits.rs: Range::segment then Range::decode, of the `mask`-wide code at bit `pos` of `rec`: the
+// little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in them), one 4-byte
+// load at a byte address, which x86 and AArch64 make without alignment.
+static inline float decode(uniform const uint8 *uniform rec, int pos, int mask, float inv, float mn,
+                           float ex, int seg)
+{
+    uniform const uint8 *varying p = rec + (pos >> 3);
+    const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
+    const unsigned int32 q = (word >> (pos & 7)) & (unsigned int32)mask;
+    const uniform float inv255 = floatbits(0x3b808081); // the f32 nearest 1 / 255
+    const float smin = mn + ex * ((float)(seg & 255) * inv255);
+    const float sext = ex * ((float)(seg >> 8) * inv255);
+    return mask == 0 ? smin : smin + sext * ((float)q * inv);
+}
+
+// decode.rs: interpolate for a translation or scale component.
+static inline float mix(float a, float b, uniform float alpha, bool step)
+{
+    if (step) {
+        return alpha >= 1.0f ? b : a;
+    }
+    return alpha <= 0.0f ? a : a + (b - a) * alpha;
+}
+
+// What every frame's decoding shares.
+struct Frames {
+    uniform const uint8 *uniform rec0;
+    uniform const uint8 *uniform rec1;
+    uniform int shift0, shift1, seg0, seg1;
+    uniform float alpha;
+    uniform const int *uniform offsets;
+    uniform const int *uniform masks;
+    uniform const float *uniform invs;
+    uniform const float *uniform mins;
+    uniform const float *uniform extents;
+    uniform const uint16 *uniform segments;
+};
+
+// Track j of an animated group (kind, n tracks, components from base, flags from `flags`): its value
+// at alpha between the two frames, x y z (and w for a rotation).
+static inline void animated(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
+                            uniform const int flags[], int j, float &x, float &y, float &z, float &w)
+{
+    float a[3], b[3];
+    for (uniform int c = 0; c < 3; c++) {
+        const int k = base + c * n + j;
+        const int off = f.offsets[k];
+        const int mask = f.masks[k];
+        const float inv = f.invs[k];
+        const float mn = f.mins[k];
+        const float ex = f.extents[k];
+        a[c] = decode(f.rec0, f.shift0 + off, mask, inv, mn, ex, f.segments[f.seg0 + k]);
+        b[c] = decode(f.rec1, f.shift1 + off, mask, inv, mn, ex, f.segments[f.seg1 + k]);
+    }
+    const int fl = flags[j];
+    const bool step = (fl & 1) != 0;
+    const uniform float alpha = f.alpha;
+    if (kind != ANIMATED_ROTATIONS) {
+        x = mix(a[0], b[0], alpha, step);
+        y = mix(a[1], b[1], alpha, step);
+        z = mix(a[2], b[2], alpha, step);
+        w = 0.0f;
+        return;
+    }
+    // decode.rs: rotation_of, then interpolate and unit.
+    const int drop = (fl >> 1) & 3;
+    const float ra = sqrt(max(1.0f - (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]), 0.0f));
+    const float rb = sqrt(max(1.0f - (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]), 0.0f));
+    const float ax = drop == 0 ? ra : a[0];
+    const float ay = drop == 0 ? a[0] : (drop == 1 ? ra : a[1]);
+    const float az = drop <= 1 ? a[1] : (drop == 2 ? ra : a[2]);
+    const float aw = drop == 3 ? ra : a[2];
+    float bx = drop == 0 ? rb : b[0];
+    float by = drop == 0 ? b[0] : (drop == 1 ? rb : b[1]);
+    float bz = drop <= 1 ? b[1] : (drop == 2 ? rb : b[2]);
+    float bw = drop == 3 ? rb : b[2];
+    if (step) {
+        const bool later = alpha >= 1.0f;
+        x = later ? bx : ax;
+        y = later ? by : ay;
+        z = later ? bz : az;
+        w = later ? bw : aw;
+    } else if (alpha <= 0.0f) {
+        x = ax;
+        y = ay;
+        z = az;
+        w = aw;
+    } else {
+        const float d = (ax * bx + ay * by) + (az * bz + aw * bw);
+        if (d < 0.0f) {
+            bx = -bx;
+            by = -by;
+            bz = -bz;
+            bw = -bw;
+        }
+        x = ax + (bx - ax) * alpha;
+        y = ay + (by - ay) * alpha;
+        z = az + (bz - az) * alpha;
+        w = aw + (bw - aw) * alpha;
+    }
+    // decode.rs: unit, an IEEE division by the square root of a normal squared length.
+    const float len2 = x * x + y * y + z * z + w * w;
+    if (len2 >= floatbits(0x00800000) && len2 < floatbits(0x7f800000)) {
+        const float len = sqrt(len2);
+        x = x / len;
+        y = y / len;
+        z = z / len;
+        w = w / len;
+    } else {
+        x = 0.0f;
+        y = 0.0f;
+        z = 0.0f;
+        w = 1.0f;
+    }
+}
+
+// Tracks j0 .. j0 + programCount - 1 of a group (n tracks, levels `lev`, consecutive from l0 when
+// l0 >= 0) into `out`, c floats each: a whole gang with store_aos3/4, directly or through a buffer; a
+// gang past the end of the group lane by lane, the lanes past its end repeating its last track (every
+// lane computes from real values: garbage in inactive lanes can be denormal, which costs microcode
+// assists) and not storing.
+static inline void track(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
+                         uniform const int flags[], uniform const float constants[], int j, float &x,
+                         float &y, float &z, float &w)
+{
+    if (kind >= CONSTANT_TRANSLATIONS) {
+        x = constants[base + j];
+        y = constants[base + n + j];
+        z = constants[base + 2 * n + j];
+        w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
+    } else {
+        animated(f, kind, n, base, flags, j, x, y, z, w);
+    }
+}
+
+static inline void gang(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
+                        uniform const int lev[], uniform const int flags[],
+                        uniform const float constants[], uniform int l0, uniform int j0,
+                        uniform float out[])
+{
+    float x, y, z, w;
+    const uniform bool quat = kind == ANIMATED_ROTATIONS || kind == CONSTANT_ROTATIONS;
+    if (j0 + programCount <= n) {
+        // j0 + programIndex, not clamped: the tables are read with contiguous loads.
+        track(f, kind, n, base, flags, constants, j0 + programIndex, x, y, z, w);
+        if (quat) {
+            if (l0 >= 0) {
+                store_aos4(x, y, z, w, out + 4 * (l0 + j0));
+            } else {
+                uniform float tmp[4 * programCount];
+                store_aos4(x, y, z, w, tmp);
+                for (uniform int i = 0; i < programCount; i++) {
+                    uniform float *uniform o = out + 4 * lev[j0 + i];
+                    o[0] = tmp[4 * i];
+                    o[1] = tmp[4 * i + 1];
+                    o[2] = tmp[4 * i + 2];
+                    o[3] = tmp[4 * i + 3];
+                }
+            }
+        } else {
+            if (l0 >= 0) {
+                store_aos3(x, y, z, out + 3 * (l0 + j0));
+            } else {
+                uniform float tmp[3 * programCount];
+                store_aos3(x, y, z, tmp);
+                for (uniform int i = 0; i < programCount; i++) {
+                    uniform float *uniform o = out + 3 * lev[j0 + i];
+                    o[0] = tmp[3 * i];
+                    o[1] = tmp[3 * i + 1];
+                    o[2] = tmp[3 * i + 2];
+                }
+            }
+        }
+    } else {
+        const int j = min(j0 + programIndex, n - 1);
+        track(f, kind, n, base, flags, constants, j, x, y, z, w);
+        if (j0 + programIndex < n) {
+            const uniform int c = quat ? 4 : 3;
+            const int o = c * lev[j];
+            out[o] = x;
+            out[o + 1] = y;
+            out[o + 2] = z;
+            if (quat) {
+                out[o + 3] = w;
+            }
+        }
+    }
+}
+
+export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byte0, uniform int shift0,
+                                   uniform int seg0, uniform int byte1, uniform int shift1, uniform int seg1,
+                                   uniform float alpha, uniform const int offsets[],
+                                   uniform const int masks[], uniform const float invs[],
+                                   uniform const float mins[], uniform const float extents[],
+                                   uniform const uint16 segments[], uniform const float constants[],
+                                   uniform const int groups[], uniform int group_count,
+                                   uniform const int levels[], uniform const int flags[],
+                                   uniform float translations[], uniform float rotations[],
+                                   uniform float scales[])
+{
+    uniform Frames f;
+    f.rec0 = stream + byte0;
+    f.rec1 = stream + byte1;
+    f.shift0 = shift0;
+    f.shift1 = shift1;
+    f.seg0 = seg0;
+    f.seg1 = seg1;
+    f.alpha = alpha;
+    f.offsets = offsets;
+    f.masks = masks;
+    f.invs = invs;
+    f.mins = mins;
+    f.extents = extents;
+    f.segments = segments;
+    for (uniform int g = 0; g < group_count; g++) {
+        uniform const int *uniform G = groups + 5 * g;
+        const uniform int kind = G[0];
+        const uniform int n = G[1];
+        const uniform int base = G[2];
+        const uniform int first = G[3];
+        const uniform int l0 = G[4];
+        const uniform int property = kind % 3;
+        uniform float *uniform out =
+            property == 0 ? translations : (property == 1 ? rotations : scales);
+        // Whole gangs, then the rest: a last whole gang that overlaps the one before it (its tracks
+        // computed again give the same bits), or, in a group smaller than a gang, one gang lane by lane.
+        const uniform int full = n - n % programCount;
+        const uniform int last = n < programCount ? 0 : n - programCount;
+        for (uniform int j0 = 0; j0 < full; j0 += programCount) {
+            gang(f, kind, n, base, levels + first, flags + first, constants, l0, j0, out);
+        }
+        if (full < n) {
+            gang(f, kind, n, base, levels + first, flags + first, constants, l0, last, out);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The compact sampling kernel (ispc/det/compact.ispc): `compact_sample`, every translation, rotation
+//! and scale track of a compact clip for one character, the lanes across the tracks of a group. It is
+//! built only without fused multiply-adds and gives the serial decoder's bits in every precision.
+
+use super::Runnable;
+use crate::layout::compact::{CompactLanes, FrameRecord};
+
+/// Samples the clip whose `lanes` were built for `stream` between the frames of `r0` and `r1`, the
+/// fraction `alpha` from the first, into the level-order `translations`, `rotations` and `scales` (3,
+/// 4 and 3 floats per joint). Asserted: the stream is the one the tables were checked against (its
+/// length), both records lie inside it (`CompactLanes::holds`), and each output holds the tables'
+/// joints.
+pub(crate) fn compact_sample(
+    isa: Runnable,
+    lanes: &CompactLanes,
+    stream: &[u8],
+    records: [FrameRecord; 2],
+    alpha: f32,
+    translations: &mut [f32],
+    rotations: &mut [f32],
+    scales: &mut [f32],
+) {
+    let joints = lanes.joints();
+    assert_eq!(translations.len(), joints * 3, "sampled translations");
+    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
+    assert_eq!(scales.len(), joints * 3, "sampled scales");
+    assert_eq!(
+        stream.len(),
+        lanes.stream_len(),
+        "the compact clip's stream"
+    );
+    assert!(
+        records.iter().all(|&r| lanes.holds(r)),
+        "compact frame records"
+    );
+    let groups = lanes.groups();
+    if groups.is_empty() {
+        return;
+    }
+    let [r0, r1] = records;
+    let byte = |r: FrameRecord| i32::try_from(r.byte).expect("a record byte the tables checked");
+    // SAFETY: `isa` proves the CPU runs this kernel's ISA. CompactLanes::new built the groups from
+    // checked tracks: each group [kind 0..=5, n >= 1, base, first, l0] has its n levels and flags at
+    // first .. first + n (each level below joints; l0 >= 0 only when they are l0, l0 + 1, ...
+    // l0 + n - 1, so a whole gang's store_aos writes levels l0 + j0 .. l0 + j0 + gang, j0 + gang <= n), an animated group's 3 * n components at
+    // base .. base + 3n of the offset, mask, inv, min and extent tables (one entry per lane component,
+    // each table that long) and a constant group's 3n (4n for rotations) values at base.. of
+    // constants. Each component's offset + bits <= record_bits, every count and index fits in i32,
+    // and stream_len (asserted equal to stream.len()) is at least (frames * record_bits + 7) / 8 + 4.
+    // `holds` puts each record's first bit at or before the last record's, with shift in 0..8, so
+    // every byte the kernel reads, byte + (shift + offset) / 8 + 0..4, is below
+    // (frames * record_bits) / 8 + 4 <= stream.len(); and a whole segment row from each record's
+    // segment entry, so segment + k < segments.len() for every lane component k. Writes go to C floats
+    // at C * level of the output of the group's property (C 4 for rotations, else 3), below joints * C
+    // = that output's length (asserted). The outputs are three distinct buffers, distinct from the
+    // inputs. Only 1-byte alignment of the stream and 4-byte alignment of the tables are assumed.
+    unsafe {
+        (isa.det_only_kernels().compact_sample)(
+            stream.as_ptr(),
+            byte(r0),
+            r0.shift,
+            r0.segment,
+            byte(r1),
+            r1.shift,
+            r1.segment,
+            alpha,
+            lanes.offsets().as_ptr(),
+            lanes.masks().as_ptr(),
+            lanes.invs().as_ptr(),
+            lanes.mins().as_ptr(),
+            lanes.extents().as_ptr(),
+            lanes.segments().as_ptr(),
+            lanes.constants().as_ptr(),
+            groups.as_ptr(),
+            (groups.len() / crate::layout::compact::COMPACT_GROUP_INTS) as i32,
+            lanes.levels().as_ptr(),
+            lanes.flags().as_ptr(),
+            translations.as_mut_ptr(),
+            rotations.as_mut_ptr(),
+            scales.as_mut_ptr(),
+        );
+    }
+}

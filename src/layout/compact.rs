@@ -1,0 +1,282 @@
+//! A compact clip's tracks in the compact sampling kernel's layout (`compact_sample` in
+//! ispc/det/compact.ispc): the tracks grouped by property, animated or constant, and each group's
+//! components stored c-major (entry `base + c * n + j` for component `c` of track `j`), so that the
+//! lanes, across a group's tracks, read their tables with contiguous loads. The bit stream stays the
+//! clip's own; the segment ranges are copied into lane order.
+
+/// Ints per group in [`CompactLanes::groups`]: kind (0, 1, 2 animated translations, rotations and
+/// scales; 3, 4, 5 constant ones), track count `n`, the first entry of its components (animated) or
+/// values (constant), the index of its first track in the levels and flags, and its first level when
+/// its levels are consecutive (its outputs one contiguous run), else -1.
+pub(crate) const COMPACT_GROUP_INTS: usize = 5;
+
+/// Bits per component code at most (bits.rs's widest rate).
+const MAX_BITS: u8 = 24;
+
+/// A stored component as [`CompactLanes::new`] takes it: its first bit in a frame record, its bit rate
+/// (0 to 24), and its range over the clip.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneComponent {
+    pub(crate) offset: usize,
+    pub(crate) bits: u8,
+    pub(crate) min: f32,
+    pub(crate) extent: f32,
+}
+
+/// A track's values as [`CompactLanes::new`] takes them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LaneValue {
+    /// One value for every time (a rotation already normalized; 3 floats used otherwise).
+    Constant([f32; 4]),
+    /// The index of its first stored component: 3 components from there.
+    Animated(usize),
+}
+
+/// A track as [`CompactLanes::new`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneTrack {
+    pub(crate) level: usize,
+    /// 0 translation, 1 rotation, 2 scale.
+    pub(crate) property: usize,
+    pub(crate) step: bool,
+    /// A rotation's rebuilt component, 0 to 3.
+    pub(crate) drop: u8,
+    pub(crate) value: LaneValue,
+}
+
+/// What the stream of frames looks like, as [`CompactLanes::new`] checks it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LaneStream<'a> {
+    pub(crate) frames: usize,
+    pub(crate) record_bits: usize,
+    pub(crate) stream_len: usize,
+    /// Per segment of 16 frames, per stored component: `(m, e)`.
+    pub(crate) segment_ranges: &'a [u8],
+    pub(crate) components: &'a [LaneComponent],
+}
+
+/// Frames per segment (bits.rs's `SEGMENT_FRAMES`).
+pub(crate) const SEGMENT_FRAMES: usize = 16;
+
+/// The checked tables of one compact clip.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CompactLanes {
+    groups: Vec<i32>,
+    levels: Vec<i32>,
+    flags: Vec<i32>,
+    offsets: Vec<i32>,
+    masks: Vec<i32>,
+    invs: Vec<f32>,
+    mins: Vec<f32>,
+    extents: Vec<f32>,
+    /// Per segment, per lane component: `m | e << 8`.
+    segments: Vec<u16>,
+    constants: Vec<f32>,
+    /// Lane components per segment row.
+    lane_components: usize,
+    frames: usize,
+    record_bits: usize,
+    stream_len: usize,
+    joints: usize,
+}
+
+/// What one kernel call is given for one frame: its record's first byte, the record's first bit in it,
+/// and its segment's row's first entry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct FrameRecord {
+    pub(crate) byte: usize,
+    pub(crate) shift: i32,
+    pub(crate) segment: i32,
+}
+
+impl CompactLanes {
+    /// The tables of `tracks`, or `None` when one breaks an invariant the kernel relies on: a level
+    /// below `joints`, a property 0 to 2, a drop 0 to 3, an animated track's three components among
+    /// `stream.components`, each component's code inside a frame record (`offset + bits <=
+    /// record_bits`, bits at most 24), one `(m, e)` per segment and component, a stream holding every
+    /// record and 4 bytes past the last record's start byte, and every index the kernel computes in
+    /// `i32`.
+    pub(crate) fn new(
+        tracks: &[LaneTrack],
+        joints: usize,
+        stream: LaneStream<'_>,
+    ) -> Option<CompactLanes> {
+        let fits = |x: usize| i32::try_from(x).ok();
+        fits(joints.checked_mul(4)?)?;
+        // A kernel bit position is a record's first bit (< 8) plus an offset.
+        fits(stream.record_bits.checked_add(8)?)?;
+        fits(stream.stream_len)?;
+        let segments = stream.frames.div_ceil(SEGMENT_FRAMES).max(1);
+        let stored = stream.components.len();
+        if stream.segment_ranges.len() != segments.checked_mul(stored)?.checked_mul(2)? {
+            return None;
+        }
+        // Every record, and 4 bytes from the last byte a code may start in.
+        let last_byte = stream
+            .frames
+            .max(1)
+            .checked_mul(stream.record_bits)?
+            .checked_add(7)?
+            / 8;
+        if stream.stream_len < last_byte.checked_add(4)? {
+            return None;
+        }
+        for c in stream.components {
+            if c.bits > MAX_BITS || c.offset.checked_add(usize::from(c.bits))? > stream.record_bits
+            {
+                return None;
+            }
+        }
+        for t in tracks {
+            if t.level >= joints || t.property > 2 || t.drop > 3 {
+                return None;
+            }
+            if let LaneValue::Animated(k) = t.value {
+                if k.checked_add(3)? > stored {
+                    return None;
+                }
+            }
+        }
+        let mut lanes = CompactLanes {
+            frames: stream.frames,
+            record_bits: stream.record_bits,
+            stream_len: stream.stream_len,
+            joints,
+            ..CompactLanes::default()
+        };
+        // Animated groups first: their components in lane order.
+        let mut order: Vec<usize> = Vec::new();
+        for kind in 0..6usize {
+            let members: Vec<&LaneTrack> = tracks
+                .iter()
+                .filter(|t| {
+                    let animated = matches!(t.value, LaneValue::Animated(_));
+                    t.property == kind % 3 && animated == (kind < 3)
+                })
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let n = members.len();
+            let first = lanes.levels.len();
+            let base = if kind < 3 {
+                order.len()
+            } else {
+                lanes.constants.len()
+            };
+            let consecutive = members
+                .windows(2)
+                .all(|w| w[0].level.checked_add(1) == Some(w[1].level));
+            let l0 = if consecutive {
+                fits(members[0].level)?
+            } else {
+                -1
+            };
+            for x in [kind, n, base, first] {
+                lanes.groups.push(fits(x)?);
+            }
+            lanes.groups.push(l0);
+            for t in &members {
+                lanes.levels.push(fits(t.level)?);
+                lanes
+                    .flags
+                    .push(i32::from(t.step) | (i32::from(t.drop) << 1));
+            }
+            let c = if kind == 4 { 4 } else { 3 };
+            for comp in 0..c {
+                for t in &members {
+                    match t.value {
+                        LaneValue::Animated(k) => order.push(k + comp),
+                        LaneValue::Constant(v) => lanes.constants.push(v[comp]),
+                    }
+                }
+            }
+        }
+        fits(order.len())?;
+        fits(lanes.constants.len())?;
+        for &k in &order {
+            let c = stream.components.get(k)?;
+            lanes.offsets.push(fits(c.offset)?);
+            let mask = if c.bits == 0 { 0 } else { (1u32 << c.bits) - 1 };
+            lanes.masks.push(i32::try_from(mask).ok()?);
+            lanes
+                .invs
+                .push(if c.bits == 0 { 0.0 } else { 1.0 / mask as f32 });
+            lanes.mins.push(c.min);
+            lanes.extents.push(c.extent);
+        }
+        lanes.lane_components = order.len();
+        fits(segments.checked_mul(order.len())?)?;
+        for s in 0..segments {
+            for &k in &order {
+                let at = (s * stored + k) * 2;
+                let m = *stream.segment_ranges.get(at)?;
+                let e = *stream.segment_ranges.get(at + 1)?;
+                lanes.segments.push(u16::from(m) | (u16::from(e) << 8));
+            }
+        }
+        Some(lanes)
+    }
+
+    /// Frame `f`'s record (`f` below the frame count, else the last frame's).
+    pub(crate) fn record(&self, f: usize) -> FrameRecord {
+        let f = f.min(self.frames.saturating_sub(1));
+        let bit = f * self.record_bits;
+        FrameRecord {
+            byte: bit / 8,
+            shift: (bit % 8) as i32,
+            segment: ((f / SEGMENT_FRAMES) * self.lane_components) as i32,
+        }
+    }
+
+    /// Whether the kernel's reads for `r` stay inside the stream and the segment rows: its first bit
+    /// at or before the last record's, and a whole segment row from its segment entry.
+    pub(crate) fn holds(&self, r: FrameRecord) -> bool {
+        let last = self.frames.max(1).saturating_sub(1) * self.record_bits;
+        (0..8).contains(&r.shift)
+            && r.byte
+                .checked_mul(8)
+                .is_some_and(|b| b.saturating_add(r.shift as usize) <= last)
+            && usize::try_from(r.segment).is_ok_and(|s| {
+                s.checked_add(self.lane_components)
+                    .is_some_and(|end| end <= self.segments.len())
+            })
+    }
+
+    pub(crate) fn joints(&self) -> usize {
+        self.joints
+    }
+    pub(crate) fn stream_len(&self) -> usize {
+        self.stream_len
+    }
+    pub(crate) fn groups(&self) -> &[i32] {
+        &self.groups
+    }
+    pub(crate) fn levels(&self) -> &[i32] {
+        &self.levels
+    }
+    pub(crate) fn flags(&self) -> &[i32] {
+        &self.flags
+    }
+    pub(crate) fn offsets(&self) -> &[i32] {
+        &self.offsets
+    }
+    pub(crate) fn masks(&self) -> &[i32] {
+        &self.masks
+    }
+    pub(crate) fn invs(&self) -> &[f32] {
+        &self.invs
+    }
+    pub(crate) fn mins(&self) -> &[f32] {
+        &self.mins
+    }
+    pub(crate) fn extents(&self) -> &[f32] {
+        &self.extents
+    }
+    pub(crate) fn segments(&self) -> &[u16] {
+        &self.segments
+    }
+    pub(crate) fn constants(&self) -> &[f32] {
+        &self.constants
+    }
+}
