@@ -30,19 +30,28 @@
 #define CONSTANT_ROTATIONS 4
 #define CONSTANT_SCALES 5
 
-// bits.rs: Range::segment then Range::decode, of the `mask`-wide code at bit `pos` of `rec`: the
-// little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in them), one 4-byte
-// load at a byte address, which x86 and AArch64 make without alignment.
-static inline float decode(uniform const uint8 *uniform rec, int pos, int mask, float inv, float mn,
-                           float ex, int seg)
+// The code of `mask` bits at bit `pos` of `rec`: the little-endian 32 bits from its byte (at most 24
+// bits from bit 7 of a byte fit in them), one 4-byte load at a byte address, which x86 and AArch64
+// make without alignment.
+static inline float code(uniform const uint8 *uniform rec, int pos, int mask)
 {
     uniform const uint8 *varying p = rec + (pos >> 3);
     const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
-    const unsigned int32 q = (word >> (pos & 7)) & (unsigned int32)mask;
+    return (float)((word >> (pos & 7)) & (unsigned int32)mask);
+}
+
+// bits.rs: Range::segment of the range (mn, ex) and the segment's m | e << 8: its minimum and extent.
+static inline void segment(float mn, float ex, int seg, float &smin, float &sext)
+{
     const uniform float inv255 = floatbits(0x3b808081); // the f32 nearest 1 / 255
-    const float smin = mn + ex * ((float)(seg & 255) * inv255);
-    const float sext = ex * ((float)(seg >> 8) * inv255);
-    return mask == 0 ? smin : smin + sext * ((float)q * inv);
+    smin = mn + ex * ((float)(seg & 255) * inv255);
+    sext = ex * ((float)(seg >> 8) * inv255);
+}
+
+// bits.rs: Range::decode of code q in the segment range (smin, sext).
+static inline float decode(float q, int mask, float inv, float smin, float sext)
+{
+    return mask == 0 ? smin : smin + sext * (q * inv);
 }
 
 // decode.rs: interpolate for a translation or scale component.
@@ -81,8 +90,14 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
         const float inv = f.invs[k];
         const float mn = f.mins[k];
         const float ex = f.extents[k];
-        a[c] = decode(f.rec0, f.shift0 + off, mask, inv, mn, ex, f.segments[f.seg0 + k]);
-        b[c] = decode(f.rec1, f.shift1 + off, mask, inv, mn, ex, f.segments[f.seg1 + k]);
+        float smin, sext;
+        segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
+        a[c] = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
+        // Both frames in one segment (15 times in 16): its range once.
+        if (f.seg1 != f.seg0) {
+            segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
+        }
+        b[c] = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
     }
     const int fl = flags[j];
     const bool step = (fl & 1) != 0;
