@@ -7,13 +7,14 @@
 //! loaded back (it must equal what was stored), and its bytes mutated at the input's offsets before
 //! loading again. Every load returns `Ok` or a typed `Err`, never a panic or an allocation the bytes do
 //! not back; every loaded clip samples at the input's times (any finite time, both wraps) with every
-//! output float finite.
+//! output float finite, and the compact kernel (`Backend::Auto`) writes the serial decoder's bits.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use ispc_skinning::glam::{Quat, Vec3};
 use ispc_skinning::{
-    Clip, CompactClip, CompactSamplingJob, Compression, Interpolation, Skeleton, Trs, TrsMut, Wrap,
+    Backend, Clip, CompactClip, CompactSamplingJob, Compression, Interpolation, Skeleton, Trs,
+    TrsMut, Wrap,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -110,7 +111,8 @@ fn compressed(b: &Build) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Samples a loaded clip at the input's times; every float written must be finite.
+/// Samples a loaded clip at the input's times; every float written must be finite, and the kernel
+/// (`Backend::Auto`) must write the serial decoder's bits.
 fn sample(clip: &CompactClip, times: &[f32]) {
     let n = clip.joints();
     let (mut t, mut q, mut s) = (
@@ -123,6 +125,13 @@ fn sample(clip: &CompactClip, times: &[f32]) {
         .collect();
     for (k, &time) in times.iter().take(16).enumerate() {
         let wrap = if k % 2 == 0 { Wrap::Clamp } else { Wrap::Loop };
+        let (mut rt, mut rq, mut rs) = (t.clone(), q.clone(), s.clone());
+        let reference = CompactSamplingJob::new(clip, TrsMut::new(&mut rt, &mut rq, &mut rs))
+            .time(time)
+            .wrap(wrap)
+            .backend(Backend::Reference)
+            .run()
+            .is_ok();
         let ok = CompactSamplingJob::new(clip, TrsMut::new(&mut t, &mut q, &mut s))
             .time(time)
             .wrap(wrap)
@@ -130,6 +139,20 @@ fn sample(clip: &CompactClip, times: &[f32]) {
             .run()
             .is_ok();
         assert_eq!(ok, time.is_finite(), "sampling at {time}");
+        assert_eq!(ok, reference, "the reference at {time}");
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let floats = |t: &[Vec3], q: &[Quat], s: &[Vec3]| -> Vec<f32> {
+            t.iter()
+                .chain(s)
+                .flat_map(|v| v.to_array())
+                .chain(q.iter().flat_map(|v| v.to_array()))
+                .collect()
+        };
+        assert_eq!(
+            bits(&floats(&t, &q, &s)),
+            bits(&floats(&rt, &rq, &rs)),
+            "the kernel and the serial decoder at {time}"
+        );
         let floats = t
             .iter()
             .chain(&s)

@@ -6,6 +6,32 @@ pub mod ispc_skinning_det_sse4 {
 use super::*;
 
 unsafe extern "C" {
+    pub fn compact_sample_det_sse4(
+        stream: *const u8,
+        byte0: i32,
+        shift0: i32,
+        seg0: i32,
+        byte1: i32,
+        shift1: i32,
+        seg1: i32,
+        alpha: f32,
+        offsets: *const i32,
+        masks: *const i32,
+        invs: *const f32,
+        mins: *const f32,
+        extents: *const f32,
+        segments: *const u16,
+        constants: *const f32,
+        groups: *const i32,
+        group_count: i32,
+        levels: *const i32,
+        flags: *const i32,
+        translations: *mut f32,
+        rotations: *mut f32,
+        scales: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn crowd_ltm_trs_det_sse4(
         locals: *const f32,
         models: *mut f32,

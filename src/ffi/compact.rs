@@ -16,9 +16,7 @@ pub(crate) fn compact_sample(
     stream: &[u8],
     records: [FrameRecord; 2],
     alpha: f32,
-    translations: &mut [f32],
-    rotations: &mut [f32],
-    scales: &mut [f32],
+    (translations, rotations, scales): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
     let joints = lanes.joints();
     assert_eq!(translations.len(), joints * 3, "sampled translations");

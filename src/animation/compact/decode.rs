@@ -177,9 +177,11 @@ impl CompactClip {
             &self.stream,
             [lanes.record(at.i), lanes.record(at.i.saturating_add(1))],
             at.alpha,
-            bytemuck::cast_slice_mut(translations),
-            bytemuck::cast_slice_mut(rotations),
-            bytemuck::cast_slice_mut(scales),
+            (
+                bytemuck::cast_slice_mut(translations),
+                bytemuck::cast_slice_mut(rotations),
+                bytemuck::cast_slice_mut(scales),
+            ),
         );
     }
 }
