@@ -80,9 +80,10 @@ fn json_output_matches_the_library_for_every_asset() {
         skin_ok(&[s(&path), "--time", &time.to_string(), "--out", s(&out)]);
         let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
         let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(keys.len(), 4, "{keys:?}");
+        assert_eq!(keys.len(), 5, "{keys:?}");
         assert_eq!(v["asset"], path.file_name().unwrap().to_str().unwrap());
         assert_eq!(v["clip"], 0);
+        assert_eq!(v["clips"], Value::Null);
         assert_eq!(v["time"].as_f64().unwrap() as f32, time);
         let mut frame = scene.frame_buffers();
         scene
