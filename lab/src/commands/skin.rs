@@ -435,8 +435,14 @@ fn load_set(path: &str, max_bytes: usize) -> Result<Vec<ispc_skinning::CompactCl
     use std::io::Read;
     let shown = Escaped(path);
     let fail = |e: std::io::Error| Failure::input(format!("--clips {shown}: {e}"));
-    // The open file is checked, not the path: a FIFO or device (`/dev/zero`) would hang or never end,
-    // and a path swapped after a check would escape it. At most `max_bytes + 1` bytes are read.
+    // The path is checked before opening (opening a FIFO blocks until a writer comes) and the open
+    // file again (a path swapped in between): a FIFO or device (`/dev/zero`) would hang or never end.
+    // At most `max_bytes + 1` bytes are read.
+    if !std::fs::metadata(path).map_err(fail)?.is_file() {
+        return Err(Failure::input(format!(
+            "--clips {shown}: not a regular file"
+        )));
+    }
     let file = std::fs::File::open(path).map_err(fail)?;
     if !file.metadata().map_err(fail)?.is_file() {
         return Err(Failure::input(format!(
@@ -444,7 +450,7 @@ fn load_set(path: &str, max_bytes: usize) -> Result<Vec<ispc_skinning::CompactCl
         )));
     }
     let mut bytes = Vec::new();
-    file.take(max_bytes as u64 + 1)
+    file.take((max_bytes as u64).saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(fail)?;
     if bytes.len() > max_bytes {

@@ -245,7 +245,8 @@ pub(crate) fn unit(q: Vec4) -> Vec4 {
 
 /// Samples a [`CompactClip`] at one time into a local pose in level order, as
 /// [`SamplingJob`](crate::SamplingJob) samples a [`Clip`](crate::Clip) (see the [module
-/// docs](super)). Joints without a track keep what the output held. The serial decoder runs it.
+/// docs](super)). Joints without a track keep what the output held. The compact kernel runs it on an
+/// ISA, the serial decoder on the reference; both give the same bits.
 #[derive(Debug)]
 pub struct CompactSamplingJob<'a> {
     /// The clip.
