@@ -95,10 +95,10 @@ mod transform;
 pub use glam;
 
 pub use animation::{
-    AnyClip, Clip, ClipBuilder, ClipError, CompactClip, CompactSamplingJob, Compression,
-    CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property, SamplingContext, SamplingJob,
-    Wrap, MAX_CLIP_FLOATS, MAX_COMPACT_FRAMES, MAX_COMPACT_VALUE, MAX_COMPACT_WEIGHT_SETS,
-    MAX_COMPRESSION_POINTS, MAX_SAMPLE_RATE,
+    AnyClip, Clip, ClipBuilder, ClipError, CompactClip, CompactContext, CompactSamplingJob,
+    Compression, CrowdSamplingContext, CrowdSamplingJob, Interpolation, Property, SamplingContext,
+    SamplingJob, Wrap, MAX_CLIP_FLOATS, MAX_COMPACT_FRAMES, MAX_COMPACT_VALUE,
+    MAX_COMPACT_WEIGHT_SETS, MAX_COMPRESSION_POINTS, MAX_SAMPLE_RATE,
 };
 pub use backend::{
     Backend, CpuIdentity, CpuVendor, KernelFamily, Narrowing, Precision, Threads, AUTO_TABLE,

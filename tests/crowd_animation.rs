@@ -360,19 +360,28 @@ fn compact_clips_play_in_a_crowd_as_in_single_frames() {
                 }
             })
             .collect();
-        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.07).collect();
         let mut crowd = character.crowd_buffers(instances).unwrap().backend(backend);
         let mut frame = character.frame_buffers().backend(backend);
-        character
-            .crowd_play(&mut crowd, &[CrowdClipLayer::compact(&clips, &times)], &[])
-            .unwrap();
-        for i in 0..instances {
+        // Played on for a few calls (each instance's context keeps its decoded frames), forward for
+        // most instances and backward for every fourth.
+        let at = |call: usize, i: usize| {
+            let dt = call as f32 / 60.0;
+            i as f32 * 0.07 + if i % 4 == 3 { 1.0 - dt } else { dt }
+        };
+        for call in 0..8 {
+            let times: Vec<f32> = (0..instances).map(|i| at(call, i)).collect();
             character
-                .play(&mut frame, &[ClipLayer::new(clips[i], times[i])], &[])
+                .crowd_play(&mut crowd, &[CrowdClipLayer::compact(&clips, &times)], &[])
                 .unwrap();
-            close(&skeleton, crowd.pose(), i, &frame)
-                .unwrap_or_else(|e| panic!("{}, alone: {e}", backend.name()));
+            for i in 0..instances {
+                character
+                    .play(&mut frame, &[ClipLayer::new(clips[i], times[i])], &[])
+                    .unwrap();
+                close(&skeleton, crowd.pose(), i, &frame)
+                    .unwrap_or_else(|e| panic!("{}, alone, call {call}: {e}", backend.name()));
+            }
         }
+        let times: Vec<f32> = (0..instances).map(|i| i as f32 * 0.07).collect();
         let fade: Vec<f32> = (0..instances).map(|i| i as f32 / 18.0).collect();
         let (one_wave, one_add) = ([&wave], [&packed_add]);
         character

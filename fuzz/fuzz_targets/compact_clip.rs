@@ -13,8 +13,8 @@
 use arbitrary::Arbitrary;
 use ispc_skinning::glam::{Quat, Vec3};
 use ispc_skinning::{
-    Backend, Clip, CompactClip, CompactSamplingJob, Compression, Interpolation, Skeleton, Trs,
-    TrsMut, Wrap,
+    Backend, Clip, CompactClip, CompactContext, CompactSamplingJob, Compression, Interpolation,
+    Skeleton, Trs, TrsMut, Wrap,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -123,6 +123,7 @@ fn sample(clip: &CompactClip, times: &[f32]) {
     let mut weights: Vec<Vec<f32>> = (0..clip.weight_sets())
         .map(|set| vec![0.0; clip.weight_targets(set).unwrap_or(0)])
         .collect();
+    let mut context = CompactContext::new();
     for (k, &time) in times.iter().take(16).enumerate() {
         let wrap = if k % 2 == 0 { Wrap::Clamp } else { Wrap::Loop };
         let (mut rt, mut rq, mut rs) = (t.clone(), q.clone(), s.clone());
@@ -132,10 +133,12 @@ fn sample(clip: &CompactClip, times: &[f32]) {
             .backend(Backend::Reference)
             .run()
             .is_ok();
+        // On the kernel with a context kept over the times (the frames it keeps, decoded or not).
         let ok = CompactSamplingJob::new(clip, TrsMut::new(&mut t, &mut q, &mut s))
             .time(time)
             .wrap(wrap)
             .weights(&mut weights)
+            .context(&mut context)
             .run()
             .is_ok();
         assert_eq!(ok, time.is_finite(), "sampling at {time}");

@@ -1,5 +1,9 @@
 // Sampling a compact clip (src/animation/compact/): every translation, rotation and scale track of one
-// character at one time, the lanes across a group's tracks, decoding the clip's bit stream in place.
+// character at one time, the lanes across a group's tracks. `compact_sample` decodes the clip's bit
+// stream in place; `compact_decode` decodes one frame into a buffer that a context keeps (its stored
+// components in lane order, then each animated rotation's rebuilt component), and `compact_interpolate`
+// samples between two such frames, so that playing on decodes one frame per new frame reached, not two
+// per call.
 //
 // Only in the deterministic library (compiled with --opt=disable-fma): the kernel computes the serial
 // decoder's operations (src/animation/compact/decode.rs and bits.rs) in its order, each lane one track's
@@ -37,7 +41,8 @@ static inline float code(uniform const uint8 *uniform rec, int pos, int mask)
 {
     uniform const uint8 *varying p = rec + (pos >> 3);
     const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
-    return (float)((word >> (pos & 7)) & (unsigned int32)mask);
+    // At most 24 bits: exact as an int32, whose conversion is one instruction (an unsigned one is not).
+    return (float)(int32)((word >> (pos & 7)) & (unsigned int32)mask);
 }
 
 // bits.rs: Range::segment of the range (mn, ex) and the segment's m | e << 8: its minimum and extent.
@@ -75,29 +80,59 @@ struct Frames {
     uniform const float *uniform mins;
     uniform const float *uniform extents;
     uniform const uint16 *uniform segments;
+    // Decoded frames (compact_interpolate), or NULL to decode from the records (compact_sample); in a
+    // decoded frame, track j of the animated rotation group whose first track is `first` has its
+    // rebuilt component at `components + first + j`.
+    uniform const float *uniform d0;
+    uniform const float *uniform d1;
+    uniform int components;
 };
 
-// Track j of an animated group (kind, n tracks, components from base, flags from `flags`): its value
-// at alpha between the two frames, x y z (and w for a rotation).
+// decode.rs: rotation_of's rebuilt component, sqrt(1 - a^2 - b^2 - c^2), 0 where the kept ones are a
+// little longer than 1.
+static inline float rebuilt(float a, float b, float c)
+{
+    return sqrt(max(1.0f - (a * a + b * b + c * c), 0.0f));
+}
+
+// Track j of an animated group (kind, n tracks, components from base, flags and, for rotations, rebuilt
+// components from `first`): its value at alpha between the two frames, x y z (and w for a rotation).
 static inline void animated(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
-                            uniform const int flags[], int j, float &x, float &y, float &z, float &w)
+                            uniform int first, uniform const int flags[], int j, float &x, float &y,
+                            float &z, float &w)
 {
     float a[3], b[3];
-    for (uniform int c = 0; c < 3; c++) {
-        const int k = base + c * n + j;
-        const int off = f.offsets[k];
-        const int mask = f.masks[k];
-        const float inv = f.invs[k];
-        const float mn = f.mins[k];
-        const float ex = f.extents[k];
-        float smin, sext;
-        segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
-        a[c] = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
-        // Both frames in one segment (15 times in 16): its range once.
-        if (f.seg1 != f.seg0) {
-            segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
+    float ra = 0.0f, rb = 0.0f;
+    if (f.d0 != NULL) {
+        for (uniform int c = 0; c < 3; c++) {
+            a[c] = f.d0[base + c * n + j];
+            b[c] = f.d1[base + c * n + j];
         }
-        b[c] = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
+        if (kind == ANIMATED_ROTATIONS) {
+            ra = f.d0[f.components + first + j];
+            rb = f.d1[f.components + first + j];
+        }
+    } else {
+        for (uniform int c = 0; c < 3; c++) {
+            const int k = base + c * n + j;
+            const int off = f.offsets[k];
+            const int mask = f.masks[k];
+            const float inv = f.invs[k];
+            const float mn = f.mins[k];
+            const float ex = f.extents[k];
+            float smin, sext;
+            segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
+            a[c] = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
+            // Both frames in one segment (15 times in 16): its range once.
+            if (f.seg1 != f.seg0) {
+                segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
+            }
+            b[c] = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
+        }
+        if (kind == ANIMATED_ROTATIONS) {
+            ra = rebuilt(a[0], a[1], a[2]);
+            rb = rebuilt(b[0], b[1], b[2]);
+        }
     }
     const int fl = flags[j];
     const bool step = (fl & 1) != 0;
@@ -111,8 +146,6 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
     }
     // decode.rs: rotation_of, then interpolate and unit.
     const int drop = (fl >> 1) & 3;
-    const float ra = sqrt(max(1.0f - (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]), 0.0f));
-    const float rb = sqrt(max(1.0f - (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]), 0.0f));
     const float ax = drop == 0 ? ra : a[0];
     const float ay = drop == 0 ? a[0] : (drop == 1 ? ra : a[1]);
     const float az = drop <= 1 ? a[1] : (drop == 2 ? ra : a[2]);
@@ -163,12 +196,10 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
 
 // Tracks j0 .. j0 + programCount - 1 of a group (n tracks, levels `lev`, consecutive from l0 when
 // l0 >= 0) into `out`, c floats each: a whole gang with store_aos3/4, directly or through a buffer; a
-// gang past the end of the group lane by lane, the lanes past its end repeating its last track (every
-// lane computes from real values: garbage in inactive lanes can be denormal, which costs microcode
-// assists) and not storing.
+// gang past the end of the group (only in a group smaller than a gang) lane by lane, masked.
 static inline void track(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
-                         uniform const int flags[], uniform const float constants[], int j, float &x,
-                         float &y, float &z, float &w)
+                         uniform int first, uniform const int flags[], uniform const float constants[],
+                         int j, float &x, float &y, float &z, float &w)
 {
     if (kind >= CONSTANT_TRANSLATIONS) {
         x = constants[base + j];
@@ -176,12 +207,12 @@ static inline void track(uniform const Frames &f, uniform int kind, uniform int 
         z = constants[base + 2 * n + j];
         w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
     } else {
-        animated(f, kind, n, base, flags, j, x, y, z, w);
+        animated(f, kind, n, base, first, flags, j, x, y, z, w);
     }
 }
 
 static inline void gang(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
-                        uniform const int lev[], uniform const int flags[],
+                        uniform int first, uniform const int lev[], uniform const int flags[],
                         uniform const float constants[], uniform int l0, uniform int j0,
                         uniform float out[])
 {
@@ -189,7 +220,7 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
     const uniform bool quat = kind == ANIMATED_ROTATIONS || kind == CONSTANT_ROTATIONS;
     if (j0 + programCount <= n) {
         // j0 + programIndex, not clamped: the tables are read with contiguous loads.
-        track(f, kind, n, base, flags, constants, j0 + programIndex, x, y, z, w);
+        track(f, kind, n, base, first, flags, constants, j0 + programIndex, x, y, z, w);
         if (quat) {
             if (l0 >= 0) {
                 store_aos4(x, y, z, w, out + 4 * (l0 + j0));
@@ -219,9 +250,12 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
             }
         }
     } else {
-        const int j = min(j0 + programIndex, n - 1);
-        track(f, kind, n, base, flags, constants, j, x, y, z, w);
-        if (j0 + programIndex < n) {
+        // A group smaller than a gang: the lanes past its end are masked off, so that the tables are
+        // read with masked contiguous loads (a clamped index made every read a gather, which cost a
+        // one-track group as much as two whole gangs).
+        const int j = j0 + programIndex;
+        if (j < n) {
+            track(f, kind, n, base, first, flags, constants, j, x, y, z, w);
             const uniform int c = quat ? 4 : 3;
             const int o = c * lev[j];
             out[o] = x;
@@ -230,6 +264,35 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
             if (quat) {
                 out[o + 3] = w;
             }
+        }
+    }
+}
+
+// Every group's tracks into the three outputs.
+static void groups_into(uniform const Frames &f, uniform const float constants[],
+                        uniform const int groups[], uniform int group_count, uniform const int levels[],
+                        uniform const int flags[], uniform float translations[],
+                        uniform float rotations[], uniform float scales[])
+{
+    for (uniform int g = 0; g < group_count; g++) {
+        uniform const int *uniform G = groups + 5 * g;
+        const uniform int kind = G[0];
+        const uniform int n = G[1];
+        const uniform int base = G[2];
+        const uniform int first = G[3];
+        const uniform int l0 = G[4];
+        const uniform int property = kind % 3;
+        uniform float *uniform out =
+            property == 0 ? translations : (property == 1 ? rotations : scales);
+        // Whole gangs, then the rest: a last whole gang that overlaps the one before it (its tracks
+        // computed again give the same bits), or, in a group smaller than a gang, one gang lane by lane.
+        const uniform int full = n - n % programCount;
+        const uniform int last = n < programCount ? 0 : n - programCount;
+        for (uniform int j0 = 0; j0 < full; j0 += programCount) {
+            gang(f, kind, n, base, first, levels + first, flags + first, constants, l0, j0, out);
+        }
+        if (full < n) {
+            gang(f, kind, n, base, first, levels + first, flags + first, constants, l0, last, out);
         }
     }
 }
@@ -259,25 +322,69 @@ export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byt
     f.mins = mins;
     f.extents = extents;
     f.segments = segments;
+    f.d0 = NULL;
+    f.d1 = NULL;
+    f.components = 0;
+    groups_into(f, constants, groups, group_count, levels, flags, translations, rotations, scales);
+}
+
+// One frame decoded into `frame`: its `components` stored components in lane order (every lane a
+// component, whatever its group), then each animated rotation's rebuilt component at
+// components + first + j.
+export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byte, uniform int bit0,
+                                   uniform int seg, uniform const int offsets[],
+                                   uniform const int masks[], uniform const float invs[],
+                                   uniform const float mins[], uniform const float extents[],
+                                   uniform const uint16 segments[], uniform int components,
+                                   uniform const int groups[], uniform int group_count,
+                                   uniform float frame[])
+{
+    uniform const uint8 *uniform rec = stream + byte;
+    foreach (k = 0 ... components) {
+        const int mask = masks[k];
+        float smin, sext;
+        segment(mins[k], extents[k], segments[seg + k], smin, sext);
+        frame[k] = decode(code(rec, bit0 + offsets[k], mask), mask, invs[k], smin, sext);
+    }
     for (uniform int g = 0; g < group_count; g++) {
         uniform const int *uniform G = groups + 5 * g;
-        const uniform int kind = G[0];
+        if (G[0] != ANIMATED_ROTATIONS) {
+            continue;
+        }
         const uniform int n = G[1];
         const uniform int base = G[2];
         const uniform int first = G[3];
-        const uniform int l0 = G[4];
-        const uniform int property = kind % 3;
-        uniform float *uniform out =
-            property == 0 ? translations : (property == 1 ? rotations : scales);
-        // Whole gangs, then the rest: a last whole gang that overlaps the one before it (its tracks
-        // computed again give the same bits), or, in a group smaller than a gang, one gang lane by lane.
-        const uniform int full = n - n % programCount;
-        const uniform int last = n < programCount ? 0 : n - programCount;
-        for (uniform int j0 = 0; j0 < full; j0 += programCount) {
-            gang(f, kind, n, base, levels + first, flags + first, constants, l0, j0, out);
-        }
-        if (full < n) {
-            gang(f, kind, n, base, levels + first, flags + first, constants, l0, last, out);
+        foreach (j = 0 ... n) {
+            frame[components + first + j] =
+                rebuilt(frame[base + j], frame[base + n + j], frame[base + 2 * n + j]);
         }
     }
+}
+
+// The tracks at alpha between two frames that compact_decode decoded.
+export void EXPORT(compact_interpolate)(uniform const float frame0[], uniform const float frame1[],
+                                        uniform int components, uniform float alpha,
+                                        uniform const float constants[], uniform const int groups[],
+                                        uniform int group_count, uniform const int levels[],
+                                        uniform const int flags[], uniform float translations[],
+                                        uniform float rotations[], uniform float scales[])
+{
+    uniform Frames f;
+    f.rec0 = NULL;
+    f.rec1 = NULL;
+    f.shift0 = 0;
+    f.shift1 = 0;
+    f.seg0 = 0;
+    f.seg1 = 0;
+    f.alpha = alpha;
+    f.offsets = NULL;
+    f.masks = NULL;
+    f.invs = NULL;
+    f.mins = NULL;
+    f.extents = NULL;
+    f.segments = NULL;
+    f.d0 = frame0;
+    f.d1 = frame1;
+    f.components = components;
+    groups_into(f, constants, groups, group_count, levels, flags, translations, rotations, scales);
 }

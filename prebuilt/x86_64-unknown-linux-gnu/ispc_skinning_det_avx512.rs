@@ -6,6 +6,40 @@ pub mod ispc_skinning_det_avx512 {
 use super::*;
 
 unsafe extern "C" {
+    pub fn compact_decode_det_avx512(
+        stream: *const u8,
+        byte: i32,
+        bit0: i32,
+        seg: i32,
+        offsets: *const i32,
+        masks: *const i32,
+        invs: *const f32,
+        mins: *const f32,
+        extents: *const f32,
+        segments: *const u16,
+        components: i32,
+        groups: *const i32,
+        group_count: i32,
+        frame: *mut f32,
+    );
+}
+unsafe extern "C" {
+    pub fn compact_interpolate_det_avx512(
+        frame0: *const f32,
+        frame1: *const f32,
+        components: i32,
+        alpha: f32,
+        constants: *const f32,
+        groups: *const i32,
+        group_count: i32,
+        levels: *const i32,
+        flags: *const i32,
+        translations: *mut f32,
+        rotations: *mut f32,
+        scales: *mut f32,
+    );
+}
+unsafe extern "C" {
     pub fn compact_sample_det_avx512(
         stream: *const u8,
         byte0: i32,

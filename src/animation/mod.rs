@@ -80,8 +80,8 @@ mod sampling;
 
 pub use clip::{Clip, ClipBuilder, MAX_CLIP_FLOATS};
 pub use compact::{
-    ClipError, CompactClip, CompactSamplingJob, Compression, MAX_COMPACT_FRAMES, MAX_COMPACT_VALUE,
-    MAX_COMPACT_WEIGHT_SETS, MAX_COMPRESSION_POINTS, MAX_SAMPLE_RATE,
+    ClipError, CompactClip, CompactContext, CompactSamplingJob, Compression, MAX_COMPACT_FRAMES,
+    MAX_COMPACT_VALUE, MAX_COMPACT_WEIGHT_SETS, MAX_COMPRESSION_POINTS, MAX_SAMPLE_RATE,
 };
 pub use crowd::{CrowdSamplingContext, CrowdSamplingJob};
 pub use sampling::{SamplingContext, SamplingJob};

@@ -5,7 +5,9 @@
 use super::crowd::{CrowdFrame, CrowdParts};
 use super::frame::CrowdLayerScratch;
 use super::Character;
-use crate::animation::{Clip, CompactClip, CompactSamplingJob, CrowdSamplingJob, Wrap};
+use crate::animation::{
+    Clip, CompactClip, CompactContext, CompactSamplingJob, CrowdSamplingJob, Wrap,
+};
 use crate::backend::Backend;
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::crowd_buffers::{level_block, CrowdPose};
@@ -88,7 +90,9 @@ impl Character {
     /// [`CrowdFrame::set_rigid_weights`].
     ///
     /// A layer of compact clips ([`CrowdClipLayer::compact`]) samples each instance in turn with
-    /// [`CompactSamplingJob`] (its kernel, lanes across tracks, on the frame's backend; one thread).
+    /// [`CompactSamplingJob`] (its kernel, lanes across tracks, on the frame's backend; one thread),
+    /// each instance with its own [`CompactContext`](crate::CompactContext) kept by the frame, so
+    /// that instances playing on decode each frame once.
     ///
     /// # Errors
     /// [`Error::WrongFrame`]; [`Error::CountMismatch`] for times or weights that are not one per
@@ -140,12 +144,16 @@ impl Character {
         if let ([layer], []) = (layers, additive) {
             if full(layer) && !layer.compact.is_empty() {
                 let rest = self.level_rest();
+                if scratch.layers.is_empty() {
+                    scratch.layers.push(CrowdLayerScratch::default());
+                }
                 let (t, q, s) = (
                     &mut scratch.translations,
                     &mut scratch.rotations,
                     &mut scratch.scales,
                 );
-                sample_compact(layer, rest, instances, backend, (t, q, s))?;
+                let contexts = &mut scratch.layers[0].compact;
+                sample_compact(layer, rest, instances, backend, contexts, (t, q, s))?;
                 pose.set_from_streams(t, q, s);
                 return Ok(());
             }
@@ -201,7 +209,7 @@ impl Character {
                     identity
                 };
                 let out = (&mut s.translations, &mut s.rotations, &mut s.scales);
-                sample_compact(layer, under, instances, backend, out)?;
+                sample_compact(layer, under, instances, backend, &mut s.compact, out)?;
                 s.joint_weights.clear();
                 if let Some(w) = layer.joint_weights {
                     self.weights_in_level_order(w, &mut s.joint_weights);
@@ -317,12 +325,14 @@ impl Character {
     }
 }
 
-/// Every instance of a compact layer sampled over `under` (level order) into instance-major streams.
+/// Every instance of a compact layer sampled over `under` (level order) into instance-major streams,
+/// each with its own context of decoded frames (`contexts`, one per instance, kept by the frame).
 fn sample_compact(
     layer: &CrowdClipLayer<'_>,
     under: (&[Vec3], &[Quat], &[Vec3]),
     instances: usize,
     backend: Backend,
+    contexts: &mut Vec<CompactContext>,
     (t, q, s): (&mut Vec<Vec3>, &mut Vec<Quat>, &mut Vec<Vec3>),
 ) -> Result<(), Error> {
     let n = under.0.len();
@@ -334,11 +344,13 @@ fn sample_compact(
         q.extend_from_slice(under.1);
         s.extend_from_slice(under.2);
     }
+    contexts.resize_with(instances, CompactContext::new);
     let chunks = t
         .chunks_mut(n.max(1))
         .zip(q.chunks_mut(n.max(1)))
-        .zip(s.chunks_mut(n.max(1)));
-    for (i, ((t, q), s)) in chunks.enumerate() {
+        .zip(s.chunks_mut(n.max(1)))
+        .zip(contexts.iter_mut());
+    for (i, (((t, q), s), context)) in chunks.enumerate() {
         let (Some(clip), Some(&time)) = (
             layer.compact.get(i).or(layer.compact.first()),
             layer.times.get(i),
@@ -349,6 +361,7 @@ fn sample_compact(
             .time(time)
             .wrap(layer.wrap)
             .backend(backend)
+            .context(context)
             .run()?;
     }
     Ok(())

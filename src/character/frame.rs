@@ -1,7 +1,7 @@
 //! [`Frame`]: everything one frame of a [`Character`](crate::Character) writes, with the options of the
 //! frame's jobs.
 
-use crate::animation::{CrowdSamplingContext, SamplingContext};
+use crate::animation::{CompactContext, CrowdSamplingContext, SamplingContext};
 use crate::backend::{Backend, Precision, Threads};
 use crate::crowd_buffers::CrowdPose;
 use crate::error::Error;
@@ -429,6 +429,8 @@ pub(crate) struct LayerScratch {
     pub(crate) rotations: Vec<Quat>,
     pub(crate) scales: Vec<Vec3>,
     pub(crate) context: SamplingContext,
+    /// The decoded frames of the layer's clip when it is compact.
+    pub(crate) compact: CompactContext,
     pub(crate) joint_weights: Vec<f32>,
     /// The layer's sampled morph weights, one vector per weight set of its clip.
     pub(crate) weights: Vec<Vec<f32>>,
@@ -438,6 +440,8 @@ pub(crate) struct LayerScratch {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CrowdLayerScratch {
     pub(crate) context: CrowdSamplingContext,
+    /// A compact layer's decoded frames, one context per instance.
+    pub(crate) compact: Vec<CompactContext>,
     pub(crate) pose: Option<CrowdPose>,
     pub(crate) translations: Vec<Vec3>,
     pub(crate) rotations: Vec<Quat>,

@@ -188,6 +188,7 @@ impl Character {
                     .wrap(layer.wrap)
                     .weights(weights)
                     .backend(backend)
+                    .context(&mut scratch.compact)
                     .run()?,
             }
         }

@@ -1,6 +1,8 @@
-//! The compact sampling kernel (ispc/det/compact.ispc): `compact_sample`, every translation, rotation
-//! and scale track of a compact clip for one character, the lanes across the tracks of a group. It is
-//! built only without fused multiply-adds and gives the serial decoder's bits in every precision.
+//! The compact sampling kernels (ispc/det/compact.ispc): `compact_sample`, every translation, rotation
+//! and scale track of a compact clip for one character, the lanes across the tracks of a group, decoded
+//! from the stream in place; and the same in two steps for a context, `compact_decode` (one frame into
+//! a buffer the context keeps) and `compact_interpolate` (the pose between two decoded frames). They
+//! are built only without fused multiply-adds and give the serial decoder's bits in every precision.
 
 use super::Runnable;
 use crate::layout::compact::{CompactLanes, FrameRecord};
@@ -71,6 +73,104 @@ pub(crate) fn compact_sample(
             lanes.constants().as_ptr(),
             groups.as_ptr(),
             (groups.len() / crate::layout::compact::COMPACT_GROUP_INTS) as i32,
+            lanes.levels().as_ptr(),
+            lanes.flags().as_ptr(),
+            translations.as_mut_ptr(),
+            rotations.as_mut_ptr(),
+            scales.as_mut_ptr(),
+        );
+    }
+}
+
+/// Decodes the frame of record `r` of the clip whose `lanes` were built for `stream` into `frame`
+/// (`CompactLanes::decoded_len` floats). Asserted: the stream's length is the tables', the record lies
+/// inside it (`CompactLanes::holds`), and `frame` has the decoded length.
+pub(crate) fn compact_decode(
+    isa: Runnable,
+    lanes: &CompactLanes,
+    stream: &[u8],
+    r: FrameRecord,
+    frame: &mut [f32],
+) {
+    assert_eq!(
+        stream.len(),
+        lanes.stream_len(),
+        "the compact clip's stream"
+    );
+    assert!(lanes.holds(r), "compact frame record");
+    assert_eq!(frame.len(), lanes.decoded_len(), "decoded compact frame");
+    let groups = lanes.groups();
+    let count = |x: usize| i32::try_from(x).expect("a count the tables checked");
+    // SAFETY: `isa` proves the CPU runs this kernel's ISA. CompactLanes::new checked every table: the
+    // offset, mask, inv, min and extent tables hold lane_components entries each, every component's
+    // offset + bits <= record_bits, and every count fits in i32. `holds` (asserted) puts the record's
+    // first bit at or before the last record's, shift in 0..8, and a whole segment row from its
+    // segment entry, so, as in compact_sample above, every stream byte read is below stream.len() (the
+    // length asserted equal to the one the tables checked) and segment + k < segments.len() for every
+    // lane component k. The groups are the checked [kind, n, base, first, l0]: an animated rotation
+    // group's 3n components lie at base .. base + 3n < lane_components and its tracks at first ..
+    // first + n <= levels.len(), so every write, to k < lane_components or to lane_components +
+    // first + j, is below decoded_len = frame.len() (asserted). `frame` is a distinct buffer; only
+    // 1-byte alignment of the stream and 4-byte alignment of the tables and frame are assumed.
+    unsafe {
+        (isa.det_only_kernels().compact_decode)(
+            stream.as_ptr(),
+            count(r.byte),
+            r.shift,
+            r.segment,
+            lanes.offsets().as_ptr(),
+            lanes.masks().as_ptr(),
+            lanes.invs().as_ptr(),
+            lanes.mins().as_ptr(),
+            lanes.extents().as_ptr(),
+            lanes.segments().as_ptr(),
+            count(lanes.lane_components()),
+            groups.as_ptr(),
+            count(groups.len() / crate::layout::compact::COMPACT_GROUP_INTS),
+            frame.as_mut_ptr(),
+        );
+    }
+}
+
+/// Samples the clip of `lanes` at `alpha` between two frames that [`compact_decode`] decoded, into the
+/// level-order `translations`, `rotations` and `scales` (3, 4 and 3 floats per joint). Asserted: both
+/// frames have the decoded length, and each output holds the tables' joints.
+pub(crate) fn compact_interpolate(
+    isa: Runnable,
+    lanes: &CompactLanes,
+    frames: [&[f32]; 2],
+    alpha: f32,
+    (translations, rotations, scales): (&mut [f32], &mut [f32], &mut [f32]),
+) {
+    let joints = lanes.joints();
+    assert_eq!(translations.len(), joints * 3, "sampled translations");
+    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
+    assert_eq!(scales.len(), joints * 3, "sampled scales");
+    assert!(
+        frames.iter().all(|f| f.len() == lanes.decoded_len()),
+        "decoded compact frames"
+    );
+    let groups = lanes.groups();
+    if groups.is_empty() {
+        return;
+    }
+    let count = |x: usize| i32::try_from(x).expect("a count the tables checked");
+    // SAFETY: `isa` proves the CPU runs this kernel's ISA. The groups are CompactLanes::new's checked
+    // [kind, n, base, first, l0] (see compact_sample above): an animated group's reads from each frame
+    // are base + c * n + j < lane_components and, for rotations, lane_components + first + j <
+    // decoded_len, both below each frame's length (asserted decoded_len); a constant group's values
+    // lie in constants. Writes go to C floats at C * level of its property's output, each level below
+    // joints, so below that output's asserted length. The outputs are three distinct buffers, distinct
+    // from the inputs; only 4-byte alignment is assumed.
+    unsafe {
+        (isa.det_only_kernels().compact_interpolate)(
+            frames[0].as_ptr(),
+            frames[1].as_ptr(),
+            count(lanes.lane_components()),
+            alpha,
+            lanes.constants().as_ptr(),
+            groups.as_ptr(),
+            count(groups.len() / crate::layout::compact::COMPACT_GROUP_INTS),
             lanes.levels().as_ptr(),
             lanes.flags().as_ptr(),
             translations.as_mut_ptr(),

@@ -256,6 +256,42 @@ type CompactSampleFn = unsafe extern "C" fn(
     *mut f32,
     *mut f32,
 );
+/// One compact frame decoded (ispc/det/compact.ispc `compact_decode`): the stream; the record's byte,
+/// first bit and segment row; the lane tables (offsets, masks, 1 / (2^bits - 1), minimums, extents,
+/// segment ranges); the lane component count; the groups and their count; the decoded frame.
+type CompactDecodeFn = unsafe extern "C" fn(
+    *const u8,
+    i32,
+    i32,
+    i32,
+    *const i32,
+    *const i32,
+    *const f32,
+    *const f32,
+    *const f32,
+    *const u16,
+    i32,
+    *const i32,
+    i32,
+    *mut f32,
+);
+/// A compact clip's pose between two decoded frames (ispc/det/compact.ispc `compact_interpolate`): the
+/// two frames, the lane component count, alpha, the constants, the groups and their count, levels and
+/// flags, the translation, rotation and scale outputs.
+type CompactInterpolateFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    i32,
+    f32,
+    *const f32,
+    *const i32,
+    i32,
+    *const i32,
+    *const i32,
+    *mut f32,
+    *mut f32,
+    *mut f32,
+);
 type TrsToSoaFn = unsafe extern "C" fn(*const f32, *const f32, *const f32, *mut f32, i32, i32);
 
 /// One ISA's kernels. Without the `experiments` feature the experiments' entries are never read.
@@ -337,6 +373,8 @@ pub(crate) struct DetKernels {
     crowd_palette: CrowdPaletteFn,
     skin_group: SkinGroupFn,
     compact_sample: CompactSampleFn,
+    compact_decode: CompactDecodeFn,
+    compact_interpolate: CompactInterpolateFn,
 }
 
 #[cfg(ispc_kernels)]
@@ -353,6 +391,8 @@ macro_rules! det_table {
                 crowd_palette: isa::[<crowd_palette_det_ $suffix>],
                 skin_group: isa::[<skin_group_det_ $suffix>],
                 compact_sample: isa::[<compact_sample_det_ $suffix>],
+                compact_decode: isa::[<compact_decode_det_ $suffix>],
+                compact_interpolate: isa::[<compact_interpolate_det_ $suffix>],
             }
             }
         }

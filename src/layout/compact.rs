@@ -2,7 +2,9 @@
 //! ispc/det/compact.ispc): the tracks grouped by property, animated or constant, and each group's
 //! components stored c-major (entry `base + c * n + j` for component `c` of track `j`), so that the
 //! lanes, across a group's tracks, read their tables with contiguous loads. The bit stream stays the
-//! clip's own; the segment ranges are copied into lane order.
+//! clip's own; the segment ranges are copied into lane order. A decoded frame (`compact_decode`, kept
+//! by a `CompactContext`) holds the lane components in the same order, then the rebuilt rotation
+//! components ([`CompactLanes::decoded_len`]).
 
 /// Ints per group in [`CompactLanes::groups`]: kind (0, 1, 2 animated translations, rotations and
 /// scales; 3, 4, 5 constant ones), track count `n`, the first entry of its components (animated) or
@@ -193,6 +195,8 @@ impl CompactLanes {
             }
         }
         fits(order.len())?;
+        // A decoded frame's length (`decoded_len`).
+        fits(order.len().checked_add(lanes.levels.len())?)?;
         fits(lanes.constants.len())?;
         for &k in &order {
             let c = stream.components.get(k)?;
@@ -245,6 +249,16 @@ impl CompactLanes {
 
     pub(crate) fn joints(&self) -> usize {
         self.joints
+    }
+    /// Stored components per frame, in lane order.
+    pub(crate) fn lane_components(&self) -> usize {
+        self.lane_components
+    }
+    /// Floats of one decoded frame (`compact_decode`): the lane components, then one rebuilt component
+    /// per track (at `lane_components + first + j` for track `j` of the animated rotation group whose
+    /// first track is `first`; the other tracks' entries unused).
+    pub(crate) fn decoded_len(&self) -> usize {
+        self.lane_components + self.levels.len()
     }
     pub(crate) fn stream_len(&self) -> usize {
         self.stream_len

@@ -7,8 +7,8 @@ use super::{chain, rest, Pose};
 use common::scenes::{exported_keys, humanoid_parents};
 use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Clip, ClipLayer, CompactClip, CompactSamplingJob, Compression, Error, Interpolation, Skeleton,
-    Trs, TrsMut, Wrap,
+    Backend, Clip, ClipLayer, CompactClip, CompactContext, CompactSamplingJob, Compression, Error,
+    Interpolation, Isa, Skeleton, Trs, TrsMut, Wrap,
 };
 
 /// Samples a compact clip at `t` over `base`.
@@ -608,4 +608,108 @@ fn names_of_any_length_round_trip_and_weight_sets_are_bounded() {
             .compress(&skeleton, trs(&base), &Compression::default()),
         Err(Error::TooManyKeys { .. })
     ));
+}
+
+/// `compact` sampled at `time` on `backend`, with `context` when given.
+fn sample_on(
+    compact: &CompactClip,
+    base: &Pose,
+    time: f32,
+    backend: Backend,
+    context: Option<&mut CompactContext>,
+) -> Vec<u32> {
+    let (mut t, mut q, mut s) = base.clone();
+    let mut job = CompactSamplingJob::new(compact, TrsMut::new(&mut t, &mut q, &mut s))
+        .time(time)
+        .backend(backend);
+    job.context = context;
+    job.run().unwrap();
+    bits(&(t, q, s))
+}
+
+#[test]
+fn a_context_decodes_each_frame_once_played_forward_or_backward() {
+    let Some(isa) = Isa::detect() else {
+        eprintln!("skipped: no ISA runs here, and the serial decoder keeps no frames in a context");
+        return;
+    };
+    let (skeleton, clip, base) = mixed_clip();
+    let compact = clip
+        .compress(&skeleton, trs(&base), &Compression::default())
+        .unwrap();
+    let frames = compact.frames() as u64;
+    assert!(frames > 16, "{frames} frames: a test of reuse needs a few");
+    let (start, end) = (clip.start(), compact.end());
+    // 24 frames per second played at 48 calls per second, forward then backward: each frame is
+    // decoded once per pass, and the values are the serial decoder's bits.
+    let calls = ((end - start) * 48.0) as usize;
+    let forward: Vec<f32> = (0..=calls).map(|k| start + k as f32 / 48.0).collect();
+    let mut context = CompactContext::new();
+    for (pass, times) in [forward.clone(), forward.iter().rev().copied().collect()]
+        .iter()
+        .enumerate()
+    {
+        let before = context.decodes();
+        for &time in times {
+            let got = sample_on(&compact, &base, time, Backend::Isa(isa), Some(&mut context));
+            let want = sample_on(&compact, &base, time, Backend::Reference, None);
+            assert_eq!(got, want, "pass {pass}, t = {time}");
+        }
+        let decoded = context.decodes() - before;
+        assert!(
+            decoded <= frames + 1,
+            "pass {pass}: {decoded} frames decoded over {} calls of a {frames}-frame clip",
+            times.len()
+        );
+    }
+    assert!(context.decodes() >= frames, "{}", context.decodes());
+    // A seek (no frame shared with the call before) decodes in place and keeps nothing; the call
+    // after it, between the same frames, decodes both into the context; the next one there, none.
+    let before = context.decodes();
+    let seek = start + 0.3 * (end - start);
+    for (k, kept) in [(0, 0), (1, 2), (2, 2)] {
+        let time = seek + k as f32 * 1e-4;
+        let got = sample_on(&compact, &base, time, Backend::Isa(isa), Some(&mut context));
+        assert_eq!(
+            got,
+            sample_on(&compact, &base, time, Backend::Reference, None)
+        );
+        assert_eq!(context.decodes() - before, kept, "call {k} after the seek");
+    }
+    // Another clip of the same tracks and frames but other bits (a looser tolerance): the context
+    // starts over for it, plays it right, and starts over again back on the first.
+    let loose = Compression {
+        tolerance: 1e-2,
+        ..Compression::default()
+    };
+    let other = clip.compress(&skeleton, trs(&base), &loose).unwrap();
+    assert_eq!(other.frames(), compact.frames());
+    assert_ne!(
+        sample_on(&other, &base, seek, Backend::Reference, None),
+        sample_on(&compact, &base, seek, Backend::Reference, None),
+        "the two clips must differ for this check"
+    );
+    for (clip, name) in [
+        (&other, "the other clip"),
+        (&compact, "the first clip again"),
+    ] {
+        for k in 0..6 {
+            let time = seek + k as f32 / 48.0;
+            assert_eq!(
+                sample_on(clip, &base, time, Backend::Isa(isa), Some(&mut context)),
+                sample_on(clip, &base, time, Backend::Reference, None),
+                "{name}, call {k}"
+            );
+        }
+    }
+    // The serial decoder leaves the context as it is.
+    let before = context.decodes();
+    sample_on(
+        &compact,
+        &base,
+        0.77,
+        Backend::Reference,
+        Some(&mut context),
+    );
+    assert_eq!(context.decodes(), before);
 }

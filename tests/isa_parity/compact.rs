@@ -12,8 +12,8 @@ use crate::common::Rng;
 use crate::harness::sizes;
 use glam::{Quat, Vec3};
 use ispc_skinning::{
-    Backend, Clip, CompactClip, CompactSamplingJob, Compression, Interpolation, Isa, Skeleton, Trs,
-    TrsMut, Wrap,
+    Backend, Clip, CompactClip, CompactContext, CompactSamplingJob, Compression, Interpolation,
+    Isa, Skeleton, Trs, TrsMut, Wrap,
 };
 
 type Pose = (Vec<Vec3>, Vec<Quat>, Vec<Vec3>);
@@ -91,6 +91,16 @@ fn clip(n: usize, rng: &mut Rng) -> (Skeleton, Clip, Pose) {
 }
 
 fn sample(clip: &CompactClip, t: f32, wrap: Wrap, backend: Backend) -> Result<Pose, String> {
+    sample_with(clip, t, wrap, backend, None)
+}
+
+fn sample_with(
+    clip: &CompactClip,
+    t: f32,
+    wrap: Wrap,
+    backend: Backend,
+    context: Option<&mut CompactContext>,
+) -> Result<Pose, String> {
     let n = clip.joints();
     // A recognisable pose underneath: joints without tracks must keep it.
     let (mut tr, mut q, mut s) = (
@@ -98,12 +108,12 @@ fn sample(clip: &CompactClip, t: f32, wrap: Wrap, backend: Backend) -> Result<Po
         vec![Quat::from_xyzw(0.5, 0.5, 0.5, 0.5); n],
         vec![Vec3::splat(3.0); n],
     );
-    CompactSamplingJob::new(clip, TrsMut::new(&mut tr, &mut q, &mut s))
+    let mut job = CompactSamplingJob::new(clip, TrsMut::new(&mut tr, &mut q, &mut s))
         .time(t)
         .wrap(wrap)
-        .backend(backend)
-        .run()
-        .map_err(|e| format!("t = {t}: {e}"))?;
+        .backend(backend);
+    job.context = context;
+    job.run().map_err(|e| format!("t = {t}: {e}"))?;
     Ok((tr, q, s))
 }
 
@@ -191,6 +201,46 @@ pub fn check_compact_sample(isa: Isa) -> Result<String, String> {
                 }
                 samples += 1;
             }
+        }
+        // With a context (compact_decode, then compact_interpolate from the kept frames): played
+        // forward and backward at 1/60 s and 1/90 s per call (the same frames, one of them, or none
+        // kept), then the random times, on one context.
+        let end = compact.end();
+        let mut played: Vec<f32> = Vec::new();
+        for step in [1.0 / 60.0, 1.0 / 90.0] {
+            let calls = (end / step) as usize + 2;
+            played.extend((0..calls).map(|k| k as f32 * step));
+            played.extend((0..calls).map(|k| end - k as f32 * step));
+        }
+        played.extend(&case.times);
+        let mut context = CompactContext::new();
+        for &t in &played {
+            let want = sample(compact, t, Wrap::Clamp, Backend::Reference)?;
+            let got = sample_with(
+                compact,
+                t,
+                Wrap::Clamp,
+                Backend::Isa(isa),
+                Some(&mut context),
+            )?;
+            let (w, g) = (bits(&want), bits(&got));
+            if let Some(i) = (0..w.len()).find(|&i| w[i] != g[i]) {
+                return Err(format!(
+                    "{n} joints, t = {t}, with a context: float {i} of the pose is {} on {isa}, {} on the serial decoder",
+                    f32::from_bits(g[i]),
+                    f32::from_bits(w[i])
+                ));
+            }
+            samples += 1;
+        }
+        // Each frame decoded about once per pass: 4 passes over the frames, 2 per random time.
+        let most = 4 * compact.frames() as u64 + 8 + 2 * case.times.len() as u64;
+        if compact.frames() > 1 && (context.decodes() == 0 || context.decodes() > most) {
+            return Err(format!(
+                "{n} joints: the context decoded {} frames over {} calls (at most {most} expected)",
+                context.decodes(),
+                played.len()
+            ));
         }
     }
     Ok(format!("{samples} poses, the same bits"))

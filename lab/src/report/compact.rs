@@ -2,8 +2,8 @@
 //!
 //! - rows `sample_compact_<clip>_<order>`: one character's sampling, ns per joint, of the raw clip
 //!   ([`SamplingJob`] with its cursor, on the reference and every ISA) and of its compact form
-//!   ([`CompactSamplingJob`], rows `compact_<backend>`: the serial decoder and the compact kernel on
-//!   each ISA), in the same round-robin, for times
+//!   ([`CompactSamplingJob`] with its [`CompactContext`], rows `compact_<backend>`: the serial decoder
+//!   and the compact kernels on each ISA), in the same round-robin, for times
 //!   played forward (1/60 s per call), backward, and at random; on `rig67_long` (the 67-joint,
 //!   30-second, 60 Hz clip of `scenes::exported_clip`) and, with the assets, CesiumMan's clip;
 //! - a printed table of every clip of the shared assets and the long clip: raw key bytes, compact
@@ -15,8 +15,8 @@ use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
 use ispc_skinning::{
-    Clip, CompactClip, CompactSamplingJob, Compression, Isa, SamplingContext, SamplingJob,
-    Skeleton, Trs, TrsMut, Wrap,
+    Clip, CompactClip, CompactContext, CompactSamplingJob, Compression, Isa, SamplingContext,
+    SamplingJob, Skeleton, Trs, TrsMut, Wrap,
 };
 use std::cell::RefCell;
 
@@ -200,9 +200,9 @@ fn timing_rows(
             .iter()
             .map(|_| RefCell::new((rest.clone(), SamplingContext::new(), 0.0, 1)))
             .collect();
-        let packed: Vec<RefCell<(Pose, f32, u64)>> = named
+        let packed: Vec<RefCell<(Pose, CompactContext, f32, u64)>> = named
             .iter()
-            .map(|_| RefCell::new((rest.clone(), 0.0f32, 1u64)))
+            .map(|_| RefCell::new((rest.clone(), CompactContext::new(), 0.0f32, 1u64)))
             .collect();
         let mut c: Vec<Box<dyn FnMut() + '_>> = named
             .iter()
@@ -228,7 +228,7 @@ fn timing_rows(
         for ((_, backend), state) in named.iter().zip(&packed) {
             let backend = *backend;
             c.push(Box::new(move || {
-                let (pose, t, seed) = &mut *state.borrow_mut();
+                let (pose, context, t, seed) = &mut *state.borrow_mut();
                 let time = next(t, seed);
                 CompactSamplingJob::new(
                     compact,
@@ -237,6 +237,7 @@ fn timing_rows(
                 .time(time)
                 .wrap(Wrap::Loop)
                 .backend(backend)
+                .context(context)
                 .run()
                 .expect("the compact clip samples");
             }));

@@ -409,6 +409,7 @@ impl CompactClip {
             segment_ranges,
             stream,
             lanes: std::sync::OnceLock::new(),
+            id: crate::skeleton::OwnerId::new(),
         })
     }
 }

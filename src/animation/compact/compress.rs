@@ -642,6 +642,7 @@ impl<'c> Compressor<'c> {
             segment_ranges,
             stream: w.finish(),
             lanes: std::sync::OnceLock::new(),
+            id: crate::skeleton::OwnerId::new(),
         }
     }
 }

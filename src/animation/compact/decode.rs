@@ -2,7 +2,7 @@
 
 use super::bits::{read, SEGMENT_FRAMES};
 use super::frames::FrameAt;
-use super::{CompactClip, CompactTrack, CompactWeights, Storage};
+use super::{CompactClip, CompactContext, CompactTrack, CompactWeights, Storage};
 use crate::animation::{Property, Wrap};
 use crate::backend::{Backend, KernelFamily, Resolved};
 use crate::error::Error;
@@ -161,7 +161,12 @@ impl CompactClip {
 
     /// The translation, rotation and scale tracks at `at` on the compact kernel of `isa`, which gives
     /// the serial decoder's bits; by the serial decoder where the clip has no kernel tables.
-    fn kernel_tracks_into(&self, isa: crate::ffi::Runnable, at: FrameAt, out: TrsMut<'_>) {
+    pub(super) fn kernel_tracks_into(
+        &self,
+        isa: crate::ffi::Runnable,
+        at: FrameAt,
+        out: TrsMut<'_>,
+    ) {
         let Some(lanes) = self.lanes() else {
             let mut out = out;
             return self.tracks_into(at, &mut out);
@@ -265,6 +270,10 @@ pub struct CompactSamplingJob<'a> {
     /// multiply-adds and computes the serial decoder's operations in its order), so no
     /// [`Precision`](crate::Precision) is needed; weights are decoded by the serial decoder.
     pub backend: Backend,
+    /// The frames decoded for this character on earlier calls ([`CompactContext`]); `None` (the
+    /// default) decodes both frames of every call. Playing forward or backward, pass one per
+    /// character: the kernel then decodes only the frames it has not kept. It changes no value.
+    pub context: Option<&'a mut CompactContext>,
 }
 
 impl<'a> CompactSamplingJob<'a> {
@@ -277,7 +286,14 @@ impl<'a> CompactSamplingJob<'a> {
             output,
             weights: &mut [],
             backend: Backend::Auto,
+            context: None,
         }
+    }
+
+    /// Sets the context that keeps decoded frames between calls.
+    pub fn context(mut self, context: &'a mut CompactContext) -> CompactSamplingJob<'a> {
+        self.context = Some(context);
+        self
     }
 
     /// Sets the backend.
@@ -370,9 +386,14 @@ impl<'a> CompactSamplingJob<'a> {
         let clip = self.clip;
         let at = clip.frame_at(clip.wrap_time(self.time, self.wrap));
         let mut output = self.output;
-        match resolved {
-            Resolved::Ispc(isa) => clip.kernel_tracks_into(isa, at, output),
-            Resolved::Reference => clip.tracks_into(at, &mut output),
+        match (resolved, self.context) {
+            // The kernel's tables are built on a kernel's first call only (`lanes`).
+            (Resolved::Ispc(isa), Some(context)) => match clip.lanes() {
+                Some(lanes) => clip.context_tracks_into(isa, lanes, at, context, output),
+                None => clip.tracks_into(at, &mut output),
+            },
+            (Resolved::Ispc(isa), None) => clip.kernel_tracks_into(isa, at, output),
+            (Resolved::Reference, _) => clip.tracks_into(at, &mut output),
         }
         clip.all_weights_into(at, self.weights);
         Ok(())

@@ -3,11 +3,15 @@
 //!
 //! [`Clip::compress`](super::Clip::compress) turns a clip into a [`CompactClip`] under an error bound;
 //! [`CompactSamplingJob`] samples it into a local pose as [`SamplingJob`](super::SamplingJob) samples
-//! the clip; [`CompactClip::to_bytes`] and [`CompactClip::from_bytes`] store and load it.
+//! the clip, keeping the frames it decoded in a [`CompactContext`] (as a
+//! [`SamplingContext`](super::SamplingContext) keeps cursors) so that playback decodes each frame once;
+//! [`CompactClip::to_bytes`] and [`CompactClip::from_bytes`] store and load it.
 //!
 //! ```
 //! use ispc_skinning::glam::{Quat, Vec3};
-//! use ispc_skinning::{Clip, CompactSamplingJob, Compression, Interpolation, Skeleton, Trs, TrsMut};
+//! use ispc_skinning::{
+//!     Clip, CompactContext, CompactSamplingJob, Compression, Interpolation, Skeleton, Trs, TrsMut,
+//! };
 //!
 //! let skeleton = Skeleton::from_parents(&[None, Some(0)])?;
 //! let times: Vec<f32> = (0..61).map(|i| i as f32 / 30.0).collect();
@@ -22,8 +26,15 @@
 //! let bytes = compact.to_bytes();
 //! let loaded = ispc_skinning::CompactClip::from_bytes(&bytes)?;
 //!
+//! // One context per character, kept from frame to frame.
+//! let mut context = CompactContext::new();
 //! let (mut t, mut q, mut s) = (t.clone(), q.clone(), s.clone());
-//! CompactSamplingJob::new(&loaded, TrsMut::new(&mut t, &mut q, &mut s)).time(0.5).run()?;
+//! for frame in 0..=30 {
+//!     CompactSamplingJob::new(&loaded, TrsMut::new(&mut t, &mut q, &mut s))
+//!         .time(frame as f32 / 60.0)
+//!         .context(&mut context)
+//!         .run()?;
+//! }
 //! let level = skeleton.level_index(1).unwrap();
 //! assert!(q[level].angle_between(Quat::from_rotation_z(0.5)) < 1e-3);
 //! # Ok::<(), ispc_skinning::Error>(())
@@ -67,12 +78,14 @@
 mod bits;
 mod bytes;
 mod compress;
+mod context;
 mod decode;
 mod frames;
 mod lanes;
 mod measure;
 mod quantize;
 
+pub use context::CompactContext;
 pub use decode::CompactSamplingJob;
 
 use super::Property;
@@ -214,6 +227,8 @@ pub struct CompactClip {
     /// The compact sampling kernel's tables, built when a kernel first samples the clip (`None` for a
     /// clip they cannot describe, which the serial decoder samples).
     pub(crate) lanes: std::sync::OnceLock<Option<CompactLanes>>,
+    /// The clip's identity, which a [`CompactContext`] follows (a clone keeps it: same content).
+    pub(crate) id: crate::skeleton::OwnerId,
 }
 
 impl PartialEq for CompactClip {
