@@ -142,11 +142,11 @@ impl Character {
             l.joint_weights.is_none() && l.weights.is_none_or(|w| w.iter().all(|&x| x == 1.0))
         };
         if let ([layer], []) = (layers, additive) {
+            if scratch.layers.is_empty() {
+                scratch.layers.push(CrowdLayerScratch::default());
+            }
             if full(layer) && !layer.compact.is_empty() {
                 let rest = self.level_rest();
-                if scratch.layers.is_empty() {
-                    scratch.layers.push(CrowdLayerScratch::default());
-                }
                 let (t, q, s) = (
                     &mut scratch.translations,
                     &mut scratch.rotations,
@@ -161,9 +161,6 @@ impl Character {
                 // The rest pose underneath, unless every clip writes every joint.
                 if !layer.clips.iter().all(|c| c.covers_every_joint()) {
                     pose.fill_blocks(&scratch.rest_block);
-                }
-                if scratch.layers.is_empty() {
-                    scratch.layers.push(CrowdLayerScratch::default());
                 }
                 return CrowdSamplingJob::new(
                     layer.clips,

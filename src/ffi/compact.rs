@@ -7,6 +7,28 @@
 use super::Runnable;
 use crate::layout::compact::{CompactLanes, FrameRecord};
 
+/// Asserts the pose outputs of a compact kernel: 3, 4 and 3 floats per joint of the tables.
+fn assert_outputs(lanes: &CompactLanes, translations: &[f32], rotations: &[f32], scales: &[f32]) {
+    let joints = lanes.joints();
+    assert_eq!(translations.len(), joints * 3, "sampled translations");
+    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
+    assert_eq!(scales.len(), joints * 3, "sampled scales");
+}
+
+/// Asserts that `stream` is the one the tables were checked against (its length) and that every
+/// record lies inside it (`CompactLanes::holds`).
+fn assert_records(lanes: &CompactLanes, stream: &[u8], records: &[FrameRecord]) {
+    assert_eq!(
+        stream.len(),
+        lanes.stream_len(),
+        "the compact clip's stream"
+    );
+    assert!(
+        records.iter().all(|&r| lanes.holds(r)),
+        "compact frame records"
+    );
+}
+
 /// Samples the clip whose `lanes` were built for `stream` between the frames of `r0` and `r1`, the
 /// fraction `alpha` from the first, into the level-order `translations`, `rotations` and `scales` (3,
 /// 4 and 3 floats per joint). Asserted: the stream is the one the tables were checked against (its
@@ -20,19 +42,8 @@ pub(crate) fn compact_sample(
     alpha: f32,
     (translations, rotations, scales): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
-    let joints = lanes.joints();
-    assert_eq!(translations.len(), joints * 3, "sampled translations");
-    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
-    assert_eq!(scales.len(), joints * 3, "sampled scales");
-    assert_eq!(
-        stream.len(),
-        lanes.stream_len(),
-        "the compact clip's stream"
-    );
-    assert!(
-        records.iter().all(|&r| lanes.holds(r)),
-        "compact frame records"
-    );
+    assert_outputs(lanes, translations, rotations, scales);
+    assert_records(lanes, stream, &records);
     let groups = lanes.groups();
     if groups.is_empty() {
         return;
@@ -92,12 +103,7 @@ pub(crate) fn compact_decode(
     r: FrameRecord,
     frame: &mut [f32],
 ) {
-    assert_eq!(
-        stream.len(),
-        lanes.stream_len(),
-        "the compact clip's stream"
-    );
-    assert!(lanes.holds(r), "compact frame record");
+    assert_records(lanes, stream, &[r]);
     assert_eq!(frame.len(), lanes.decoded_len(), "decoded compact frame");
     let groups = lanes.groups();
     let count = |x: usize| i32::try_from(x).expect("a count the tables checked");
@@ -142,10 +148,7 @@ pub(crate) fn compact_interpolate(
     alpha: f32,
     (translations, rotations, scales): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
-    let joints = lanes.joints();
-    assert_eq!(translations.len(), joints * 3, "sampled translations");
-    assert_eq!(rotations.len(), joints * 4, "sampled rotations");
-    assert_eq!(scales.len(), joints * 3, "sampled scales");
+    assert_outputs(lanes, translations, rotations, scales);
     assert!(
         frames.iter().all(|f| f.len() == lanes.decoded_len()),
         "decoded compact frames"

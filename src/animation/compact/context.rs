@@ -91,33 +91,35 @@ impl CompactContext {
 impl CompactClip {
     /// The translation, rotation and scale tracks at `at` on the compact kernels of `isa`, the frames
     /// decoded into `context` where it does not hold them already; the same bits as the serial
-    /// decoder.
+    /// decoder, which samples a clip without kernel tables (as in `kernel_tracks_into`).
     pub(super) fn context_tracks_into(
         &self,
         isa: Runnable,
-        lanes: &CompactLanes,
         at: FrameAt,
         context: &mut CompactContext,
         out: TrsMut<'_>,
     ) {
+        let Some(lanes) = self.lanes() else {
+            return self.kernel_tracks_into(isa, at, out);
+        };
         context.follow(self, lanes.decoded_len());
         // The frames the kernel reads (`CompactLanes::record` takes a frame past the last as the last).
         let last = self.frames.saturating_sub(1);
         let (f0, f1) = (at.i.min(last), at.i.saturating_add(1).min(last));
-        let holds = |f: usize| context.held.contains(&Some(f));
+        let slot_of = |f: usize| context.held.iter().position(|&h| h == Some(f));
+        let (h0, h1) = (slot_of(f0), slot_of(f1));
         let follows = context
             .last
             .is_some_and(|l| l.contains(&f0) || l.contains(&f1));
         context.last = Some([f0, f1]);
-        if !holds(f0) && !holds(f1) && !follows {
+        if h0.is_none() && h1.is_none() && !follows {
             // A seek: decoding into the context would cost stores and loads that the next seek
             // would not use.
             return self.kernel_tracks_into(isa, at, out);
         }
         // The first frame goes into a slot other than the one holding the second, when one does
         // (playing backward, the new pair's second frame is the last pair's first).
-        let keep = context.held.iter().position(|&h| h == Some(f1));
-        let s0 = context.frame(isa, lanes, &self.stream, f0, keep);
+        let s0 = context.frame(isa, lanes, &self.stream, f0, h1);
         let s1 = context.frame(isa, lanes, &self.stream, f1, Some(s0));
         let TrsMut {
             translations,

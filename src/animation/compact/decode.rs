@@ -387,11 +387,9 @@ impl<'a> CompactSamplingJob<'a> {
         let at = clip.frame_at(clip.wrap_time(self.time, self.wrap));
         let mut output = self.output;
         match (resolved, self.context) {
-            // The kernel's tables are built on a kernel's first call only (`lanes`).
-            (Resolved::Ispc(isa), Some(context)) => match clip.lanes() {
-                Some(lanes) => clip.context_tracks_into(isa, lanes, at, context, output),
-                None => clip.tracks_into(at, &mut output),
-            },
+            (Resolved::Ispc(isa), Some(context)) => {
+                clip.context_tracks_into(isa, at, context, output)
+            }
             (Resolved::Ispc(isa), None) => clip.kernel_tracks_into(isa, at, output),
             (Resolved::Reference, _) => clip.tracks_into(at, &mut output),
         }
