@@ -7,7 +7,9 @@
 //
 // Only in the deterministic library (compiled with --opt=disable-fma): the kernel computes the serial
 // decoder's operations (src/animation/compact/decode.rs and bits.rs) in its order, each lane one track's
-// own chain, so it gives the serial decoder's bits on every ISA, in both precisions.
+// own chain, so it gives the serial decoder's bits on every ISA, in both precisions. A group's last few
+// tracks past its whole gangs run as uniform (scalar) chains of the same operations: the functions
+// below are templates over the float and int types, varying for a gang, uniform for one track.
 //
 // Rust finds the two frames a time falls between (frames.rs, in f64) and passes, for each, the frame
 // record's first byte in `stream` and its first bit within that byte, the first entry of its segment's
@@ -45,27 +47,41 @@ static inline float code(uniform const uint8 *uniform rec, int pos, int mask)
     return (float)(int32)((word >> (pos & 7)) & (unsigned int32)mask);
 }
 
+// The same for one track's code, its 32 bits assembled from four byte loads (a scalar 4-byte load
+// from a byte address would claim an alignment it does not have).
+static inline uniform float code(uniform const uint8 *uniform rec, uniform int pos, uniform int mask)
+{
+    uniform const uint8 *uniform p = rec + (pos >> 3);
+    const uniform unsigned int32 word = (uniform unsigned int32)p[0] | ((uniform unsigned int32)p[1] << 8) |
+                                        ((uniform unsigned int32)p[2] << 16) |
+                                        ((uniform unsigned int32)p[3] << 24);
+    return (uniform float)(uniform int32)((word >> (pos & 7)) & (uniform unsigned int32)mask);
+}
+
 // bits.rs: Range::segment of the range (mn, ex) and the segment's m | e << 8: its minimum and extent.
-static inline void segment(float mn, float ex, int seg, float &smin, float &sext)
+template <typename F, typename I>
+static inline void segment(F mn, F ex, I seg, F &smin, F &sext)
 {
     const uniform float inv255 = floatbits(0x3b808081); // the f32 nearest 1 / 255
-    smin = mn + ex * ((float)(seg & 255) * inv255);
-    sext = ex * ((float)(seg >> 8) * inv255);
+    smin = mn + ex * ((F)(seg & 255) * inv255);
+    sext = ex * ((F)(seg >> 8) * inv255);
 }
 
 // bits.rs: Range::decode of code q in the segment range (smin, sext).
-static inline float decode(float q, int mask, float inv, float smin, float sext)
+template <typename F, typename I>
+static inline F decode(F q, I mask, F inv, F smin, F sext)
 {
     return mask == 0 ? smin : smin + sext * (q * inv);
 }
 
-// decode.rs: interpolate for a translation or scale component.
-static inline float mix(float a, float b, uniform float alpha, bool step)
+// decode.rs: interpolate for a translation or scale component (selects, not branches, on the lane's
+// step flag).
+template <typename F, typename I>
+static inline F mix(F a, F b, uniform float alpha, I step)
 {
-    if (step) {
-        return alpha >= 1.0f ? b : a;
-    }
-    return alpha <= 0.0f ? a : a + (b - a) * alpha;
+    const F held = alpha >= 1.0f ? b : a;
+    const F lerp = alpha <= 0.0f ? a : a + (b - a) * alpha;
+    return step != 0 ? held : lerp;
 }
 
 // What every frame's decoding shares.
@@ -90,108 +106,111 @@ struct Frames {
 
 // decode.rs: rotation_of's rebuilt component, sqrt(1 - a^2 - b^2 - c^2), 0 where the kept ones are a
 // little longer than 1.
-static inline float rebuilt(float a, float b, float c)
+template <typename F> static inline F rebuilt(F a, F b, F c)
 {
     return sqrt(max(1.0f - (a * a + b * b + c * c), 0.0f));
 }
 
+// Component k of an animated group (k = base + c * n + j) at both frames: read from the decoded frames,
+// or decoded from the records.
+template <typename F, typename I>
+static inline void pair(uniform const Frames &f, I k, F &a, F &b)
+{
+    if (f.d0 != NULL) {
+        a = f.d0[k];
+        b = f.d1[k];
+        return;
+    }
+    const I off = f.offsets[k];
+    const I mask = f.masks[k];
+    const F inv = f.invs[k];
+    const F mn = f.mins[k];
+    const F ex = f.extents[k];
+    F smin, sext;
+    segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
+    a = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
+    // Both frames in one segment (15 times in 16): its range once.
+    if (f.seg1 != f.seg0) {
+        segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
+    }
+    b = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
+}
+
 // Track j of an animated group (kind, n tracks, components from base, flags and, for rotations, rebuilt
 // components from `first`): its value at alpha between the two frames, x y z (and w for a rotation).
+// F and I are float and int for a gang's lanes, uniform float and uniform int for one track; either
+// way every step of decode.rs, in its order. Straight-line code: the lane-dependent choices (step
+// flags, dropped components, the shorter arc, a length too small to normalize) are selects, so that a
+// gang's long chains of square roots and divisions overlap those of the next.
+template <typename F, typename I>
 static inline void animated(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
-                            uniform int first, uniform const int flags[], int j, float &x, float &y,
-                            float &z, float &w)
+                            uniform int first, uniform const int flags[], I j, F &x, F &y, F &z,
+                            F &w)
 {
-    float a[3], b[3];
-    float ra = 0.0f, rb = 0.0f;
-    if (f.d0 != NULL) {
-        for (uniform int c = 0; c < 3; c++) {
-            a[c] = f.d0[base + c * n + j];
-            b[c] = f.d1[base + c * n + j];
-        }
-        if (kind == ANIMATED_ROTATIONS) {
-            ra = f.d0[f.components + first + j];
-            rb = f.d1[f.components + first + j];
-        }
-    } else {
-        for (uniform int c = 0; c < 3; c++) {
-            const int k = base + c * n + j;
-            const int off = f.offsets[k];
-            const int mask = f.masks[k];
-            const float inv = f.invs[k];
-            const float mn = f.mins[k];
-            const float ex = f.extents[k];
-            float smin, sext;
-            segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
-            a[c] = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
-            // Both frames in one segment (15 times in 16): its range once.
-            if (f.seg1 != f.seg0) {
-                segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
-            }
-            b[c] = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
-        }
-        if (kind == ANIMATED_ROTATIONS) {
-            ra = rebuilt(a[0], a[1], a[2]);
-            rb = rebuilt(b[0], b[1], b[2]);
-        }
-    }
-    const int fl = flags[j];
-    const bool step = (fl & 1) != 0;
+    F a0, a1, a2, b0, b1, b2;
+    pair(f, base + j, a0, b0);
+    pair(f, base + n + j, a1, b1);
+    pair(f, base + 2 * n + j, a2, b2);
+    const I fl = flags[j];
+    const I step = fl & 1;
     const uniform float alpha = f.alpha;
     if (kind != ANIMATED_ROTATIONS) {
-        x = mix(a[0], b[0], alpha, step);
-        y = mix(a[1], b[1], alpha, step);
-        z = mix(a[2], b[2], alpha, step);
+        x = mix(a0, b0, alpha, step);
+        y = mix(a1, b1, alpha, step);
+        z = mix(a2, b2, alpha, step);
         w = 0.0f;
         return;
     }
     // decode.rs: rotation_of, then interpolate and unit.
-    const int drop = (fl >> 1) & 3;
-    const float ax = drop == 0 ? ra : a[0];
-    const float ay = drop == 0 ? a[0] : (drop == 1 ? ra : a[1]);
-    const float az = drop <= 1 ? a[1] : (drop == 2 ? ra : a[2]);
-    const float aw = drop == 3 ? ra : a[2];
-    float bx = drop == 0 ? rb : b[0];
-    float by = drop == 0 ? b[0] : (drop == 1 ? rb : b[1]);
-    float bz = drop <= 1 ? b[1] : (drop == 2 ? rb : b[2]);
-    float bw = drop == 3 ? rb : b[2];
-    if (step) {
-        const bool later = alpha >= 1.0f;
-        x = later ? bx : ax;
-        y = later ? by : ay;
-        z = later ? bz : az;
-        w = later ? bw : aw;
-    } else if (alpha <= 0.0f) {
-        x = ax;
-        y = ay;
-        z = az;
-        w = aw;
+    F ra, rb;
+    if (f.d0 != NULL) {
+        ra = f.d0[f.components + first + j];
+        rb = f.d1[f.components + first + j];
     } else {
-        const float d = (ax * bx + ay * by) + (az * bz + aw * bw);
-        if (d < 0.0f) {
-            bx = -bx;
-            by = -by;
-            bz = -bz;
-            bw = -bw;
-        }
-        x = ax + (bx - ax) * alpha;
-        y = ay + (by - ay) * alpha;
-        z = az + (bz - az) * alpha;
-        w = aw + (bw - aw) * alpha;
+        ra = rebuilt(a0, a1, a2);
+        rb = rebuilt(b0, b1, b2);
     }
-    // decode.rs: unit, an IEEE division by the square root of a normal squared length.
-    const float len2 = x * x + y * y + z * z + w * w;
-    if (len2 >= floatbits(0x00800000) && len2 < floatbits(0x7f800000)) {
-        const float len = sqrt(len2);
-        x = x / len;
-        y = y / len;
-        z = z / len;
-        w = w / len;
-    } else {
-        x = 0.0f;
-        y = 0.0f;
-        z = 0.0f;
-        w = 1.0f;
+    const I drop = (fl >> 1) & 3;
+    const F ax = drop == 0 ? ra : a0;
+    const F ay = drop == 0 ? a0 : (drop == 1 ? ra : a1);
+    const F az = drop <= 1 ? a1 : (drop == 2 ? ra : a2);
+    const F aw = drop == 3 ? ra : a2;
+    const F bx = drop == 0 ? rb : b0;
+    const F by = drop == 0 ? b0 : (drop == 1 ? rb : b1);
+    const F bz = drop <= 1 ? b1 : (drop == 2 ? rb : b2);
+    const F bw = drop == 3 ? rb : b2;
+    // A step track holds a frame; else the first frame at alpha 0, or the lerp along the shorter arc.
+    F lx = ax, ly = ay, lz = az, lw = aw;
+    if (!(alpha <= 0.0f)) {
+        const F d = (ax * bx + ay * by) + (az * bz + aw * bw);
+        const F sx = d < 0.0f ? -bx : bx;
+        const F sy = d < 0.0f ? -by : by;
+        const F sz = d < 0.0f ? -bz : bz;
+        const F sw = d < 0.0f ? -bw : bw;
+        lx = ax + (sx - ax) * alpha;
+        ly = ay + (sy - ay) * alpha;
+        lz = az + (sz - az) * alpha;
+        lw = aw + (sw - aw) * alpha;
     }
+    const uniform bool later = alpha >= 1.0f;
+    const F qx = step != 0 ? (later ? bx : ax) : lx;
+    const F qy = step != 0 ? (later ? by : ay) : ly;
+    const F qz = step != 0 ? (later ? bz : az) : lz;
+    const F qw = step != 0 ? (later ? bw : aw) : lw;
+    // decode.rs: unit, an IEEE division by the square root of a normal squared length; else the
+    // identity (the quotients of such a lane are computed and dropped).
+    const F len2 = qx * qx + qy * qy + qz * qz + qw * qw;
+    const F len = sqrt(len2);
+    const F nx = qx / len;
+    const F ny = qy / len;
+    const F nz = qz / len;
+    const F nw = qw / len;
+    const uniform float smallest = floatbits(0x00800000);
+    const uniform float infinity = floatbits(0x7f800000);
+    x = len2 >= smallest && len2 < infinity ? nx : 0.0f;
+    y = len2 >= smallest && len2 < infinity ? ny : 0.0f;
+    z = len2 >= smallest && len2 < infinity ? nz : 0.0f;
+    w = len2 >= smallest && len2 < infinity ? nw : 1.0f;
 }
 
 // Tracks j0 .. j0 + programCount - 1 of a group (n tracks, levels `lev`, consecutive from l0 when
@@ -207,7 +226,7 @@ static inline void track(uniform const Frames &f, uniform int kind, uniform int 
         z = constants[base + 2 * n + j];
         w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
     } else {
-        animated(f, kind, n, base, first, flags, j, x, y, z, w);
+        animated<float, int>(f, kind, n, base, first, flags, j, x, y, z, w);
     }
 }
 
@@ -268,6 +287,30 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
     }
 }
 
+// Track j of a group (its levels `lev`) into `out` as one scalar chain, the same operations as a lane's.
+static inline void one(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
+                       uniform int first, uniform const int lev[], uniform const int flags[],
+                       uniform const float constants[], uniform int j, uniform float out[])
+{
+    uniform float x, y, z, w;
+    if (kind >= CONSTANT_TRANSLATIONS) {
+        x = constants[base + j];
+        y = constants[base + n + j];
+        z = constants[base + 2 * n + j];
+        w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
+    } else {
+        animated<uniform float, uniform int>(f, kind, n, base, first, flags, j, x, y, z, w);
+    }
+    const uniform bool quat = kind == ANIMATED_ROTATIONS || kind == CONSTANT_ROTATIONS;
+    uniform float *uniform o = out + (quat ? 4 : 3) * lev[j];
+    o[0] = x;
+    o[1] = y;
+    o[2] = z;
+    if (quat) {
+        o[3] = w;
+    }
+}
+
 // Every group's tracks into the three outputs.
 static void groups_into(uniform const Frames &f, uniform const float constants[],
                         uniform const int groups[], uniform int group_count, uniform const int levels[],
@@ -284,14 +327,23 @@ static void groups_into(uniform const Frames &f, uniform const float constants[]
         const uniform int property = kind % 3;
         uniform float *uniform out =
             property == 0 ? translations : (property == 1 ? rotations : scales);
-        // Whole gangs, then the rest: a last whole gang that overlaps the one before it (its tracks
-        // computed again give the same bits), or, in a group smaller than a gang, one gang lane by lane.
+        // Whole gangs, then the rest: a few tracks one by one, as scalar chains; more, a last whole
+        // gang that overlaps the one before it (its tracks computed again give the same bits), or, in
+        // a group smaller than a gang, one gang lane by lane.
         const uniform int full = n - n % programCount;
-        const uniform int last = n < programCount ? 0 : n - programCount;
+        const uniform int rest = n - full;
         for (uniform int j0 = 0; j0 < full; j0 += programCount) {
             gang(f, kind, n, base, first, levels + first, flags + first, constants, l0, j0, out);
         }
-        if (full < n) {
+        // A scalar rotation costs a good part of a gang (its square roots and divisions in one chain);
+        // a scalar translation, scale or constant little.
+        const uniform int scalar = kind == ANIMATED_ROTATIONS ? programCount / 8 : programCount / 2;
+        if (rest > 0 && rest <= scalar) {
+            for (uniform int j = full; j < n; j++) {
+                one(f, kind, n, base, first, levels + first, flags + first, constants, j, out);
+            }
+        } else if (rest > 0) {
+            const uniform int last = n < programCount ? 0 : n - programCount;
             gang(f, kind, n, base, first, levels + first, flags + first, constants, l0, last, out);
         }
     }

@@ -70,8 +70,9 @@ impl Frames<'_> {
         if f < last as f64 {
             // 0 < f < last: the floor is a frame before the last interval. A time on a frame can
             // compute f a rounding below it: within 1e-4 of a frame below counts as on it, so that a
-            // step track changes at the key the clip changes at.
-            let i = ((f + 1e-4).floor() as usize).min(last);
+            // step track changes at the key the clip changes at. (`as` truncates, which for a
+            // positive value is the floor, without a call to libm's.)
+            let i = ((f + 1e-4) as usize).min(last);
             return FrameAt {
                 i,
                 alpha: (f - i as f64).max(0.0) as f32,
