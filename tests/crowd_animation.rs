@@ -444,6 +444,15 @@ fn compact_clips_play_in_a_crowd_as_in_single_frames() {
             ..
         }
     ));
+    let nan = [0.0, 0.0, f32::NAN, 0.0];
+    assert!(matches!(
+        err(character.crowd_play(&mut crowd, &[CrowdClipLayer::compact(&one, &nan)], &[])),
+        Error::NotFinite {
+            what: "crowd sampling time",
+            index: 2,
+            ..
+        }
+    ));
     let chain =
         Skeleton::from_parents(&[None, Some(0), Some(1), Some(2), Some(3), Some(4)]).unwrap();
     let other = chain_clip(&chain)
@@ -458,6 +467,69 @@ fn compact_clips_play_in_a_crowd_as_in_single_frames() {
         err(character.crowd_play(&mut crowd, &[CrowdClipLayer::compact(&other, &four)], &[])),
         Error::ClipSkeleton { .. }
     ));
+}
+
+/// A compact layer sampled on rayon's pool (instances in chunks, each with its own context) gives the
+/// bits one thread gives, call after call, on every backend: 300 instances make several chunks.
+#[test]
+fn a_compact_crowd_on_the_pool_samples_the_bits_of_one_thread() {
+    let (skeleton, character) = character();
+    let (t, q, s) = character.level_rest();
+    let rest = ispc_skinning::Trs::new(t, q, s);
+    let settings = ispc_skinning::Compression::default();
+    let walk = clip(&skeleton, Vec3::X, 1.0)
+        .compress(&skeleton, rest, &settings)
+        .unwrap();
+    let wave = clip(&skeleton, Vec3::Z, 2.5)
+        .compress(&skeleton, rest, &settings)
+        .unwrap();
+    let instances = 300;
+    let clips: Vec<&ispc_skinning::CompactClip> = (0..instances)
+        .map(|i| if i % 3 == 0 { &wave } else { &walk })
+        .collect();
+    let bits = |f: &ispc_skinning::CrowdFrame, i: usize, j: usize| {
+        let (t, q, s) = f.pose().joint(i, j).unwrap();
+        let all = [
+            t.to_array(),
+            [q.x, q.y, q.z],
+            [q.w, s.x, s.y],
+            [s.z, 0.0, 0.0],
+        ];
+        all.map(|a| a.map(f32::to_bits))
+    };
+    for backend in common::backends() {
+        let frames = |threads| {
+            character
+                .crowd_buffers(instances)
+                .unwrap()
+                .backend(backend)
+                .threads(threads)
+        };
+        let (mut one, mut all) = (
+            frames(ispc_skinning::Threads::One),
+            frames(ispc_skinning::Threads::All),
+        );
+        for call in 0..6 {
+            let times: Vec<f32> = (0..instances)
+                .map(|i| i as f32 * 0.013 + call as f32 / 60.0)
+                .collect();
+            for frame in [&mut one, &mut all] {
+                character
+                    .crowd_play(frame, &[CrowdClipLayer::compact(&clips, &times)], &[])
+                    .unwrap();
+            }
+            for i in 0..instances {
+                for j in 0..skeleton.len() {
+                    assert_eq!(
+                        bits(&one, i, j),
+                        bits(&all, i, j),
+                        "{}, call {call}, instance {i}, joint {j}",
+                        backend.name()
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// A clip of a six-joint chain (another joint order than `character`'s).

@@ -8,7 +8,7 @@ use super::Character;
 use crate::animation::{
     Clip, CompactClip, CompactContext, CompactSamplingJob, CrowdSamplingJob, Wrap,
 };
-use crate::backend::Backend;
+use crate::backend::{Backend, Precision, Threads};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::crowd_buffers::{level_block, CrowdPose};
 use crate::error::Error;
@@ -89,17 +89,20 @@ impl Character {
     /// set each instance's weights with [`CrowdFrame::set_mesh_weights`] and
     /// [`CrowdFrame::set_rigid_weights`].
     ///
-    /// A layer of compact clips ([`CrowdClipLayer::compact`]) samples each instance in turn with
-    /// [`CompactSamplingJob`] (its kernel, lanes across tracks, on the frame's backend; one thread),
-    /// each instance with its own [`CompactContext`](crate::CompactContext) kept by the frame, so
-    /// that instances playing on decode each frame once.
+    /// A layer of compact clips ([`CrowdClipLayer::compact`]) samples each instance with
+    /// [`CompactSamplingJob`] (its kernel, lanes across tracks, on the frame's backend; instances in
+    /// chunks on the frame's threads), each instance with its own
+    /// [`CompactContext`](crate::CompactContext) kept by the frame, so that instances playing on
+    /// decode each frame once.
     ///
     /// # Errors
     /// [`Error::WrongFrame`]; [`Error::CountMismatch`] for times or weights that are not one per
     /// instance, clips that are not one or one per instance (or a layer with both clips and compact
     /// clips), or joint weights that are not one per joint; [`Error::ClipSkeleton`] for a compact
-    /// clip of another joint order; the errors of [`CrowdSamplingJob`], [`CompactSamplingJob`] and
-    /// [`CrowdBlendingJob`].
+    /// clip of another joint order; [`Error::NotFinite`] for a time that is not finite (naming the
+    /// instance); [`Error::FloatEnvironment`] for a pool thread that flushes subnormals, when a
+    /// deterministic frame samples a compact layer on [`Threads::All`]; the errors of
+    /// [`CrowdSamplingJob`], [`CompactSamplingJob`] and [`CrowdBlendingJob`].
     pub fn crowd_play(
         &self,
         frame: &mut CrowdFrame,
@@ -153,7 +156,8 @@ impl Character {
                     &mut scratch.scales,
                 );
                 let contexts = &mut scratch.layers[0].compact;
-                sample_compact(layer, rest, instances, backend, contexts, (t, q, s))?;
+                let how = (backend, threads, precision);
+                sample_compact(layer, rest, instances, how, contexts, (t, q, s))?;
                 pose.set_from_streams(t, q, s);
                 return Ok(());
             }
@@ -188,6 +192,17 @@ impl Character {
                 &vec![Vec3::ONE; n],
             ));
         }
+        // The identity pose under additive compact layers, built once per call (in streams; the
+        // raw layers' is `identity_block`, in the crowd's block layout).
+        let identity = if additive.iter().any(|l| !l.compact.is_empty()) {
+            (
+                vec![Vec3::ZERO; n],
+                vec![Quat::IDENTITY; n],
+                vec![Vec3::ONE; n],
+            )
+        } else {
+            Default::default()
+        };
         for (i, (layer, s)) in layers
             .iter()
             .chain(additive)
@@ -195,18 +210,14 @@ impl Character {
             .enumerate()
         {
             if !layer.compact.is_empty() {
-                let identity = (
-                    &vec![Vec3::ZERO; n][..],
-                    &vec![Quat::IDENTITY; n][..],
-                    &vec![Vec3::ONE; n][..],
-                );
                 let under = if i < layers.len() {
                     self.level_rest()
                 } else {
-                    identity
+                    (&identity.0[..], &identity.1[..], &identity.2[..])
                 };
                 let out = (&mut s.translations, &mut s.rotations, &mut s.scales);
-                sample_compact(layer, under, instances, backend, &mut s.compact, out)?;
+                let how = (backend, threads, precision);
+                sample_compact(layer, under, instances, how, &mut s.compact, out)?;
                 s.joint_weights.clear();
                 if let Some(w) = layer.joint_weights {
                     self.weights_in_level_order(w, &mut s.joint_weights);
@@ -276,7 +287,7 @@ impl Character {
 
 impl Character {
     /// A compact layer's checks: its clips one or one per instance (and no raw clips beside them),
-    /// each of this character's joint order.
+    /// each of this character's joint order, and its times finite.
     fn check_compact_layer(
         &self,
         layer: &CrowdClipLayer<'_>,
@@ -301,6 +312,16 @@ impl Character {
                 got: layer.times.len(),
             });
         }
+        // Checked here, before any instance is sampled, to name the instance (as a raw layer's
+        // CrowdSamplingJob does).
+        if let Some((index, &value)) = layer.times.iter().enumerate().find(|(_, t)| !t.is_finite())
+        {
+            return Err(Error::NotFinite {
+                what: "crowd sampling time",
+                index,
+                value,
+            });
+        }
         let n = self.skeleton.len();
         for clip in layer.compact {
             let joint = if clip.joints() != n {
@@ -323,16 +344,18 @@ impl Character {
 }
 
 /// Every instance of a compact layer sampled over `under` (level order) into instance-major streams,
-/// each with its own context of decoded frames (`contexts`, one per instance, kept by the frame).
+/// each with its own context of decoded frames (`contexts`, one per instance, kept by the frame): in
+/// turn on [`Threads::One`], in chunks of instances on rayon's pool on [`Threads::All`] (each instance
+/// samples to the same bits either way).
 fn sample_compact(
     layer: &CrowdClipLayer<'_>,
     under: (&[Vec3], &[Quat], &[Vec3]),
     instances: usize,
-    backend: Backend,
+    (backend, threads, precision): (Backend, Threads, Precision),
     contexts: &mut Vec<CompactContext>,
     (t, q, s): (&mut Vec<Vec3>, &mut Vec<Quat>, &mut Vec<Vec3>),
 ) -> Result<(), Error> {
-    let n = under.0.len();
+    let n = under.0.len().max(1);
     t.clear();
     q.clear();
     s.clear();
@@ -342,24 +365,53 @@ fn sample_compact(
         s.extend_from_slice(under.2);
     }
     contexts.resize_with(instances, CompactContext::new);
-    let chunks = t
-        .chunks_mut(n.max(1))
-        .zip(q.chunks_mut(n.max(1)))
-        .zip(s.chunks_mut(n.max(1)))
-        .zip(contexts.iter_mut());
-    for (i, (((t, q), s), context)) in chunks.enumerate() {
+    let work = |(i, (((t, q), s), context)): CompactUnit<'_>| {
         let (Some(clip), Some(&time)) = (
             layer.compact.get(i).or(layer.compact.first()),
             layer.times.get(i),
         ) else {
-            break;
+            return Ok(());
         };
         CompactSamplingJob::new(clip, TrsMut::new(t, q, s))
             .time(time)
             .wrap(layer.wrap)
             .backend(backend)
             .context(context)
-            .run()?;
+            .run()
+    };
+    match threads {
+        Threads::One => t
+            .chunks_mut(n)
+            .zip(q.chunks_mut(n))
+            .zip(s.chunks_mut(n))
+            .zip(contexts.iter_mut())
+            .enumerate()
+            .try_for_each(work),
+        Threads::All => {
+            use rayon::prelude::*;
+            // The kernels run on the pool's threads: a deterministic frame checks their floating-point
+            // mode, as its other jobs do.
+            precision.check_pool(threads)?;
+            t.par_chunks_mut(n)
+                .zip(q.par_chunks_mut(n))
+                .zip(s.par_chunks_mut(n))
+                .zip(contexts.par_iter_mut())
+                .enumerate()
+                .with_min_len(COMPACT_INSTANCES_PER_TASK)
+                .try_for_each(work)
+        }
     }
-    Ok(())
 }
+
+/// One instance of a compact layer: its index, its pose streams and its context.
+type CompactUnit<'a> = (
+    usize,
+    (
+        ((&'a mut [Vec3], &'a mut [Quat]), &'a mut [Vec3]),
+        &'a mut CompactContext,
+    ),
+);
+
+/// The fewest instances of a compact layer one task of the pool samples: each takes a few hundred
+/// nanoseconds, so fewer would cost more in scheduling than they save.
+const COMPACT_INSTANCES_PER_TASK: usize = 32;
