@@ -1,8 +1,9 @@
 //! Compact sampling: `CompactSamplingJob` on each ISA (ispc/det/compact.ispc) against the serial
 //! decoder (`Backend::Reference`), on clips whose joints mix every kind of compact track: animated and
 //! constant translations, rotations and scales, linear and step, rotations rebuilding each of the four
-//! components, and joints without tracks, over frames that cross 16-frame segments; sampled before the
-//! first frame, on frames, between them, after the last, and looped.
+//! components, and joints without tracks, over frames that cross 16-frame segments; besides, a clip of
+//! one frame, one whose keys are not on one grid (stored frame times) and one whose every track is
+//! constant. Sampled before the first frame, on frames, between them, after the last, and looped.
 //!
 //! Tolerance: none. The kernel is built without fused multiply-adds and computes the serial decoder's
 //! operations in its order (ispc/det/compact.ispc), so every value must have the same bits, and joints
@@ -22,13 +23,16 @@ type Pose = (Vec<Vec3>, Vec<Quat>, Vec<Vec3>);
 /// joint order and the depth is a handful: the compressor's chain walks stay short): joint `j` has an animated (j % 3 == 0), constant (1) or no (2)
 /// translation; a rotation unless j % 5 == 4, constant where j % 7 == 3, about an axis and by angles
 /// that make every component the largest somewhere; an animated scale where j % 4 == 1; step keys
-/// where j % 6 == 2. 40 keys at 30 per second (three segments of frames).
-fn clip(n: usize, rng: &mut Rng) -> (Skeleton, Clip, Pose) {
+/// where j % 6 == 2. Keys at `times` (the size cases: 40 at 30 per second, three segments of
+/// frames); `still` holds every track at its first value (every track constant).
+fn clip(n: usize, times: &[f32], still: bool, rng: &mut Rng) -> (Skeleton, Clip, Pose) {
     let parents: Vec<Option<usize>> = (0..n.max(1))
         .map(|j| j.checked_sub(1).map(|p| p / 4))
         .collect();
     let skeleton = Skeleton::from_parents(&parents).unwrap();
-    let times: Vec<f32> = (0..40).map(|k| k as f32 / 30.0).collect();
+    let keys = times.len();
+    // Key k's step along each track: 0 for a still clip.
+    let at = |k: usize| if still { 0.0 } else { k as f32 };
     let mut b = Clip::builder(&skeleton);
     for j in 0..n {
         let kind = if j % 6 == 2 {
@@ -43,13 +47,13 @@ fn clip(n: usize, rng: &mut Rng) -> (Skeleton, Clip, Pose) {
         );
         match j % 3 {
             0 => {
-                let t: Vec<Vec3> = (0..40)
-                    .map(|k| base + Vec3::new((k as f32 * 0.2).sin(), 0.1 * k as f32, 0.3) * 0.2)
+                let t: Vec<Vec3> = (0..keys)
+                    .map(|k| base + Vec3::new((at(k) * 0.2).sin(), 0.1 * at(k), 0.3) * 0.2)
                     .collect();
-                b.translation(j, kind, &times, &t).unwrap();
+                b.translation(j, kind, times, &t).unwrap();
             }
             1 => {
-                b.translation(j, kind, &times, &vec![base; 40]).unwrap();
+                b.translation(j, kind, times, &vec![base; keys]).unwrap();
             }
             _ => {}
         }
@@ -62,23 +66,23 @@ fn clip(n: usize, rng: &mut Rng) -> (Skeleton, Clip, Pose) {
             .try_normalize()
             .unwrap_or(Vec3::Y);
             let start = rng.range(-3.0, 3.0);
-            let q: Vec<Quat> = (0..40)
+            let q: Vec<Quat> = (0..keys)
                 .map(|k| {
                     let angle = if j % 7 == 3 {
                         start
                     } else {
-                        start + 0.15 * k as f32
+                        start + 0.15 * at(k)
                     };
                     Quat::from_axis_angle(axis, angle)
                 })
                 .collect();
-            b.rotation(j, kind, &times, &q).unwrap();
+            b.rotation(j, kind, times, &q).unwrap();
         }
         if j % 4 == 1 {
-            let s: Vec<Vec3> = (0..40)
-                .map(|k| Vec3::splat(1.0 + 0.01 * k as f32) + base * 0.1)
+            let s: Vec<Vec3> = (0..keys)
+                .map(|k| Vec3::splat(1.0 + 0.01 * at(k)) + base * 0.1)
                 .collect();
-            b.scale(j, kind, &times, &s).unwrap();
+            b.scale(j, kind, times, &s).unwrap();
         }
     }
     let m = n.max(1);
@@ -134,7 +138,7 @@ fn bits(p: &Pose) -> Vec<u32> {
 /// One compressed clip per harness size, with the times to sample it, built once for every ISA's test:
 /// the compressor, not the sampling, is most of this check's time.
 struct Case {
-    joints: usize,
+    name: String,
     clip: CompactClip,
     times: Vec<f32>,
 }
@@ -153,13 +157,42 @@ fn cases() -> Result<&'static [Case], String> {
         } else {
             1000
         };
+        let grid: Vec<f32> = (0..40).map(|k| k as f32 / 30.0).collect();
+        // Besides the sizes: a clip of one frame (one key per track), one whose keys are not on one
+        // grid (its frames are its key times, stored, and found by a binary search), and one whose
+        // every track is constant (no animated group, no stream).
+        let uneven = [0.0, 0.05, 0.3, 0.32, 0.7, 0.71, 1.2, 1.25];
+        let shapes = sizes()
+            .iter()
+            .copied()
+            .filter(|&n| n <= most)
+            .map(|n| (format!("{n} joints"), n, &grid[..], false))
+            .chain([
+                ("one frame, 13 joints".to_string(), 13, &[0.25][..], false),
+                ("uneven keys, 13 joints".to_string(), 13, &uneven[..], false),
+                (
+                    "constant tracks, 13 joints".to_string(),
+                    13,
+                    &grid[..],
+                    true,
+                ),
+            ]);
         let mut cases = Vec::new();
-        for &n in sizes().iter().filter(|&&n| n <= most) {
-            let (skeleton, raw, rest) = clip(n, &mut rng);
+        for (name, n, keys, still) in shapes {
+            let (skeleton, raw, rest) = clip(n, keys, still, &mut rng);
             let trs = Trs::new(&rest.0, &rest.1, &rest.2);
             let compact = raw
                 .compress(&skeleton, trs, &Compression::default())
-                .map_err(|e| format!("{n} joints: {e}"))?;
+                .map_err(|e| format!("{name}: {e}"))?;
+            let shaped = match name.split(',').next() {
+                Some("one frame") => compact.frames() == 1,
+                Some("uneven keys") => compact.sample_rate().is_none(),
+                Some("constant tracks") => compact.constant_tracks() == compact.tracks(),
+                _ => true,
+            };
+            if !shaped {
+                return Err(format!("{name}: the compressed clip is not of that shape"));
+            }
             let end = compact.end();
             let mut times = vec![
                 -0.5,
@@ -170,10 +203,11 @@ fn cases() -> Result<&'static [Case], String> {
                 0.5 / 30.0,
                 15.5 / 30.0,
                 16.0 / 30.0,
+                0.31,
             ];
             times.extend((0..24).map(|_| rng.range(-0.2, end + 0.2)));
             cases.push(Case {
-                joints: n,
+                name,
                 clip: compact,
                 times,
             });
@@ -186,7 +220,7 @@ fn cases() -> Result<&'static [Case], String> {
 pub fn check_compact_sample(isa: Isa) -> Result<String, String> {
     let mut samples = 0;
     for case in cases()? {
-        let (n, compact) = (case.joints, &case.clip);
+        let (n, compact) = (&case.name, &case.clip);
         for &t in &case.times {
             for wrap in [Wrap::Clamp, Wrap::Loop] {
                 let want = sample(compact, t, wrap, Backend::Reference)?;
@@ -194,7 +228,7 @@ pub fn check_compact_sample(isa: Isa) -> Result<String, String> {
                 let (w, g) = (bits(&want), bits(&got));
                 if let Some(i) = (0..w.len()).find(|&i| w[i] != g[i]) {
                     return Err(format!(
-                        "{n} joints, t = {t}, {wrap:?}: float {i} of the pose is {} on {isa}, {} on the serial decoder",
+                        "{n}, t = {t}, {wrap:?}: float {i} of the pose is {} on {isa}, {} on the serial decoder",
                         f32::from_bits(g[i]),
                         f32::from_bits(w[i])
                     ));
@@ -226,7 +260,7 @@ pub fn check_compact_sample(isa: Isa) -> Result<String, String> {
             let (w, g) = (bits(&want), bits(&got));
             if let Some(i) = (0..w.len()).find(|&i| w[i] != g[i]) {
                 return Err(format!(
-                    "{n} joints, t = {t}, with a context: float {i} of the pose is {} on {isa}, {} on the serial decoder",
+                    "{n}, t = {t}, with a context: float {i} of the pose is {} on {isa}, {} on the serial decoder",
                     f32::from_bits(g[i]),
                     f32::from_bits(w[i])
                 ));
@@ -237,7 +271,7 @@ pub fn check_compact_sample(isa: Isa) -> Result<String, String> {
         let most = 4 * compact.frames() as u64 + 8 + 2 * case.times.len() as u64;
         if compact.frames() > 1 && (context.decodes() == 0 || context.decodes() > most) {
             return Err(format!(
-                "{n} joints: the context decoded {} frames over {} calls (at most {most} expected)",
+                "{n}: the context decoded {} frames over {} calls (at most {most} expected)",
                 context.decodes(),
                 played.len()
             ));

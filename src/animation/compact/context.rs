@@ -20,10 +20,10 @@ use crate::skeleton::OwnerId;
 /// without a context, on every backend.
 ///
 /// A context follows one clip: given another (or a clip of other content), it starts over. It holds
-/// two frames of the clip's stored components, a few floats per track, sized for the largest clip it
-/// has followed; a crowd keeps one per instance. The serial decoder
+/// two frames of the clip's stored components, a few floats per track, sized for the clip it follows
+/// (memory kept from a clip more than twice as large is given back); a crowd keeps one per instance. The serial decoder
 /// ([`Backend::Reference`](crate::Backend)) decodes in place and leaves the context as it is.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct CompactContext {
     clip: Option<OwnerId>,
     /// Two decoded frames, and which frame of the clip each holds.
@@ -32,6 +32,19 @@ pub struct CompactContext {
     /// The two frames the last call fell between.
     last: Option<[usize; 2]>,
     decodes: u64,
+}
+
+impl std::fmt::Debug for CompactContext {
+    /// What the context holds, not the decoded floats themselves.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompactContext")
+            .field("clip", &self.clip)
+            .field("held", &self.held)
+            .field("last", &self.last)
+            .field("frame_floats", &self.slots[0].len())
+            .field("decodes", &self.decodes)
+            .finish()
+    }
 }
 
 impl CompactContext {
@@ -57,6 +70,10 @@ impl CompactContext {
             self.last = None;
             for s in &mut self.slots {
                 s.clear();
+                // A context that followed a much larger clip gives the memory back.
+                if s.capacity() > len.saturating_mul(2) {
+                    s.shrink_to(len);
+                }
                 s.resize(len, 0.0);
             }
         }
