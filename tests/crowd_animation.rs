@@ -498,16 +498,22 @@ fn a_compact_crowd_on_the_pool_samples_the_bits_of_one_thread() {
         all.map(|a| a.map(f32::to_bits))
     };
     for backend in common::backends() {
-        let frames = |threads| {
+        // A deterministic frame on the pool (its threads' floating-point mode checked) against the
+        // default precision on one thread: compact sampling has one arithmetic.
+        let frames = |threads, precision| {
             character
                 .crowd_buffers(instances)
                 .unwrap()
                 .backend(backend)
                 .threads(threads)
+                .precision(precision)
         };
         let (mut one, mut all) = (
-            frames(ispc_skinning::Threads::One),
-            frames(ispc_skinning::Threads::All),
+            frames(ispc_skinning::Threads::One, ispc_skinning::Precision::Fast),
+            frames(
+                ispc_skinning::Threads::All,
+                ispc_skinning::Precision::Deterministic,
+            ),
         );
         for call in 0..6 {
             let times: Vec<f32> = (0..instances)

@@ -8,7 +8,7 @@ use super::Character;
 use crate::animation::{
     Clip, CompactClip, CompactContext, CompactSamplingJob, CrowdSamplingJob, Wrap,
 };
-use crate::backend::{Backend, Precision, Threads};
+use crate::backend::{Backend, KernelFamily, Precision, Threads};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::crowd_buffers::{level_block, CrowdPose};
 use crate::error::Error;
@@ -100,8 +100,9 @@ impl Character {
     /// instance, clips that are not one or one per instance (or a layer with both clips and compact
     /// clips), or joint weights that are not one per joint; [`Error::ClipSkeleton`] for a compact
     /// clip of another joint order; [`Error::NotFinite`] for a time that is not finite (naming the
-    /// instance); [`Error::FloatEnvironment`] for a pool thread that flushes subnormals, when a
-    /// deterministic frame samples a compact layer on [`Threads::All`]; the errors of
+    /// instance); [`Error::FloatEnvironment`] when a deterministic frame samples a compact layer on
+    /// a thread (the calling one, or on [`Threads::All`] one of the pool's) whose floating-point mode
+    /// is not the default; the errors of
     /// [`CrowdSamplingJob`], [`CompactSamplingJob`] and [`CrowdBlendingJob`].
     pub fn crowd_play(
         &self,
@@ -346,7 +347,8 @@ impl Character {
 /// Every instance of a compact layer sampled over `under` (level order) into instance-major streams,
 /// each with its own context of decoded frames (`contexts`, one per instance, kept by the frame): in
 /// turn on [`Threads::One`], in chunks of instances on rayon's pool on [`Threads::All`] (each instance
-/// samples to the same bits either way).
+/// samples to the same bits either way on threads in the default floating-point mode, which a
+/// deterministic frame checks).
 fn sample_compact(
     layer: &CrowdClipLayer<'_>,
     under: (&[Vec3], &[Quat], &[Vec3]),
@@ -355,15 +357,17 @@ fn sample_compact(
     contexts: &mut Vec<CompactContext>,
     (t, q, s): (&mut Vec<Vec3>, &mut Vec<Quat>, &mut Vec<Vec3>),
 ) -> Result<(), Error> {
-    let n = under.0.len().max(1);
-    t.clear();
-    q.clear();
-    s.clear();
-    for _ in 0..instances {
-        t.extend_from_slice(under.0);
-        q.extend_from_slice(under.1);
-        s.extend_from_slice(under.2);
+    // Before anything is written: the backend (an ISA this CPU lacks), and for a deterministic frame
+    // the floating-point mode of the calling thread and, on the pool, of every pool thread.
+    backend.resolve(KernelFamily::Sampling)?;
+    if precision == Precision::Deterministic {
+        crate::numeric::check_float_environment_of(threads == Threads::All)?;
     }
+    let n = under.0.len().max(1);
+    let total = instances.saturating_mul(under.0.len());
+    t.resize(total, Vec3::ZERO);
+    q.resize(total, Quat::IDENTITY);
+    s.resize(total, Vec3::ONE);
     contexts.resize_with(instances, CompactContext::new);
     let work = |(i, (((t, q), s), context)): CompactUnit<'_>| {
         let (Some(clip), Some(&time)) = (
@@ -372,6 +376,16 @@ fn sample_compact(
         ) else {
             return Ok(());
         };
+        // The pose under the clip, on the thread that samples this instance.
+        for (o, &u) in t.iter_mut().zip(under.0) {
+            *o = u;
+        }
+        for (o, &u) in q.iter_mut().zip(under.1) {
+            *o = u;
+        }
+        for (o, &u) in s.iter_mut().zip(under.2) {
+            *o = u;
+        }
         CompactSamplingJob::new(clip, TrsMut::new(t, q, s))
             .time(time)
             .wrap(layer.wrap)
@@ -389,9 +403,6 @@ fn sample_compact(
             .try_for_each(work),
         Threads::All => {
             use rayon::prelude::*;
-            // The kernels run on the pool's threads: a deterministic frame checks their floating-point
-            // mode, as its other jobs do.
-            precision.check_pool(threads)?;
             t.par_chunks_mut(n)
                 .zip(q.par_chunks_mut(n))
                 .zip(s.par_chunks_mut(n))

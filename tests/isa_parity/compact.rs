@@ -158,9 +158,10 @@ fn cases() -> Result<&'static [Case], String> {
             1000
         };
         let grid: Vec<f32> = (0..40).map(|k| k as f32 / 30.0).collect();
-        // Besides the sizes: a clip of one frame (one key per track), one whose keys are not on one
-        // grid (its frames are its key times, stored, and found by a binary search), and one whose
-        // every track is constant (no animated group, no stream).
+        // Besides the sizes: a clip of one frame (one key per track, so its tracks are constant: it
+        // checks the frame lookup, not animated groups, which the sizes cover with every remainder),
+        // one whose keys are not on one grid (its frames are its key times, stored, and found by a
+        // binary search), and one whose every track is constant (no animated group, no stream).
         let uneven = [0.0, 0.05, 0.3, 0.32, 0.7, 0.71, 1.2, 1.25];
         let shapes = sizes()
             .iter()

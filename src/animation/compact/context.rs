@@ -15,14 +15,15 @@ use crate::skeleton::OwnerId;
 /// backward, the next call usually falls between the same two frames, or shares one of them; with a
 /// context the kernel decodes only the frames it does not hold, so each frame of the clip is decoded
 /// once per pass instead of twice per call (a 30 frames per second clip played at 60 calls per second
-/// decodes one frame every other call). A random seek, which shares no frame with the call before it, decodes both
-/// frames in place, as without a context, and keeps neither. The values are the same bits with or
+/// decodes one frame every other call). A random seek, which shares no frame with the call before it,
+/// decodes both frames in place, as without a context, and keeps neither. The values are the same bits with or
 /// without a context, on every backend.
 ///
 /// A context follows one clip: given another (or a clip of other content), it starts over. It holds
 /// two frames of the clip's stored components, a few floats per track, sized for the clip it follows
-/// (memory kept from a clip more than twice as large is given back); a crowd keeps one per instance. The serial decoder
-/// ([`Backend::Reference`](crate::Backend)) decodes in place and leaves the context as it is.
+/// (memory kept from a clip more than four times as large is given back); a crowd keeps one per
+/// instance. The serial decoder ([`Backend::Reference`](crate::Backend)) decodes in place and leaves
+/// the context as it is.
 #[derive(Clone, Default)]
 pub struct CompactContext {
     clip: Option<OwnerId>,
@@ -70,8 +71,9 @@ impl CompactContext {
             self.last = None;
             for s in &mut self.slots {
                 s.clear();
-                // A context that followed a much larger clip gives the memory back.
-                if s.capacity() > len.saturating_mul(2) {
+                // A context that followed a much larger clip gives the memory back (only past 4x,
+                // so that one alternating between two clips does not reallocate on each switch).
+                if s.capacity() > len.saturating_mul(4) {
                     s.shrink_to(len);
                 }
                 s.resize(len, 0.0);
