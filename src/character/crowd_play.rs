@@ -134,6 +134,15 @@ impl Character {
             self.check_compact_layer(layer, instances)?;
         }
         let (backend, threads, precision) = (frame.backend, frame.threads, frame.precision);
+        // Compact layers are sampled instance by instance (`sample_compact`): the backend and, for a
+        // deterministic frame, the floating-point mode of the threads they run on (the calling one,
+        // and on the pool every pool thread) are checked once, before anything is written.
+        if layers.iter().chain(additive).any(|l| !l.compact.is_empty()) {
+            backend.resolve(KernelFamily::Sampling)?;
+            if precision == Precision::Deterministic {
+                crate::numeric::check_float_environment_of(threads == Threads::All)?;
+            }
+        }
         let CrowdParts {
             pose,
             play: scratch,
@@ -157,7 +166,7 @@ impl Character {
                     &mut scratch.scales,
                 );
                 let contexts = &mut scratch.layers[0].compact;
-                let how = (backend, threads, precision);
+                let how = (backend, threads);
                 sample_compact(layer, rest, instances, how, contexts, (t, q, s))?;
                 pose.set_from_streams(t, q, s);
                 return Ok(());
@@ -217,7 +226,7 @@ impl Character {
                     (&identity.0[..], &identity.1[..], &identity.2[..])
                 };
                 let out = (&mut s.translations, &mut s.rotations, &mut s.scales);
-                let how = (backend, threads, precision);
+                let how = (backend, threads);
                 sample_compact(layer, under, instances, how, &mut s.compact, out)?;
                 s.joint_weights.clear();
                 if let Some(w) = layer.joint_weights {
@@ -347,22 +356,16 @@ impl Character {
 /// Every instance of a compact layer sampled over `under` (level order) into instance-major streams,
 /// each with its own context of decoded frames (`contexts`, one per instance, kept by the frame): in
 /// turn on [`Threads::One`], in chunks of instances on rayon's pool on [`Threads::All`] (each instance
-/// samples to the same bits either way on threads in the default floating-point mode, which a
-/// deterministic frame checks).
+/// samples to the same bits either way on threads in the default floating-point mode, which
+/// `crowd_play` checks for a deterministic frame).
 fn sample_compact(
     layer: &CrowdClipLayer<'_>,
     under: (&[Vec3], &[Quat], &[Vec3]),
     instances: usize,
-    (backend, threads, precision): (Backend, Threads, Precision),
+    (backend, threads): (Backend, Threads),
     contexts: &mut Vec<CompactContext>,
     (t, q, s): (&mut Vec<Vec3>, &mut Vec<Quat>, &mut Vec<Vec3>),
 ) -> Result<(), Error> {
-    // Before anything is written: the backend (an ISA this CPU lacks), and for a deterministic frame
-    // the floating-point mode of the calling thread and, on the pool, of every pool thread.
-    backend.resolve(KernelFamily::Sampling)?;
-    if precision == Precision::Deterministic {
-        crate::numeric::check_float_environment_of(threads == Threads::All)?;
-    }
     let n = under.0.len().max(1);
     let total = instances.saturating_mul(under.0.len());
     t.resize(total, Vec3::ZERO);

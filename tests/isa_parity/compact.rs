@@ -163,35 +163,44 @@ fn cases() -> Result<&'static [Case], String> {
         // one whose keys are not on one grid (its frames are its key times, stored, and found by a
         // binary search), and one whose every track is constant (no animated group, no stream).
         let uneven = [0.0, 0.05, 0.3, 0.32, 0.7, 0.71, 1.2, 1.25];
+        // Each shape with what its compressed clip must be.
+        type Shape<'a> = (String, usize, &'a [f32], bool, fn(&CompactClip) -> bool);
         let shapes = sizes()
             .iter()
             .copied()
             .filter(|&n| n <= most)
-            .map(|n| (format!("{n} joints"), n, &grid[..], false))
+            .map(|n| -> Shape<'_> { (format!("{n} joints"), n, &grid[..], false, |_| true) })
             .chain([
-                ("one frame, 13 joints".to_string(), 13, &[0.25][..], false),
-                ("uneven keys, 13 joints".to_string(), 13, &uneven[..], false),
+                (
+                    "one frame, 13 joints".to_string(),
+                    13,
+                    &[0.25][..],
+                    false,
+                    (|c| c.frames() == 1) as fn(&CompactClip) -> bool,
+                ),
+                (
+                    "uneven keys, 13 joints".to_string(),
+                    13,
+                    &uneven[..],
+                    false,
+                    |c| c.sample_rate().is_none(),
+                ),
                 (
                     "constant tracks, 13 joints".to_string(),
                     13,
                     &grid[..],
                     true,
+                    |c| c.constant_tracks() == c.tracks(),
                 ),
             ]);
         let mut cases = Vec::new();
-        for (name, n, keys, still) in shapes {
+        for (name, n, keys, still, shaped) in shapes {
             let (skeleton, raw, rest) = clip(n, keys, still, &mut rng);
             let trs = Trs::new(&rest.0, &rest.1, &rest.2);
             let compact = raw
                 .compress(&skeleton, trs, &Compression::default())
                 .map_err(|e| format!("{name}: {e}"))?;
-            let shaped = match name.split(',').next() {
-                Some("one frame") => compact.frames() == 1,
-                Some("uneven keys") => compact.sample_rate().is_none(),
-                Some("constant tracks") => compact.constant_tracks() == compact.tracks(),
-                _ => true,
-            };
-            if !shaped {
+            if !shaped(&compact) {
                 return Err(format!("{name}: the compressed clip is not of that shape"));
             }
             let end = compact.end();

@@ -16,8 +16,8 @@ use crate::skeleton::OwnerId;
 /// context the kernel decodes only the frames it does not hold, so each frame of the clip is decoded
 /// once per pass instead of twice per call (a 30 frames per second clip played at 60 calls per second
 /// decodes one frame every other call). A random seek, which shares no frame with the call before it,
-/// decodes both frames in place, as without a context, and keeps neither. The values are the same bits with or
-/// without a context, on every backend.
+/// decodes both frames in place, as without a context, and keeps neither. The values are the same
+/// bits with or without a context, on every backend.
 ///
 /// A context follows one clip: given another (or a clip of other content), it starts over. It holds
 /// two frames of the clip's stored components, a few floats per track, sized for the clip it follows
