@@ -36,26 +36,37 @@
 #define CONSTANT_ROTATIONS 4
 #define CONSTANT_SCALES 5
 
-// The code of `mask` bits at bit `pos` of `rec`: the little-endian 32 bits from its byte (at most 24
-// bits from bit 7 of a byte fit in them), one 4-byte load at a byte address, which x86 and AArch64
-// make without alignment.
-static inline float code(uniform const uint8 *uniform rec, int pos, int mask)
+// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv): the code is in the
+// little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in them), one 4-byte load
+// at a byte address, which x86 and AArch64 make without alignment. The code, at most 24 bits, is exact
+// as an int32, whose conversion is one instruction (an unsigned one's is not).
+static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, float inv)
 {
     uniform const uint8 *varying p = rec + (pos >> 3);
     const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
-    // At most 24 bits: exact as an int32, whose conversion is one instruction (an unsigned one is not).
-    return (float)(int32)((word >> (pos & 7)) & (unsigned int32)mask);
+    const int s = pos & 7;
+#if defined(ISPC_TARGET_SSE4)
+    // SSE4 has no shift by a per-lane count to the right (it costs a shift per lane), but one to the
+    // left becomes a multiply. The code is taken in place, q * 2^s (below 2^31, and exact as a float),
+    // and 2^-s is folded into inv: both scalings by powers of two are exact, so the one rounded product
+    // is q * inv's, bit for bit.
+    const int32 scaled = (int32)(word & ((unsigned int32)mask << s));
+    return (float)scaled * (inv * floatbits((127 - s) << 23));
+#else
+    return (float)(int32)((word >> s) & (unsigned int32)mask) * inv;
+#endif
 }
 
 // The same for one track's code, its 32 bits assembled from four byte loads (a scalar 4-byte load
 // from a byte address would claim an alignment it does not have).
-static inline uniform float code(uniform const uint8 *uniform rec, uniform int pos, uniform int mask)
+static inline uniform float unit(uniform const uint8 *uniform rec, uniform int pos, uniform int mask,
+                                 uniform float inv)
 {
     uniform const uint8 *uniform p = rec + (pos >> 3);
     const uniform unsigned int32 word = (uniform unsigned int32)p[0] | ((uniform unsigned int32)p[1] << 8) |
                                         ((uniform unsigned int32)p[2] << 16) |
                                         ((uniform unsigned int32)p[3] << 24);
-    return (uniform float)(uniform int32)((word >> (pos & 7)) & (uniform unsigned int32)mask);
+    return (uniform float)(uniform int32)((word >> (pos & 7)) & (uniform unsigned int32)mask) * inv;
 }
 
 // bits.rs: Range::segment of the range (mn, ex) and the segment's m | e << 8: its minimum and extent.
@@ -67,11 +78,10 @@ static inline void segment(F mn, F ex, I seg, F &smin, F &sext)
     sext = ex * ((F)(seg >> 8) * inv255);
 }
 
-// bits.rs: Range::decode of code q in the segment range (smin, sext).
-template <typename F, typename I>
-static inline F decode(F q, I mask, F inv, F smin, F sext)
+// bits.rs: Range::decode of code q in the segment range (smin, sext), given q * inv.
+template <typename F, typename I> static inline F decode(F unit, I mask, F smin, F sext)
 {
-    return mask == 0 ? smin : smin + sext * (q * inv);
+    return mask == 0 ? smin : smin + sext * unit;
 }
 
 // decode.rs: interpolate for a translation or scale component (selects, not branches, on the lane's
@@ -128,12 +138,12 @@ static inline void pair(uniform const Frames &f, I k, F &a, F &b)
     const F ex = f.extents[k];
     F smin, sext;
     segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
-    a = decode(code(f.rec0, f.shift0 + off, mask), mask, inv, smin, sext);
+    a = decode(unit(f.rec0, f.shift0 + off, mask, inv), mask, smin, sext);
     // Both frames in one segment (15 times in 16): its range once.
     if (f.seg1 != f.seg0) {
         segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
     }
-    b = decode(code(f.rec1, f.shift1 + off, mask), mask, inv, smin, sext);
+    b = decode(unit(f.rec1, f.shift1 + off, mask, inv), mask, smin, sext);
 }
 
 // Track j of an animated group (kind, n tracks, components from base, flags and, for rotations, rebuilt
@@ -213,12 +223,12 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
     w = len2 >= smallest && len2 < infinity ? nw : 1.0f;
 }
 
-// Tracks j0 .. j0 + programCount - 1 of a group (n tracks, levels `lev`, consecutive from l0 when
-// l0 >= 0) into `out`, c floats each: a whole gang with store_aos3/4, directly or through a buffer; a
-// gang past the end of the group (only in a group smaller than a gang) lane by lane, masked.
+// Track j of a group, constant or animated, x y z (and w for a rotation): varying for a gang's lanes,
+// uniform for one track.
+template <typename F, typename I>
 static inline void track(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
                          uniform int first, uniform const int flags[], uniform const float constants[],
-                         int j, float &x, float &y, float &z, float &w)
+                         I j, F &x, F &y, F &z, F &w)
 {
     if (kind >= CONSTANT_TRANSLATIONS) {
         x = constants[base + j];
@@ -226,10 +236,13 @@ static inline void track(uniform const Frames &f, uniform int kind, uniform int 
         z = constants[base + 2 * n + j];
         w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
     } else {
-        animated<float, int>(f, kind, n, base, first, flags, j, x, y, z, w);
+        animated<F, I>(f, kind, n, base, first, flags, j, x, y, z, w);
     }
 }
 
+// Tracks j0 .. j0 + programCount - 1 of a group (n tracks, levels `lev`, consecutive from l0 when
+// l0 >= 0) into `out`, c floats each: a whole gang with store_aos3/4, directly or through a buffer; a
+// gang past the end of the group (only in a group smaller than a gang) lane by lane, masked.
 static inline void gang(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
                         uniform int first, uniform const int lev[], uniform const int flags[],
                         uniform const float constants[], uniform int l0, uniform int j0,
@@ -239,7 +252,7 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
     const uniform bool quat = kind == ANIMATED_ROTATIONS || kind == CONSTANT_ROTATIONS;
     if (j0 + programCount <= n) {
         // j0 + programIndex, not clamped: the tables are read with contiguous loads.
-        track(f, kind, n, base, first, flags, constants, j0 + programIndex, x, y, z, w);
+        track<float, int>(f, kind, n, base, first, flags, constants, j0 + programIndex, x, y, z, w);
         if (quat) {
             if (l0 >= 0) {
                 store_aos4(x, y, z, w, out + 4 * (l0 + j0));
@@ -274,7 +287,7 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
         // one-track group as much as two whole gangs).
         const int j = j0 + programIndex;
         if (j < n) {
-            track(f, kind, n, base, first, flags, constants, j, x, y, z, w);
+            track<float, int>(f, kind, n, base, first, flags, constants, j, x, y, z, w);
             const uniform int c = quat ? 4 : 3;
             const int o = c * lev[j];
             out[o] = x;
@@ -293,14 +306,7 @@ static inline void one(uniform const Frames &f, uniform int kind, uniform int n,
                        uniform const float constants[], uniform int j, uniform float out[])
 {
     uniform float x, y, z, w;
-    if (kind >= CONSTANT_TRANSLATIONS) {
-        x = constants[base + j];
-        y = constants[base + n + j];
-        z = constants[base + 2 * n + j];
-        w = kind == CONSTANT_ROTATIONS ? constants[base + 3 * n + j] : 0.0f;
-    } else {
-        animated<uniform float, uniform int>(f, kind, n, base, first, flags, j, x, y, z, w);
-    }
+    track<uniform float, uniform int>(f, kind, n, base, first, flags, constants, j, x, y, z, w);
     const uniform bool quat = kind == ANIMATED_ROTATIONS || kind == CONSTANT_ROTATIONS;
     uniform float *uniform o = out + (quat ? 4 : 3) * lev[j];
     o[0] = x;
@@ -396,7 +402,7 @@ export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byt
         const int mask = masks[k];
         float smin, sext;
         segment(mins[k], extents[k], segments[seg + k], smin, sext);
-        frame[k] = decode(code(rec, bit0 + offsets[k], mask), mask, invs[k], smin, sext);
+        frame[k] = decode(unit(rec, bit0 + offsets[k], mask, invs[k]), mask, smin, sext);
     }
     for (uniform int g = 0; g < group_count; g++) {
         uniform const int *uniform G = groups + 5 * g;
