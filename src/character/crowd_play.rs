@@ -332,22 +332,8 @@ impl Character {
                 value,
             });
         }
-        let n = self.skeleton.len();
         for clip in layer.compact {
-            let joint = if clip.joints() != n {
-                Some(n.min(clip.joints()))
-            } else {
-                (0..n).find(|&j| {
-                    clip.level_of.get(j).map(|&l| l as usize) != self.level_of.get(j).copied()
-                })
-            };
-            if let Some(joint) = joint {
-                return Err(Error::ClipSkeleton {
-                    joint,
-                    clip_joints: clip.joints(),
-                    joints: n,
-                });
-            }
+            self.check_clip_order(&clip.level_of, clip.joints())?;
         }
         Ok(())
     }

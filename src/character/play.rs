@@ -114,15 +114,7 @@ impl Character {
         self.check_frame(frame)?;
         let n = self.skeleton.len();
         for layer in layers.iter().chain(additive) {
-            if let Some(joint) = (0..n).find(|&j| {
-                layer.clip.level_of().get(j).map(|&l| l as usize) != self.level_of.get(j).copied()
-            }) {
-                return Err(Error::ClipSkeleton {
-                    joint,
-                    clip_joints: layer.clip.joints(),
-                    joints: n,
-                });
-            }
+            self.check_clip_order(layer.clip.level_of(), layer.clip.joints())?;
             if let Some(w) = layer.joint_weights {
                 if w.len() != n {
                     return Err(Error::CountMismatch {

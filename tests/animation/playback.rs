@@ -236,6 +236,18 @@ fn a_frame_plays_blended_clips_with_masks_and_additive_layers() {
         character.play(&mut frame, &[ClipLayer::new(&foreign, 0.0)], &[]),
         Err(Error::ClipSkeleton { .. })
     ));
+    // So is a clip of a longer skeleton whose first joints are the character's, naming the first
+    // joint past the character's.
+    let longer =
+        Skeleton::from_parents(&[Some(2), Some(2), None, Some(0), Some(1), Some(4)]).unwrap();
+    let mut b = Clip::builder(&longer);
+    b.scale(0, Interpolation::Step, &[0.0], &[Vec3::ONE])
+        .unwrap();
+    let longer_clip = b.build();
+    assert!(matches!(
+        character.play(&mut frame, &[ClipLayer::new(&longer_clip, 0.0)], &[]),
+        Err(Error::ClipSkeleton { joint, clip_joints: 6, joints: 5 }) if joint == n
+    ));
     let twin = self::character(skeleton.clone());
     let mut twin_frame = twin.frame_buffers();
     assert!(matches!(
