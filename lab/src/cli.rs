@@ -40,6 +40,7 @@ pub enum Command {
 mod tests {
     use super::*;
     use crate::commands::skin::ClipChoice;
+    use crate::report::run::Section;
     use clap::CommandFactory;
 
     #[test]
@@ -70,6 +71,15 @@ mod tests {
             ),
             (Some("a.json"), Some("b.svg"), Some("c.glb"), true)
         );
+        assert!(o.only.is_empty());
+        let Some(Command::Bench(o)) = parse(&["bench", "--only", "compact,blend"])
+            .unwrap()
+            .command
+        else {
+            panic!("bench --only");
+        };
+        assert_eq!(o.only, [Section::Compact, Section::Blend]);
+        assert!(parse(&["bench", "--only", "nothing"]).is_err());
         assert!(matches!(
             parse(&["info"]).unwrap().command,
             Some(Command::Info)

@@ -34,7 +34,39 @@ pub struct Options {
     /// toolchain) on the same workloads, in the same round-robins, and print the ratios.
     #[arg(long)]
     pub peers: bool,
+    /// Measure only these sections of the report (a comma-separated list) [default: every section].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "SECTION")]
+    pub only: Vec<Section>,
 }
+
+/// A section of the report: one family of rows (`gltf` is the three families that need the glTF
+/// feature: `gltf_frame`, `gltf_crowd` and the pose rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Section {
+    /// The default character's frame.
+    Character,
+    /// `gltf_frame`, `gltf_crowd_*` and the `pose_*` rows.
+    Gltf,
+    /// `transform_points`.
+    Transform,
+    /// Local to model, crowds and palettes.
+    Hierarchy,
+    /// Blending poses and clips.
+    Blend,
+    /// Compact clips: `sample_compact_*` and the size table.
+    Compact,
+    /// The skinning kernels.
+    Skinning,
+    /// Morph targets.
+    Morph,
+    /// Renormalizing skinned normals and tangents.
+    Renormalize,
+    /// Davies' 64 cylinders.
+    Davies,
+}
+
+/// A section's printed summary of its rows.
+type Summary = fn(&[Row]);
 
 /// The report's sections, in the order they run: one step of the progress bar each.
 const SECTIONS: u64 = 10;
@@ -99,11 +131,14 @@ pub fn run(options: &Options) -> Result<(), String> {
 
     let mut rows = Vec::new();
     let bar = progress::bar(SECTIONS);
-    bar.set_message("default character");
-    character::rows(budget, &isas, &mut rows);
+    let on = |section: Section| options.only.is_empty() || options.only.contains(&section);
+    if on(Section::Character) {
+        bar.set_message("default character");
+        character::rows(budget, &isas, &mut rows);
+    }
     bar.inc(1);
     #[cfg(feature = "gltf")]
-    {
+    if on(Section::Gltf) {
         bar.set_message("gltf_frame");
         super::gltf::rows(
             budget,
@@ -123,25 +158,41 @@ pub fn run(options: &Options) -> Result<(), String> {
         return Err("bench --gltf needs the 'gltf' feature".into());
     }
     bar.inc(1);
-    transform::rows(budget, &isas, &mut rows, &bar);
+    if on(Section::Transform) {
+        transform::rows(budget, &isas, &mut rows, &bar);
+    }
     bar.inc(1);
-    hierarchy::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
-    check(&peer)?;
+    if on(Section::Hierarchy) {
+        hierarchy::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+        check(&peer)?;
+    }
     bar.inc(1);
-    blend::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
-    check(&peer)?;
+    if on(Section::Blend) {
+        blend::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+        check(&peer)?;
+    }
     bar.inc(1);
-    compact::rows(budget, &isas, &mut rows, &bar);
+    if on(Section::Compact) {
+        compact::rows(budget, &isas, &mut rows, &bar);
+    }
     bar.inc(1);
-    skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
-    check(&peer)?;
+    if on(Section::Skinning) {
+        skinning::rows(budget, &isas, &mut rows, &bar, peer.as_mut());
+        check(&peer)?;
+    }
     bar.inc(1);
-    morph::rows(budget, &isas, &mut rows, &bar);
+    if on(Section::Morph) {
+        morph::rows(budget, &isas, &mut rows, &bar);
+    }
     bar.inc(1);
-    renormalize::rows(budget, &isas, &mut rows, &bar);
+    if on(Section::Renormalize) {
+        renormalize::rows(budget, &isas, &mut rows, &bar);
+    }
     bar.inc(1);
-    bar.set_message("Davies' 64 cylinders");
-    davies::rows(budget, &isas, &mut rows);
+    if on(Section::Davies) {
+        bar.set_message("Davies' 64 cylinders");
+        davies::rows(budget, &isas, &mut rows);
+    }
     bar.inc(1);
     bar.finish_and_clear();
 
@@ -150,14 +201,21 @@ pub fn run(options: &Options) -> Result<(), String> {
     let all = peer::merge(&rows, &peer_rows);
     print_table(&all);
     peer::print_ratios(&rows, &peer_rows);
-    character::print_summary(&rows);
-    transform::print_summary(&rows);
-    hierarchy::print_summary(&rows);
-    blend::print_summary(&rows);
-    skinning::print_summary(&rows);
-    morph::print_summary(&rows);
-    renormalize::print_summary(&rows);
-    davies::print_summary(&rows);
+    let summaries: [(Section, Summary); 8] = [
+        (Section::Character, character::print_summary),
+        (Section::Transform, transform::print_summary),
+        (Section::Hierarchy, hierarchy::print_summary),
+        (Section::Blend, blend::print_summary),
+        (Section::Skinning, skinning::print_summary),
+        (Section::Morph, morph::print_summary),
+        (Section::Renormalize, renormalize::print_summary),
+        (Section::Davies, davies::print_summary),
+    ];
+    for (section, summary) in summaries {
+        if on(section) {
+            summary(&rows);
+        }
+    }
     if let Some(path) = &options.json {
         crate::output::write(
             "--json",
