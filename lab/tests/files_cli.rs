@@ -332,6 +332,8 @@ fn bench_refuses_outputs_over_its_input_before_measuring() {
             vec!["--json", s(&chart), "--plot", s(&chart)],
             "--json and --plot name the same file",
         ),
+        // An option that only a section left out would use.
+        (vec!["--only", "compact"], "--only leaves out"),
     ] {
         let run = binary()
             .args(["bench", "--quick", "--gltf", s(&file)])
@@ -346,6 +348,15 @@ fn bench_refuses_outputs_over_its_input_before_measuring() {
         assert_eq!(std::fs::read(&file).unwrap(), bytes);
         assert!(!chart.exists());
     }
+    // --peers with no section that has the peer's rows.
+    let run = binary()
+        .args(["bench", "--quick", "--peers", "--only", "compact,morph"])
+        .output()
+        .expect("run the ispc-skinning binary");
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no section that --only names"), "{stderr}");
+    assert!(run.stdout.is_empty(), "{}", text(&run.stdout));
 }
 
 /// `ISPC_SKINNING_ISA`, which `Backend::Auto` follows, naming an ISA that cannot run here (or none) is

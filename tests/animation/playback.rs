@@ -240,6 +240,7 @@ fn a_frame_plays_blended_clips_with_masks_and_additive_layers() {
     // joint past the character's.
     let longer =
         Skeleton::from_parents(&[Some(2), Some(2), None, Some(0), Some(1), Some(4)]).unwrap();
+    assert_eq!(&longer.level_order()[..n], skeleton.level_order());
     let mut b = Clip::builder(&longer);
     b.scale(0, Interpolation::Step, &[0.0], &[Vec3::ONE])
         .unwrap();

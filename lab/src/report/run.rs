@@ -39,19 +39,19 @@ pub struct Options {
     pub only: Vec<Section>,
 }
 
-/// A section of the report: one family of rows (`gltf` is the three families that need the glTF
-/// feature: `gltf_frame`, `gltf_crowd` and the pose rows).
+/// A section of the report: one or more families of rows, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Section {
-    /// The default character's frame.
+    /// The default character's frame (`character_frame`).
     Character,
-    /// `gltf_frame`, `gltf_crowd_*` and the `pose_*` rows.
+    /// What needs the glTF feature: `gltf_frame*`, `gltf_crowd_*`, `gltf_sample`, `sample_*`, the
+    /// `pose_*` rows, `blend_clips_*` and `crowd_pose_*`.
     Gltf,
     /// `transform_points`.
     Transform,
-    /// Local to model, crowds and palettes.
+    /// Level sums, `local_to_model*` and `crowd_local_to_model`.
     Hierarchy,
-    /// Blending poses and clips.
+    /// Blending poses: `blend_2layers`, `blend_additive`, `crowd_blend` (blending clips is in `gltf`).
     Blend,
     /// Compact clips: `sample_compact_*` and the size table.
     Compact,
@@ -61,9 +61,17 @@ pub enum Section {
     Morph,
     /// Renormalizing skinned normals and tangents.
     Renormalize,
-    /// Davies' 64 cylinders.
+    /// Davies' 64 cylinders and the seeds' frames (`davies_cylinders`, `frame_sine`, `frame_noise20`).
     Davies,
 }
+
+/// The sections with ozz-animation-rs rows (`--peers`).
+const PEER_SECTIONS: [Section; 4] = [
+    Section::Gltf,
+    Section::Hierarchy,
+    Section::Blend,
+    Section::Skinning,
+];
 
 /// A section's printed summary of its rows.
 type Summary = fn(&[Row]);
@@ -98,6 +106,21 @@ pub fn run(options: &Options) -> Result<(), String> {
     if let (Some(json), Some(plot)) = (&options.json, &options.plot) {
         crate::output::distinct(("--json", Path::new(json)), ("--plot", Path::new(plot)))?;
     }
+    let on = |section: Section| options.only.is_empty() || options.only.contains(&section);
+    // Options that only a left-out section would use are refused, not ignored.
+    if options.gltf.is_some() && !on(Section::Gltf) {
+        return Err("bench --gltf times the gltf section, which --only leaves out".into());
+    }
+    #[cfg(not(feature = "gltf"))]
+    if options.only.contains(&Section::Gltf) {
+        return Err("bench --only gltf needs the 'gltf' feature".into());
+    }
+    if options.peers && !PEER_SECTIONS.into_iter().any(on) {
+        return Err(
+            "bench --peers: no section that --only names has ozz-animation-rs rows (gltf, hierarchy, blend, skinning)"
+                .into(),
+        );
+    }
     // An ISPC_SKINNING_ISA that cannot run here is a request that cannot be carried out: refused
     // before the minutes of measuring, not printed as an error in every Auto column.
     crate::commands::isa_override()?;
@@ -131,7 +154,6 @@ pub fn run(options: &Options) -> Result<(), String> {
 
     let mut rows = Vec::new();
     let bar = progress::bar(SECTIONS);
-    let on = |section: Section| options.only.is_empty() || options.only.contains(&section);
     if on(Section::Character) {
         bar.set_message("default character");
         character::rows(budget, &isas, &mut rows);
