@@ -7,9 +7,10 @@
 //
 // Only in the deterministic library (compiled with --opt=disable-fma): the kernel computes the serial
 // decoder's operations (src/animation/compact/decode.rs and bits.rs) in its order, each lane one track's
-// own chain, so it gives the serial decoder's bits on every ISA, in both precisions. A group's last few
-// tracks past its whole gangs run as uniform (scalar) chains of the same operations: the functions
-// below are templates over the float and int types, varying for a gang, uniform for one track.
+// own chain, so it gives the serial decoder's bits on every ISA, in both precisions (SSE4 reads a code
+// another way, with the same products: see `unit`). A group's last few tracks past its whole gangs run
+// as uniform (scalar) chains of the same operations: the functions below are templates over the float
+// and int types, varying for a gang, uniform for one track.
 //
 // Rust finds the two frames a time falls between (frames.rs, in f64) and passes, for each, the frame
 // record's first byte in `stream` and its first bit within that byte, the first entry of its segment's
@@ -79,9 +80,9 @@ static inline void segment(F mn, F ex, I seg, F &smin, F &sext)
 }
 
 // bits.rs: Range::decode of code q in the segment range (smin, sext), given q * inv.
-template <typename F, typename I> static inline F decode(F unit, I mask, F smin, F sext)
+template <typename F, typename I> static inline F decode(F scaled, I mask, F smin, F sext)
 {
-    return mask == 0 ? smin : smin + sext * unit;
+    return mask == 0 ? smin : smin + sext * scaled;
 }
 
 // decode.rs: interpolate for a translation or scale component (selects, not branches, on the lane's
@@ -300,7 +301,8 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
     }
 }
 
-// Track j of a group (its levels `lev`) into `out` as one scalar chain, the same operations as a lane's.
+// Track j of a group (its levels `lev`) into `out` as one scalar chain, with a lane's bits (the same
+// operations, but for SSE4's code read, which gives the same products another way).
 static inline void one(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
                        uniform int first, uniform const int lev[], uniform const int flags[],
                        uniform const float constants[], uniform int j, uniform float out[])
