@@ -227,11 +227,14 @@ fn a_frame_plays_blended_clips_with_masks_and_additive_layers() {
     character.evaluate_pose(&mut frame).unwrap();
 
     // A clip of a skeleton with another joint order is refused; so is a frame of another character.
+    let one_key = |skeleton: &Skeleton| {
+        let mut b = Clip::builder(skeleton);
+        b.scale(0, Interpolation::Step, &[0.0], &[Vec3::ONE])
+            .unwrap();
+        b.build()
+    };
     let other = Skeleton::from_parents(&[None, Some(0), Some(0), Some(1), Some(2)]).unwrap();
-    let mut b = Clip::builder(&other);
-    b.scale(0, Interpolation::Step, &[0.0], &[Vec3::ONE])
-        .unwrap();
-    let foreign = b.build();
+    let foreign = one_key(&other);
     assert!(matches!(
         character.play(&mut frame, &[ClipLayer::new(&foreign, 0.0)], &[]),
         Err(Error::ClipSkeleton { .. })
@@ -241,10 +244,7 @@ fn a_frame_plays_blended_clips_with_masks_and_additive_layers() {
     let longer =
         Skeleton::from_parents(&[Some(2), Some(2), None, Some(0), Some(1), Some(4)]).unwrap();
     assert_eq!(&longer.level_order()[..n], skeleton.level_order());
-    let mut b = Clip::builder(&longer);
-    b.scale(0, Interpolation::Step, &[0.0], &[Vec3::ONE])
-        .unwrap();
-    let longer_clip = b.build();
+    let longer_clip = one_key(&longer);
     assert!(matches!(
         character.play(&mut frame, &[ClipLayer::new(&longer_clip, 0.0)], &[]),
         Err(Error::ClipSkeleton { joint, clip_joints: 6, joints: 5 }) if joint == n
