@@ -37,26 +37,51 @@
 #define CONSTANT_ROTATIONS 4
 #define CONSTANT_SCALES 5
 
-// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv): the code is in the
-// little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in them), one 4-byte load
-// at a byte address, which x86 and AArch64 make without alignment. The code, at most 24 bits, is exact
-// as an int32, whose conversion is one instruction (an unsigned one's is not).
+#if defined(ISPC_TARGET_SSE4)
+// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv), for each lane: the
+// code is in the little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in
+// them), one 4-byte load at a byte address, which x86 makes without alignment. The code, at most 24
+// bits, is exact as an int32, whose conversion is one instruction (an unsigned one's is not).
 static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, float inv)
 {
     uniform const uint8 *varying p = rec + (pos >> 3);
     const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
     const int s = pos & 7;
-#if defined(ISPC_TARGET_SSE4)
-    // SSE4 has no shift by a per-lane count to the right (it costs a shift per lane), but one to the
-    // left becomes a multiply. The code is taken in place, q * 2^s (below 2^31, and exact as a float),
-    // and 2^-s is folded into inv: both scalings by powers of two are exact, so the one rounded product
-    // is q * inv's, bit for bit.
+    // SSE4 has no shift by a per-lane count to the right (it costs a shift per lane), nor a permute by
+    // a per-lane index (the read below, for the other ISAs), but one shift to the left becomes a
+    // multiply. The code is taken in place, q * 2^s (below 2^31, and exact as a float), and 2^-s is
+    // folded into inv: both scalings by powers of two are exact, so the one rounded product is q *
+    // inv's, bit for bit.
     const int32 scaled = (int32)(word & ((unsigned int32)mask << s));
     return (float)scaled * (inv * floatbits((127 - s) << 23));
-#else
-    return (float)(int32)((word >> s) & (unsigned int32)mask) * inv;
-#endif
 }
+#else
+// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv), for each lane, where
+// the lanes' codes lie side by side from lane 0's (a record holds them in lane order: each code starts
+// where the one before it ends; src/layout/compact.rs checks it), and lane 0 is on. The gang's words are
+// loaded at once from the word that holds lane 0's first bit: at most 31 + programCount * 24 bits
+// from it, so within programCount words (the stream is padded for the load: STREAM_READ_PAD). Each
+// lane then takes the two words its code may span by a permute, not a gather. The code, at most 24
+// bits, is exact as an int32, whose conversion is one instruction (an unsigned one's is not).
+static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, float inv)
+{
+    const uniform int first = extract(pos, 0) & ~31;
+    uniform const int32 *uniform from = (uniform const int32 *uniform)(rec + (first >> 3));
+    int32 words;
+    unmasked {
+        words = from[programIndex];
+    }
+    const int rel = pos - first;
+    const int d = rel >> 5;
+    const int s = rel & 31;
+    const unsigned int32 lo = (unsigned int32)shuffle(words, d);
+    const unsigned int32 hi = (unsigned int32)shuffle(words, (d + 1) & (programCount - 1));
+    // The next word's bits above lo's, shifted by 32 - s in two steps (none where s is 0). Where the
+    // code ends in lo (always in the last word), what hi adds lies above the mask.
+    const unsigned int32 word = (lo >> s) | ((hi << 1) << (31 - s));
+    return (float)(int32)(word & (unsigned int32)mask) * inv;
+}
+#endif
 
 // The same for one track's code, its 32 bits assembled from four byte loads (a scalar 4-byte load
 // from a byte address would claim an alignment it does not have).

@@ -57,10 +57,14 @@ pub(crate) fn compact_sample(
     // base .. base + 3n of the offset, mask, inv, min and extent tables (one entry per lane component,
     // each table that long) and a constant group's 3n (4n for rotations) values at base.. of
     // constants. Each component's offset + bits <= record_bits, every count and index fits in i32,
-    // and stream_len (asserted equal to stream.len()) is at least (frames * record_bits + 7) / 8 + 4.
-    // `holds` puts each record's first bit at or before the last record's, with shift in 0..8, so
-    // every byte the kernel reads, byte + (shift + offset) / 8 + 0..4, is below
-    // (frames * record_bits) / 8 + 4 <= stream.len(); and a whole segment row from each record's
+    // and stream_len (asserted equal to stream.len()) is at least (frames * record_bits + 7) / 8 +
+    // STREAM_READ_PAD (64). `holds` puts each record's first bit at or before the last record's, with
+    // shift in 0..8, so a bit position p = shift + offset the kernel reads from lies at or before
+    // frames * record_bits + 7 from the stream's start; a lane reads 4 bytes from p / 8, and a gang
+    // 4 * gang <= 64 bytes from the word of its first lane's p (4 * (p / 32) <= p / 8 bytes from
+    // the record's byte), all below (frames * record_bits + 7) / 8 + 64 <= stream.len(). (A gang's
+    // codes lie side by side in lane order, checked by CompactLanes::new, so they all lie in the
+    // words it loads.) And `holds` puts a whole segment row from each record's
     // segment entry, so segment + k < segments.len() for every lane component k. Writes go to C floats
     // at C * level of the output of the group's property (C 4 for rotations, else 3), below joints * C
     // = that output's length (asserted). The outputs are three distinct buffers, distinct from the

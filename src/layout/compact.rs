@@ -1,10 +1,11 @@
 //! A compact clip's tracks in the compact sampling kernel's layout (`compact_sample` in
 //! ispc/det/compact.ispc): the tracks grouped by property, animated or constant, and each group's
 //! components stored c-major (entry `base + c * n + j` for component `c` of track `j`), so that the
-//! lanes, across a group's tracks, read their tables with contiguous loads. The bit stream stays the
-//! clip's own; the segment ranges are copied into lane order. A decoded frame (`compact_decode`, kept
-//! by a `CompactContext`) holds the lane components in the same order, then the rebuilt rotation
-//! components ([`CompactLanes::decoded_len`]).
+//! lanes, across a group's tracks, read their tables with contiguous loads. A frame record holds the
+//! animated components' codes in the same lane order ([`lane_order`]), one after the other, so that a
+//! gang's codes lie in a few consecutive words; the segment ranges are copied into lane order. A
+//! decoded frame (`compact_decode`, kept by a `CompactContext`) holds the lane components in the same
+//! order, then the rebuilt rotation components ([`CompactLanes::decoded_len`]).
 
 /// Ints per group in [`CompactLanes::groups`]: kind (0, 1, 2 animated translations, rotations and
 /// scales; 3, 4, 5 constant ones), track count `n`, the first entry of its components (animated) or
@@ -60,6 +61,28 @@ pub(crate) struct LaneStream<'a> {
 /// Frames per segment (bits.rs's `SEGMENT_FRAMES`).
 pub(crate) const SEGMENT_FRAMES: usize = 16;
 
+/// Bytes the kernel may read past the last frame record's last byte: a whole gang's words (16 lanes of
+/// 4 bytes), loaded from the word of the gang's first code (`unit` in ispc/det/compact.ispc).
+pub(crate) const STREAM_READ_PAD: usize = 64;
+
+/// The animated components in lane order, the order of the kernel's tables and of a frame record's
+/// codes: animated translations, then rotations, then scales; within each, component 0 of every such
+/// track (in track order), then component 1, then 2. `tracks` gives each track's property (0
+/// translation, 1 rotation, 2 scale) and, for an animated track, its first stored component.
+pub(crate) fn lane_order(tracks: &[(usize, Option<usize>)]) -> Vec<usize> {
+    let mut order = Vec::new();
+    for property in 0..3 {
+        for c in 0..3 {
+            for &(p, first) in tracks {
+                if let (true, Some(k)) = (p == property, first) {
+                    order.push(k.saturating_add(c));
+                }
+            }
+        }
+    }
+    order
+}
+
 /// The checked tables of one compact clip.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct CompactLanes {
@@ -95,9 +118,10 @@ impl CompactLanes {
     /// The tables of `tracks`, or `None` when one breaks an invariant the kernel relies on: a level
     /// below `joints`, a property 0 to 2, a drop 0 to 3, an animated track's three components among
     /// `stream.components`, each component's code inside a frame record (`offset + bits <=
-    /// record_bits`, bits at most 24), one `(m, e)` per segment and component, a stream holding every
-    /// record and 4 bytes past the last record's start byte, and every index the kernel computes in
-    /// `i32`.
+    /// record_bits`, bits at most 24), the animated components' codes one after the other in
+    /// [`lane_order`], one `(m, e)` per segment and component, a stream holding every record and
+    /// [`STREAM_READ_PAD`] bytes past the last record's last byte, and every index the kernel computes
+    /// in `i32`.
     pub(crate) fn new(
         tracks: &[LaneTrack],
         joints: usize,
@@ -113,14 +137,14 @@ impl CompactLanes {
         if stream.segment_ranges.len() != segments.checked_mul(stored)?.checked_mul(2)? {
             return None;
         }
-        // Every record, and 4 bytes from the last byte a code may start in.
+        // Every record, and a gang's words from the word of the last code a gang may start at.
         let last_byte = stream
             .frames
             .max(1)
             .checked_mul(stream.record_bits)?
             .checked_add(7)?
             / 8;
-        if stream.stream_len < last_byte.checked_add(4)? {
+        if stream.stream_len < last_byte.checked_add(STREAM_READ_PAD)? {
             return None;
         }
         for c in stream.components {
@@ -147,7 +171,15 @@ impl CompactLanes {
             ..CompactLanes::default()
         };
         // Animated groups first: their components in lane order.
-        let mut order: Vec<usize> = Vec::new();
+        let pairs: Vec<(usize, Option<usize>)> = tracks
+            .iter()
+            .map(|t| match t.value {
+                LaneValue::Animated(k) => (t.property, Some(k)),
+                LaneValue::Constant(_) => (t.property, None),
+            })
+            .collect();
+        let order = lane_order(&pairs);
+        let mut animated = 0usize;
         for kind in 0..6usize {
             let members: Vec<&LaneTrack> = tracks
                 .iter()
@@ -162,7 +194,9 @@ impl CompactLanes {
             let n = members.len();
             let first = lanes.levels.len();
             let base = if kind < 3 {
-                order.len()
+                let b = animated;
+                animated = animated.checked_add(n.checked_mul(3)?)?;
+                b
             } else {
                 lanes.constants.len()
             };
@@ -187,14 +221,21 @@ impl CompactLanes {
             let c = if kind == 4 { 4 } else { 3 };
             for comp in 0..c {
                 for t in &members {
-                    match t.value {
-                        LaneValue::Animated(k) => order.push(k + comp),
-                        LaneValue::Constant(v) => lanes.constants.push(v[comp]),
+                    if let LaneValue::Constant(v) = t.value {
+                        lanes.constants.push(v[comp]);
                     }
                 }
             }
         }
         fits(order.len())?;
+        // The kernel reads a gang's codes from the words of the first (`unit`): each code starts where
+        // the one before it in lane order ends.
+        for w in order.windows(2) {
+            let (a, b) = (stream.components.get(w[0])?, stream.components.get(w[1])?);
+            if a.offset.checked_add(usize::from(a.bits))? != b.offset {
+                return None;
+            }
+        }
         // A decoded frame's length (`decoded_len`).
         fits(order.len().checked_add(lanes.levels.len())?)?;
         fits(lanes.constants.len())?;
@@ -292,5 +333,55 @@ impl CompactLanes {
     }
     pub(crate) fn constants(&self) -> &[f32] {
         &self.constants
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two animated translations of 8-bit components over 2 frames (12 bytes), their codes at
+    /// `offsets`, in a stream of `stream_len` bytes.
+    fn lanes_with(offsets: [usize; 6], stream_len: usize) -> Option<CompactLanes> {
+        let tracks = [0, 1].map(|j| LaneTrack {
+            level: j,
+            property: 0,
+            step: false,
+            drop: 0,
+            value: LaneValue::Animated(3 * j),
+        });
+        let components = offsets.map(|offset| LaneComponent {
+            offset,
+            bits: 8,
+            min: 0.0,
+            extent: 1.0,
+        });
+        CompactLanes::new(
+            &tracks,
+            2,
+            LaneStream {
+                frames: 2,
+                record_bits: 48,
+                stream_len,
+                segment_ranges: &[0; 12],
+                components: &components,
+            },
+        )
+    }
+
+    #[test]
+    fn codes_must_lie_in_lane_order() {
+        // Lane order: x of both tracks, then y, then z.
+        assert_eq!(
+            lane_order(&[(0, Some(0)), (1, None), (0, Some(3))]),
+            [0, 3, 1, 4, 2, 5]
+        );
+        let padded = 12 + STREAM_READ_PAD;
+        let lanes = lanes_with([0, 16, 32, 8, 24, 40], padded).expect("codes in lane order");
+        assert_eq!(lanes.offsets(), [0, 8, 16, 24, 32, 40]);
+        // Track by track (version 1's order), a gang's codes are not side by side.
+        assert!(lanes_with([0, 8, 16, 24, 32, 40], padded).is_none());
+        // A gang's words are read past the last record.
+        assert!(lanes_with([0, 16, 32, 8, 24, 40], padded - 1).is_none());
     }
 }

@@ -11,8 +11,9 @@ pub(crate) const BIT_RATES: [u8; 17] =
 /// Frames per segment: each segment stores its own range for every component, 8 bits per end.
 pub(crate) const SEGMENT_FRAMES: usize = 16;
 
-/// Bytes past a stream's last bit, so that every read may load 8 bytes.
-pub(crate) const STREAM_PAD: usize = 8;
+/// Zero bytes past a stream's last bit in memory (not stored): a serial read loads 8 bytes, and the
+/// sampling kernel a whole gang's words from a gang's first code.
+pub(crate) const STREAM_PAD: usize = crate::layout::compact::STREAM_READ_PAD;
 
 /// `1 / (2^bits - 1)` for 0 to 24 bits (0 for 0 bits, which decode to the minimum).
 const INV_TOP: [f32; 25] = {

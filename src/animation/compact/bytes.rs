@@ -5,7 +5,7 @@
 //!
 //! | field | bytes |
 //! | --- | --- |
-//! | magic `ISKCLIP\0`, version 1 (u32) | 12 |
+//! | magic `ISKCLIP\0`, version 2 (u32) | 12 |
 //! | name length (u32), name (UTF-8) | 4 + n |
 //! | joints (u32), each joint's level-order index (varint) | 4 + 1 to 5 each |
 //! | start, end, rate (f32), frames, weight sets (u32) | 20 |
@@ -15,16 +15,21 @@
 //! | constants (u32), the floats | 4 + 4 each |
 //! | components (u32); each: min, extent (f32), bit rate (u8) | 4 + 9 each |
 //! | segment ranges: per segment of 16 frames, per component, `m` and `e` | 2 per pair |
-//! | the frames' bits, then 8 bytes of padding | |
+//! | the frames' records, each `record bits` long (the sum of the bit rates), to the next byte | |
 //!
 //! A track's flags: bits 0-1 its property (translation, rotation, scale), bit 2 step, bits 3-4 a
 //! rotation's rebuilt component, bit 5 animated (else constant). A weight track's: bit 2 step, bit 5
 //! animated. Where each track's values are is not stored: constants and components are taken in track
 //! order, then weight-track order, and must be used up exactly.
+//!
+//! A frame's record holds one code per component, low bit first, in the sampling kernel's lane order
+//! rather than the components' order: the animated translations' first components (in track order),
+//! their second, their third, then the same for rotations and scales, then the weight components in
+//! order. So the codes of a gang of tracks lie side by side (version 1 kept the components' order).
 
 use super::bits::{valid_rate, Range, SEGMENT_FRAMES, STREAM_PAD};
 use super::frames::uniform_count;
-use super::quantize::offsets_of;
+use super::quantize::{offsets_of, record_order};
 use super::{
     CompactClip, CompactTrack, CompactWeights, Storage, MAX_COMPACT_FRAMES,
     MAX_COMPACT_WEIGHT_SETS, MAX_SAMPLE_RATE,
@@ -34,7 +39,7 @@ use crate::error::Error;
 use crate::layout::hierarchy::MAX_JOINTS;
 
 const MAGIC: &[u8; 8] = b"ISKCLIP\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// How far a rotation constant's squared length may be from 1.
 const UNIT_SLACK: f32 = 1e-4;
@@ -92,8 +97,14 @@ impl CompactClip {
             out.push(bits);
         }
         out.extend_from_slice(&self.segment_ranges);
-        out.extend_from_slice(&self.stream);
+        out.extend_from_slice(self.stored_stream());
         out
+    }
+
+    /// The stream's bytes that are stored: every record, without the padding kept in memory.
+    fn stored_stream(&self) -> &[u8] {
+        let len = self.frames.saturating_mul(self.record_bits).div_ceil(8);
+        self.stream.get(..len).unwrap_or(&self.stream)
     }
 
     /// How many bytes [`to_bytes`](CompactClip::to_bytes) writes.
@@ -127,7 +138,7 @@ impl CompactClip {
             + 4
             + 9 * self.ranges.len()
             + self.segment_ranges.len()
-            + self.stream.len()
+            + self.stored_stream().len()
     }
 
     /// Loads a clip stored by [`to_bytes`](CompactClip::to_bytes), checking every field: any byte
@@ -143,7 +154,7 @@ impl CompactClip {
         }
         let version = r.u32("the version")?;
         if version != VERSION {
-            return Err(r.fail("the version is 1", f64::from(version)));
+            return Err(r.fail("the version is 2", f64::from(version)));
         }
         let name_len = r.count("the name's length", 1, usize::MAX)?;
         let name = std::str::from_utf8(r.take(name_len, "the name")?)
@@ -380,12 +391,15 @@ impl CompactClip {
                 ));
             }
         }
-        let (offsets, record_bits) = offsets_of(&rates);
+        let order = record_order(&tracks, rates.len());
+        let (offsets, record_bits) = offsets_of(&rates, &order);
         let stream_len = frames
             .checked_mul(record_bits)
-            .map(|b| b.div_ceil(8) + STREAM_PAD)
+            .map(|b| b.div_ceil(8))
             .ok_or_else(|| r.fail("the frames fit in the bytes left", 0.0))?;
-        let stream = r.take(stream_len, "the frames")?.to_vec();
+        let mut stream = Vec::with_capacity(stream_len.saturating_add(STREAM_PAD));
+        stream.extend_from_slice(r.take(stream_len, "the frames")?);
+        stream.resize(stream_len.saturating_add(STREAM_PAD), 0);
         if r.at != bytes.len() {
             return Err(r.fail("nothing follows the frames", (bytes.len() - r.at) as f64));
         }

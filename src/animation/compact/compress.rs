@@ -4,7 +4,9 @@ use super::bits::{Range, Writer, SEGMENT_FRAMES};
 use super::decode::{dot, interpolate, unit};
 use super::frames::{key_times, snapped, uniform_count, uniform_times, FrameAt, Frames};
 use super::measure::{check_inputs, raw_weights, set, Truth};
-use super::quantize::{drop_of, offsets_of, quantize, quantize_weights, Quantized, LEVELS};
+use super::quantize::{
+    drop_of, offsets_of, quantize, quantize_weights, record_order, Quantized, LEVELS,
+};
 use super::{
     CompactClip, CompactTrack, CompactWeights, Compression, Storage, MAX_COMPACT_FRAMES,
     MAX_COMPACT_VALUE, MAX_COMPACT_WEIGHT_SETS, MAX_COMPRESSION_POINTS,
@@ -609,7 +611,8 @@ impl<'c> Compressor<'c> {
         let segments = frames.div_ceil(SEGMENT_FRAMES);
         let ranges: Vec<Range> = columns.iter().map(|c| c.0).collect();
         let rates: Vec<u8> = columns.iter().map(|c| c.1).collect();
-        let (offsets, record_bits) = offsets_of(&rates);
+        let order = record_order(&tracks, columns.len());
+        let (offsets, record_bits) = offsets_of(&rates, &order);
         let mut segment_ranges = Vec::with_capacity(segments * columns.len() * 2);
         for s in 0..segments {
             for c in &columns {
@@ -618,7 +621,7 @@ impl<'c> Compressor<'c> {
         }
         let mut w = Writer::default();
         for f in 0..frames {
-            for c in &columns {
+            for c in order.iter().filter_map(|&k| columns.get(k)) {
                 w.push(c.3.get(f).copied().unwrap_or(0), c.1);
             }
         }

@@ -4,6 +4,9 @@
 
 use super::bits::{Range, BIT_RATES, SEGMENT_FRAMES};
 use super::decode::{dot, rotation_of, unit};
+use super::{CompactTrack, Storage};
+use crate::animation::Property;
+use crate::layout::compact::lane_order;
 use glam::Vec4;
 
 /// Levels a track may have: 0 is one constant value, level `l > 0` stores every frame at
@@ -197,16 +200,48 @@ pub(crate) fn quantize_weights(samples: &[Vec<f32>], targets: usize, level: usiz
     }
 }
 
-/// Each component's first bit in a frame's record, and the record's bits.
-pub(crate) fn offsets_of(rates: &[u8]) -> (Vec<usize>, usize) {
-    let mut at = 0usize;
-    let offsets = rates
+/// The order of a frame record's codes: the animated tracks' components in the sampling kernel's lane
+/// order ([`lane_order`]), so that a gang's codes lie side by side, then every other component (morph
+/// weights) in index order. Each of the `components` once (an index out of range or repeated, which
+/// checked tracks never give, is left to its place in index order).
+pub(crate) fn record_order(tracks: &[CompactTrack], components: usize) -> Vec<usize> {
+    let pairs: Vec<(usize, Option<usize>)> = tracks
         .iter()
-        .map(|&r| {
-            let o = at;
-            at += usize::from(r);
-            o
+        .map(|t| {
+            let property = match t.property {
+                Property::Translation => 0,
+                Property::Rotation => 1,
+                Property::Scale => 2,
+            };
+            match t.storage {
+                Storage::Animated(k) => (property, Some(k as usize)),
+                Storage::Constant(_) => (property, None),
+            }
         })
         .collect();
+    let mut placed = vec![false; components];
+    let mut order = Vec::with_capacity(components);
+    for k in lane_order(&pairs).into_iter().chain(0..components) {
+        if let Some(p) = placed.get_mut(k) {
+            if !*p {
+                *p = true;
+                order.push(k);
+            }
+        }
+    }
+    order
+}
+
+/// Each component's first bit in a frame's record, its codes in `order` (each component once:
+/// [`record_order`]), and the record's bits.
+pub(crate) fn offsets_of(rates: &[u8], order: &[usize]) -> (Vec<usize>, usize) {
+    let mut offsets = vec![0usize; rates.len()];
+    let mut at = 0usize;
+    for &k in order {
+        if let (Some(o), Some(&r)) = (offsets.get_mut(k), rates.get(k)) {
+            *o = at;
+            at += usize::from(r);
+        }
+    }
     (offsets, at)
 }
