@@ -10,8 +10,9 @@
 //! they are the same bits everywhere too (no `sin`, no platform math library, no SIMD-dependent glam
 //! operation).
 
-#[path = "common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
+mod compact;
 
 use common::scenes::humanoid_parents;
 use common::Rng;
