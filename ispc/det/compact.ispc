@@ -56,6 +56,10 @@ static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, fl
     return (float)scaled * (inv * floatbits((127 - s) << 23));
 }
 #else
+// The stream's padding (STREAM_READ_PAD, src/layout/compact.rs) holds a gang of at most 16 words.
+#if TARGET_WIDTH > 16
+#error "the compact stream is padded for gangs of at most 16 lanes"
+#endif
 // The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv), for each lane, where
 // the lanes' codes lie side by side from lane 0's (a record holds them in lane order: each code starts
 // where the one before it ends; src/layout/compact.rs checks it), and lane 0 is on. The gang's words are
@@ -74,7 +78,9 @@ static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, fl
     const int rel = pos - first;
     const int d = rel >> 5;
     const int s = rel & 31;
-    const unsigned int32 lo = (unsigned int32)shuffle(words, d);
+    // Masked to the gang (an active lane's d is below programCount already; an inactive lane's may not
+    // be, and its value is dropped).
+    const unsigned int32 lo = (unsigned int32)shuffle(words, d & (programCount - 1));
     const unsigned int32 hi = (unsigned int32)shuffle(words, (d + 1) & (programCount - 1));
     // The next word's bits above lo's, shifted by 32 - s in two steps (none where s is 0). Where the
     // code ends in lo (always in the last word), what hi adds lies above the mask.

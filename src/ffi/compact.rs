@@ -62,13 +62,17 @@ pub(crate) fn compact_sample(
     // shift in 0..8, so a bit position p = shift + offset the kernel reads from lies at or before
     // frames * record_bits + 7 from the stream's start; a lane reads 4 bytes from p / 8, and a gang
     // 4 * gang <= 64 bytes from the word of its first lane's p (4 * (p / 32) <= p / 8 bytes from
-    // the record's byte), all below (frames * record_bits + 7) / 8 + 64 <= stream.len(). (A gang's
-    // codes lie side by side in lane order, checked by CompactLanes::new, so they all lie in the
-    // words it loads.) And `holds` puts a whole segment row from each record's
-    // segment entry, so segment + k < segments.len() for every lane component k. Writes go to C floats
+    // the record's byte), all below (frames * record_bits + 7) / 8 + 64 <= stream.len() (a gang is
+    // at most 16 lanes: the kernel refuses to compile wider). The gang's words are loaded from lane
+    // 0's position, which is on in every call (a whole gang, a group's first gang from j = 0, or a
+    // foreach from 0) and the smallest: a gang's codes lie side by side in lane order, checked by
+    // CompactLanes::new, so every active lane's code lies in the words loaded. And `holds` puts a
+    // whole segment row from each record's segment entry, so segment + k < segments.len() for every
+    // lane component k. Writes go to C floats
     // at C * level of the output of the group's property (C 4 for rotations, else 3), below joints * C
     // = that output's length (asserted). The outputs are three distinct buffers, distinct from the
-    // inputs. Only 1-byte alignment of the stream and 4-byte alignment of the tables are assumed.
+    // inputs. The tables are 4-byte aligned; the stream's 4-byte words are read at byte addresses
+    // (typed as int32, which x86-64 and AArch64 load without alignment).
     unsafe {
         (isa.det_only_kernels().compact_sample)(
             stream.as_ptr(),
@@ -120,8 +124,8 @@ pub(crate) fn compact_decode(
     // lane component k. The groups are the checked [kind, n, base, first, l0]: an animated rotation
     // group's 3n components lie at base .. base + 3n < lane_components and its tracks at first ..
     // first + n <= levels.len(), so every write, to k < lane_components or to lane_components +
-    // first + j, is below decoded_len = frame.len() (asserted). `frame` is a distinct buffer; only
-    // 1-byte alignment of the stream and 4-byte alignment of the tables and frame are assumed.
+    // first + j, is below decoded_len = frame.len() (asserted). `frame` is a distinct buffer. The
+    // tables and frame are 4-byte aligned; the stream is read as in compact_sample.
     unsafe {
         (isa.det_only_kernels().compact_decode)(
             stream.as_ptr(),

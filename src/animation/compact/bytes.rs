@@ -397,8 +397,10 @@ impl CompactClip {
             .checked_mul(record_bits)
             .map(|b| b.div_ceil(8))
             .ok_or_else(|| r.fail("the frames fit in the bytes left", 0.0))?;
+        // Taken before anything is reserved: the bytes must hold every record.
+        let frames_bytes = r.take(stream_len, "the frames")?;
         let mut stream = Vec::with_capacity(stream_len.saturating_add(STREAM_PAD));
-        stream.extend_from_slice(r.take(stream_len, "the frames")?);
+        stream.extend_from_slice(frames_bytes);
         stream.resize(stream_len.saturating_add(STREAM_PAD), 0);
         if r.at != bytes.len() {
             return Err(r.fail("nothing follows the frames", (bytes.len() - r.at) as f64));

@@ -216,7 +216,8 @@ pub struct CompactClip {
     pub(crate) ranges: Vec<Range>,
     /// Per animated component: its bit rate.
     pub(crate) rates: Vec<u8>,
-    /// Per animated component: its first bit in a frame's record (the sum of the rates before it).
+    /// Per animated component: its first bit in a frame's record (the sum of the rates of the
+    /// components before it in the record's order: `quantize::record_order`).
     pub(crate) offsets: Vec<usize>,
     /// The bits of one frame: the sum of the rates.
     pub(crate) record_bits: usize,
