@@ -64,6 +64,20 @@ impl OwnerId {
     }
 }
 
+/// The first joint whose level-order place differs between two joint orders (`a[j]` and `b[j]`: joint
+/// `j`'s place in each), or the shorter count where one order begins the other; `None` when they are
+/// the same. What [`Error::ClipSkeleton`](crate::Error::ClipSkeleton) names for a clip of another
+/// skeleton.
+pub(crate) fn order_difference(
+    a: impl ExactSizeIterator<Item = usize>,
+    b: impl ExactSizeIterator<Item = usize>,
+) -> Option<usize> {
+    let (la, lb) = (a.len(), b.len());
+    a.zip(b)
+        .position(|(x, y)| x != y)
+        .or((la != lb).then(|| la.min(lb)))
+}
+
 /// A joint hierarchy (a tree or a forest) in level order.
 ///
 /// Two skeletons compare equal when they hold the same hierarchy (and names); buffers made for one
@@ -543,4 +557,21 @@ fn cycle_member(parents: &[Option<usize>], reached: &[u32]) -> usize {
         }
     }
     j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::order_difference;
+
+    #[test]
+    fn order_difference_names_the_first_joint_that_differs() {
+        let d = |a: &[usize], b: &[usize]| order_difference(a.iter().copied(), b.iter().copied());
+        assert_eq!(d(&[0, 2, 1], &[0, 2, 1]), None);
+        assert_eq!(d(&[0, 2, 1], &[0, 1, 2]), Some(1));
+        // One order begins the other: the shorter count.
+        assert_eq!(d(&[0, 1, 2], &[0, 1]), Some(2));
+        assert_eq!(d(&[], &[0]), Some(0));
+        // A joint that differs before the shorter one ends comes first.
+        assert_eq!(d(&[1, 0, 2], &[0, 1]), Some(0));
+    }
 }

@@ -296,8 +296,10 @@ impl Clip {
     /// [`Error::ClipSkeleton`] unless every joint of the clip has the level-order place `order`
     /// gives it (a skeleton's `level_order()`), and the counts agree.
     pub(crate) fn check_joint_order(&self, order: &[usize]) -> Result<(), Error> {
-        let differs = (0..order.len().max(self.joints))
-            .find(|&j| self.level_of.get(j).map(|&l| l as usize) != order.get(j).copied());
+        let differs = crate::skeleton::order_difference(
+            self.level_of.iter().map(|&l| l as usize),
+            order.iter().copied(),
+        );
         match differs {
             Some(joint) => Err(Error::ClipSkeleton {
                 joint,

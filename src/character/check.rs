@@ -9,18 +9,17 @@ use std::sync::Arc;
 impl Character {
     /// [`Error::ClipSkeleton`] for a clip (`level_of`: its joints' levels, `clip_joints` of them)
     /// built for a skeleton of another joint order than this character's, naming the first joint that
-    /// differs (the shorter count where the counts differ).
+    /// differs (the shorter count where one order begins the other).
     pub(crate) fn check_clip_order(
         &self,
         level_of: &[u32],
         clip_joints: usize,
     ) -> Result<(), Error> {
         let n = self.skeleton.len();
-        let joint = if level_of.len() != n {
-            Some(n.min(level_of.len()))
-        } else {
-            (0..n).find(|&j| level_of.get(j).map(|&l| l as usize) != self.level_of.get(j).copied())
-        };
+        let joint = crate::skeleton::order_difference(
+            level_of.iter().map(|&l| l as usize),
+            self.level_of.iter().copied(),
+        );
         joint.map_or(Ok(()), |joint| {
             Err(Error::ClipSkeleton {
                 joint,

@@ -160,10 +160,10 @@ impl CompactClip {
             ..Compression::default()
         };
         check_inputs(clip, skeleton, &rest, &settings)?;
-        if self.level_of != clip.level_of {
-            let joint = (0..self.level_of.len().max(clip.level_of.len()))
-                .find(|&j| self.level_of.get(j) != clip.level_of.get(j))
-                .unwrap_or(0);
+        if let Some(joint) = crate::skeleton::order_difference(
+            self.level_of.iter().map(|&l| l as usize),
+            clip.level_of.iter().map(|&l| l as usize),
+        ) {
             return Err(Error::ClipSkeleton {
                 joint,
                 clip_joints: self.joints,
