@@ -377,11 +377,7 @@ impl Clip {
             let keys = self.keys_of(t);
             PoseTrack {
                 level: t.level as usize,
-                property: match t.property {
-                    Property::Translation => 0,
-                    Property::Rotation => 1,
-                    Property::Scale => 2,
-                },
+                property: t.property.index(),
                 interp: t.interpolation.kernel_code(),
                 timeline: t.timeline as usize,
                 keys: keys.times.len(),

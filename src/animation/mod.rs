@@ -173,6 +173,16 @@ impl Property {
         }
     }
 
+    /// The property's number in the kernels' tables and the compact stored form: 0 translation, 1
+    /// rotation, 2 scale.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Property::Translation => 0,
+            Property::Rotation => 1,
+            Property::Scale => 2,
+        }
+    }
+
     /// The name errors use: "translation keys", ...
     pub(crate) fn keys_name(self) -> &'static str {
         match self {

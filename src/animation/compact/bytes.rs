@@ -73,11 +73,7 @@ impl CompactClip {
             // Sorted by joint: the step from the previous track's joint, mostly 0 or 1.
             put_varint(&mut out, t.level - previous);
             previous = t.level;
-            let property = match t.property {
-                Property::Translation => 0,
-                Property::Rotation => 1,
-                Property::Scale => 2,
-            };
+            let property = t.property.index() as u8;
             out.push(property | flags(t.step, t.storage) | (t.drop & 3) << 3);
         }
         put_len(&mut out, self.weights.len());

@@ -3,7 +3,6 @@
 
 use super::decode::unit;
 use super::{CompactClip, Storage};
-use crate::animation::Property;
 use crate::layout::compact::{CompactLanes, LaneComponent, LaneStream, LaneTrack, LaneValue};
 use glam::Vec4;
 
@@ -29,11 +28,7 @@ impl CompactClip {
             .collect();
         let mut tracks = Vec::with_capacity(self.tracks.len());
         for t in &self.tracks {
-            let property = match t.property {
-                Property::Translation => 0,
-                Property::Rotation => 1,
-                Property::Scale => 2,
-            };
+            let property = t.property.index();
             let value = match t.storage {
                 Storage::Animated(k) => LaneValue::Animated(k as usize),
                 Storage::Constant(c) => {

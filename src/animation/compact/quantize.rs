@@ -5,7 +5,6 @@
 use super::bits::{Range, BIT_RATES, SEGMENT_FRAMES};
 use super::decode::{dot, rotation_of, unit};
 use super::{CompactTrack, Storage};
-use crate::animation::Property;
 use crate::layout::compact::lane_order;
 use glam::Vec4;
 
@@ -207,16 +206,9 @@ pub(crate) fn quantize_weights(samples: &[Vec<f32>], targets: usize, level: usiz
 pub(crate) fn record_order(tracks: &[CompactTrack], components: usize) -> Vec<usize> {
     let pairs: Vec<(usize, Option<usize>)> = tracks
         .iter()
-        .map(|t| {
-            let property = match t.property {
-                Property::Translation => 0,
-                Property::Rotation => 1,
-                Property::Scale => 2,
-            };
-            match t.storage {
-                Storage::Animated(k) => (property, Some(k as usize)),
-                Storage::Constant(_) => (property, None),
-            }
+        .map(|t| match t.storage {
+            Storage::Animated(k) => (t.property.index(), Some(k as usize)),
+            Storage::Constant(_) => (t.property.index(), None),
         })
         .collect();
     let mut placed = vec![false; components];
