@@ -13,7 +13,7 @@
 use crate::common::Rng;
 use crate::Hash;
 use glam::{Quat, Vec3};
-use ispc_skinning::{Backend, CompactClip, CompactContext, CompactSamplingJob, Isa, TrsMut, Wrap};
+use ispc_skinning::{Backend, CompactClip, CompactContext, CompactSamplingJob, TrsMut, Wrap};
 
 /// The recorded hash of every pose sampled below, as the serial decoder computed it on x86-64 Linux
 /// (and every ISA there agreed). The bytes are format version 2's: a change of the format changes
@@ -188,15 +188,8 @@ fn compact_sampling_is_the_recorded_bits_on_every_backend() {
     let (a, b) = (at(0.3), at(1.9));
     let moved = a.iter().zip(&b).filter(|(a, b)| a != b).count();
     assert!(moved > 25, "{moved} of {JOINTS} rotations moved");
-    let mut backends = vec![Backend::Reference];
-    for isa in Isa::ALL {
-        match isa.runnable() {
-            Ok(_) => backends.push(Backend::Isa(isa)),
-            Err(e) => println!("deterministic: compact sampling, {isa} NOT RUN: {e}"),
-        }
-    }
     let mut failures = Vec::new();
-    for backend in backends {
+    for backend in crate::reported_backends("compact sampling, ") {
         let got = poses_hash(&clip, backend).unwrap();
         println!(
             "deterministic: {} compact sampling: {got:#018x}",
