@@ -41,8 +41,9 @@ const ISPC_VERSION: &str = "1.26.0";
 const ISPC_FLAGS: &str = "-O3 --pic --opt=disable-assertions --math-lib=default";
 /// What the deterministic kernels (`ispc/det/`, a library of their own per ISA, exporting
 /// `name_det_<isa>`) add to `ISPC_FLAGS`: no fused multiply-adds, so that every ISA computes the serial
-/// reference's bits (see ispc/det/det_skin.ispc). Recorded in each MANIFEST as `det_flags`.
-const ISPC_DET_FLAGS: &str = "--opt=disable-fma";
+/// reference's bits (see ispc/det/det_skin.ispc), and LLVM intrinsics allowed (SSE4's byte permute in
+/// ispc/det/compact.ispc). Recorded in each MANIFEST as `det_flags`.
+const ISPC_DET_FLAGS: &str = "--opt=disable-fma --enable-llvm-intrinsics";
 /// The triples with packaged kernels (tools/regen-prebuilt makes them, in `prebuilt/<triple>/`, each a
 /// package `ispc-skinning-kernels-<triple>` that Cargo.toml depends on for that target only). A build
 /// for one of these with a missing or damaged kernel package is an error, never a silent fallback to the
@@ -560,7 +561,9 @@ mod compile {
             .target_os(os)
             .bindgen_builder(isa_bindings_builder(t, triple));
         if det {
-            config.optimization_opt(OptimizationOpt::DisableFMA);
+            config
+                .optimization_opt(OptimizationOpt::DisableFMA)
+                .enable_llvm_intrinsics();
         }
         for file in sources
             .iter()

@@ -7,25 +7,26 @@
 //
 // Only in the deterministic library (compiled with --opt=disable-fma): the kernel computes the serial
 // decoder's operations (src/animation/compact/decode.rs and bits.rs) in its order, each lane one track's
-// own chain, so it gives the serial decoder's bits on every ISA, in both precisions (SSE4 reads a code
-// another way, with the same products: see `unit`). A group's last few tracks past its whole gangs run
-// as uniform (scalar) chains of the same operations: the functions below are templates over the float
+// own chain, so it gives the serial decoder's bits on every ISA, in both precisions (a code is read
+// in place, with the same product: see `unit`). A group's last few tracks past its whole gangs run as
+// uniform (scalar) chains of the same operations: the functions below are templates over the float
 // and int types, varying for a gang, uniform for one track.
 //
 // Rust finds the two frames a time falls between (frames.rs, in f64) and passes, for each, the frame
-// record's first byte in `stream` and its first bit within that byte, the first entry of its segment's
-// row in `segments`, and the fraction `alpha` of the way from the first to the second.
+// record's first byte in `stream` (records are whole bytes), the first entry of its segment's row in
+// `segments`, and the fraction `alpha` of the way from the first to the second.
 //
 // The tables (src/layout/compact.rs, checked when built) hold each animated component in lane order: a
 // group of n tracks stores its C components c-major (entry base + c * n + j for track j), with the
-// component's first bit in a frame record, its mask ((1 << bits) - 1; 0 for a component that decodes to
-// its segment's minimum), 1 / (2^bits - 1), and its range's minimum and extent; and per segment and
-// component the segment range m | e << 8 in 255ths of the range. Each group is
-// [kind, n, base, first track, first level]: kinds 0, 1, 2 animated translations, rotations (C 3: the fourth
-// component rebuilt) and scales; 3, 4, 5 constant ones, whose values (rotations normalized) lie c-major
-// in `constants` from base; and the group's first level when its levels are consecutive (its outputs one
-// contiguous run, stored a whole gang at a time), else -1. Per track: its level-order joint and flags
-// (bit 0 step, bits 1-2 a rotation's rebuilt component).
+// component's first bit in a frame record, its mask in place ((1 << bits) - 1) << (offset % 8) (0
+// for a component of 0 bits, which decodes to its segment's minimum), 2^-(offset % 8) / (2^bits - 1)
+// (0 for 0 bits), and its range's minimum and extent; and per segment and component the segment range
+// m | e << 8 in 255ths of the range. Each group is [kind, n, base, first track, first level]: kinds 0,
+// 1, 2 animated translations, rotations (C 3: the fourth component rebuilt) and scales; 3, 4, 5
+// constant ones, whose values (rotations normalized) lie c-major in `constants` from base; and the
+// group's first level when its levels are consecutive (its outputs one contiguous run, stored a whole
+// gang at a time), else -1. Per track: its level-order joint and flags (bit 0 step, bits 1-2 a
+// rotation's rebuilt component).
 
 #include "common.isph"
 #include "shuffle.isph"
@@ -37,47 +38,79 @@
 #define CONSTANT_ROTATIONS 4
 #define CONSTANT_SCALES 5
 
+// A component's code is read in place: the little-endian 32 bits from the byte that holds its first
+// bit hold all of it (at most 24 bits from bit 7 of that byte), at bit s = offset % 8 of them. The
+// tables give its mask there, ((1 << bits) - 1) << s, and 2^-s / (2^bits - 1), so that one AND, one
+// conversion and one product give bits.rs's q * inv: the code taken in place is q * 2^s (below 2^31,
+// an int32 whose conversion is one instruction and exact, at most 24 significant bits), and both
+// scalings by powers of two are exact, so the one rounded product is q * inv's, bit for bit. No lane
+// shifts its word right by its own count, which SSE4 has no instruction for.
 #if defined(ISPC_TARGET_SSE4)
-// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv), for each lane: the
-// code is in the little-endian 32 bits from its byte (at most 24 bits from bit 7 of a byte fit in
-// them), one 4-byte load at a byte address, which x86 makes without alignment. The code, at most 24
-// bits, is exact as an int32, whose conversion is one instruction (an unsigned one's is not).
-static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, float inv)
+#if TARGET_WIDTH != 4
+#error "SSE4's compact read permutes the bytes of one 16-byte load for 4 lanes"
+#endif
+// The code at bit `offset` of `rec` (mask in place `mask`, scale `inv`) for each lane, where the lanes'
+// codes lie side by side from lane 0's (a record holds them in lane order: each code starts where the
+// one before it ends; src/layout/compact.rs checks it), and lane 0 is on. All four lanes' bytes lie
+// within 16 bytes of lane 0's (lane 3's code starts at most 7 + 3 * 24 bits past lane 0's byte, so
+// its 4 bytes are among the first 13; the stream is padded for the load: STREAM_READ_PAD): one 16-byte load
+// and one byte permute (pshufb) give every lane its 32 bits, where a per-lane load cost four address
+// extractions, loads and inserts.
+static inline float unit(uniform const uint8 *uniform rec, int offset, int mask, float inv)
 {
-    uniform const uint8 *varying p = rec + (pos >> 3);
-    const unsigned int32 word = *((uniform const unsigned int32 *varying)p);
-    const int s = pos & 7;
-    // SSE4 has no shift by a per-lane count to the right (it costs a shift per lane), nor a permute by
-    // a per-lane index (the read below, for the other ISAs), but one shift to the left becomes a
-    // multiply. The code is taken in place, q * 2^s (below 2^31, and exact as a float), and 2^-s is
-    // folded into inv: both scalings by powers of two are exact, so the one rounded product is q *
-    // inv's, bit for bit.
-    const int32 scaled = (int32)(word & ((unsigned int32)mask << s));
-    return (float)scaled * (inv * floatbits((127 - s) << 23));
+    const uniform int first = extract(offset, 0) >> 3;
+    uniform const uint8 *uniform from = rec + first;
+    // Assembled byte by byte, which LLVM makes one unaligned load (a vector load would claim an
+    // alignment it does not have).
+    uniform int8<16> bytes;
+    for (uniform int i = 0; i < 16; i++) {
+        bytes[i] = (uniform int8)from[i];
+    }
+    // Lane i's indices, bytes 4i .. 4i + 3: its code's byte b (below 10) and the three after it (the
+    // same for both frames of a pair: the compiler computes them once). An inactive lane's may be any
+    // bytes: pshufb reads only the 16 loaded, and that lane's word is dropped.
+    const int b = (offset >> 3) - first;
+    uniform int32 control[4];
+    unmasked {
+        control[programIndex] = b * 0x01010101 + 0x03020100;
+    }
+    uniform int8<16> picks;
+    uniform const int8 *uniform c = (uniform const int8 *uniform)&control[0];
+    for (uniform int i = 0; i < 16; i++) {
+        picks[i] = c[i];
+    }
+    const uniform int8<16> words = @llvm.x86.ssse3.pshuf.b.128(bytes, picks);
+    uniform int8 out[16];
+    for (uniform int i = 0; i < 16; i++) {
+        out[i] = words[i];
+    }
+    const unsigned int32 word = ((uniform const unsigned int32 *uniform)&out[0])[programIndex];
+    return (float)(int32)(word & (unsigned int32)mask) * inv;
 }
 #else
 // The stream's padding (STREAM_READ_PAD, src/layout/compact.rs) holds a gang of at most 16 words.
 #if TARGET_WIDTH > 16
 #error "the compact stream is padded for gangs of at most 16 lanes"
 #endif
-// The code of `mask` bits at bit `pos` of `rec` times `inv` (bits.rs: q * inv), for each lane, where
-// the lanes' codes lie side by side from lane 0's (a record holds them in lane order: each code starts
-// where the one before it ends; src/layout/compact.rs checks it), and lane 0 is on. The gang's words are
-// loaded at once from the word that holds lane 0's first bit: at most 31 + programCount * 24 bits
-// from it, so within programCount words (the stream is padded for the load: STREAM_READ_PAD). Each
-// lane then takes the two words its code may span by a permute, not a gather. The code, at most 24
-// bits, is exact as an int32, whose conversion is one instruction (an unsigned one's is not).
-static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, float inv)
+// The code at bit `offset` of `rec` (mask in place `mask`, scale `inv`) for each lane, where the lanes'
+// codes lie side by side from lane 0's (a record holds them in lane order: each code starts where the
+// one before it ends; src/layout/compact.rs checks it), and lane 0 is on. The gang's words are loaded
+// at once from the word that holds lane 0's first bit: at most 31 + programCount * 24 bits from it, so
+// within programCount words (the stream is padded for the load: STREAM_READ_PAD). Each lane then
+// takes the two words its code's 32 bits may span by a permute, not a gather.
+static inline float unit(uniform const uint8 *uniform rec, int offset, int mask, float inv)
 {
-    const uniform int first = extract(pos, 0) & ~31;
+    const uniform int first = extract(offset, 0) & ~31;
     uniform const int32 *uniform from = (uniform const int32 *uniform)(rec + (first >> 3));
     int32 words;
     unmasked {
         words = from[programIndex];
     }
-    const int rel = pos - first;
+    const int rel = offset - first;
     const int d = rel >> 5;
-    const int s = rel & 31;
+    // The code's byte within the word (first is a multiple of 8, so the code lies at bit offset % 8 of
+    // the 32 bits from that byte).
+    const int s = rel & 24;
     // Masked to the gang (an active lane's d is below programCount already; an inactive lane's may not
     // be, and its value is dropped).
     const unsigned int32 lo = (unsigned int32)shuffle(words, d & (programCount - 1));
@@ -91,14 +124,14 @@ static inline float unit(uniform const uint8 *uniform rec, int pos, int mask, fl
 
 // The same for one track's code, its 32 bits assembled from four byte loads (a scalar 4-byte load
 // from a byte address would claim an alignment it does not have).
-static inline uniform float unit(uniform const uint8 *uniform rec, uniform int pos, uniform int mask,
+static inline uniform float unit(uniform const uint8 *uniform rec, uniform int offset, uniform int mask,
                                  uniform float inv)
 {
-    uniform const uint8 *uniform p = rec + (pos >> 3);
+    uniform const uint8 *uniform p = rec + (offset >> 3);
     const uniform unsigned int32 word = (uniform unsigned int32)p[0] | ((uniform unsigned int32)p[1] << 8) |
                                         ((uniform unsigned int32)p[2] << 16) |
                                         ((uniform unsigned int32)p[3] << 24);
-    return (uniform float)(uniform int32)((word >> (pos & 7)) & (uniform unsigned int32)mask) * inv;
+    return (uniform float)(uniform int32)(word & (uniform unsigned int32)mask) * inv;
 }
 
 // bits.rs: Range::segment of the range (mn, ex) and the segment's m | e << 8: its minimum and extent.
@@ -110,10 +143,12 @@ static inline void segment(F mn, F ex, I seg, F &smin, F &sext)
     sext = ex * ((F)(seg >> 8) * inv255);
 }
 
-// bits.rs: Range::decode of code q in the segment range (smin, sext), given q * inv.
-template <typename F, typename I> static inline F decode(F scaled, I mask, F smin, F sext)
+// bits.rs: Range::decode of code q in the segment range (smin, sext), given q * inv. A component of
+// 0 bits has mask 0 and inv 0 (its code reads as 0, and 0 * 0 is 0), so it needs no select.
+static inline float decode(float scaled, float smin, float sext) { return smin + sext * scaled; }
+static inline uniform float decode(uniform float scaled, uniform float smin, uniform float sext)
 {
-    return mask == 0 ? smin : smin + sext * scaled;
+    return smin + sext * scaled;
 }
 
 // decode.rs: interpolate for a translation or scale component (selects, not branches, on the lane's
@@ -130,7 +165,7 @@ static inline F mix(F a, F b, uniform float alpha, I step)
 struct Frames {
     uniform const uint8 *uniform rec0;
     uniform const uint8 *uniform rec1;
-    uniform int shift0, shift1, seg0, seg1;
+    uniform int seg0, seg1;
     uniform float alpha;
     uniform const int *uniform offsets;
     uniform const int *uniform masks;
@@ -170,12 +205,12 @@ static inline void pair(uniform const Frames &f, I k, F &a, F &b)
     const F ex = f.extents[k];
     F smin, sext;
     segment(mn, ex, f.segments[f.seg0 + k], smin, sext);
-    a = decode(unit(f.rec0, f.shift0 + off, mask, inv), mask, smin, sext);
+    a = decode(unit(f.rec0, off, mask, inv), smin, sext);
     // Both frames in one segment (15 times in 16): its range once.
     if (f.seg1 != f.seg0) {
         segment(mn, ex, f.segments[f.seg1 + k], smin, sext);
     }
-    b = decode(unit(f.rec1, f.shift1 + off, mask, inv), mask, smin, sext);
+    b = decode(unit(f.rec1, off, mask, inv), smin, sext);
 }
 
 // Track j of an animated group (kind, n tracks, components from base, flags and, for rotations, rebuilt
@@ -388,8 +423,8 @@ static void groups_into(uniform const Frames &f, uniform const float constants[]
     }
 }
 
-export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byte0, uniform int shift0,
-                                   uniform int seg0, uniform int byte1, uniform int shift1, uniform int seg1,
+export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byte0, uniform int seg0,
+                                   uniform int byte1, uniform int seg1,
                                    uniform float alpha, uniform const int offsets[],
                                    uniform const int masks[], uniform const float invs[],
                                    uniform const float mins[], uniform const float extents[],
@@ -402,8 +437,6 @@ export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byt
     uniform Frames f;
     f.rec0 = stream + byte0;
     f.rec1 = stream + byte1;
-    f.shift0 = shift0;
-    f.shift1 = shift1;
     f.seg0 = seg0;
     f.seg1 = seg1;
     f.alpha = alpha;
@@ -422,11 +455,11 @@ export void EXPORT(compact_sample)(uniform const uint8 stream[], uniform int byt
 // One frame decoded into `frame`: its `components` stored components in lane order (every lane a
 // component, whatever its group), then each animated rotation's rebuilt component at
 // components + first + j.
-export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byte, uniform int bit0,
-                                   uniform int seg, uniform const int offsets[],
-                                   uniform const int masks[], uniform const float invs[],
-                                   uniform const float mins[], uniform const float extents[],
-                                   uniform const uint16 segments[], uniform int components,
+export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byte, uniform int seg,
+                                   uniform const int offsets[], uniform const int masks[],
+                                   uniform const float invs[], uniform const float mins[],
+                                   uniform const float extents[], uniform const uint16 segments[],
+                                   uniform int components,
                                    uniform const int groups[], uniform int group_count,
                                    uniform float frame[])
 {
@@ -435,7 +468,7 @@ export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byt
         const int mask = masks[k];
         float smin, sext;
         segment(mins[k], extents[k], segments[seg + k], smin, sext);
-        frame[k] = decode(unit(rec, bit0 + offsets[k], mask, invs[k]), mask, smin, sext);
+        frame[k] = decode(unit(rec, offsets[k], mask, invs[k]), smin, sext);
     }
     for (uniform int g = 0; g < group_count; g++) {
         uniform const int *uniform G = groups + 5 * g;
@@ -463,8 +496,6 @@ export void EXPORT(compact_interpolate)(uniform const float frame0[], uniform co
     uniform Frames f;
     f.rec0 = NULL;
     f.rec1 = NULL;
-    f.shift0 = 0;
-    f.shift1 = 0;
     f.seg0 = 0;
     f.seg1 = 0;
     f.alpha = alpha;

@@ -9,7 +9,6 @@ unsafe extern "C" {
     pub fn compact_decode_det_avx2(
         stream: *const u8,
         byte: i32,
-        bit0: i32,
         seg: i32,
         offsets: *const i32,
         masks: *const i32,
@@ -43,10 +42,8 @@ unsafe extern "C" {
     pub fn compact_sample_det_avx2(
         stream: *const u8,
         byte0: i32,
-        shift0: i32,
         seg0: i32,
         byte1: i32,
-        shift1: i32,
         seg1: i32,
         alpha: f32,
         offsets: *const i32,

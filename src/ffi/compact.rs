@@ -53,34 +53,33 @@ pub(crate) fn compact_sample(
     // SAFETY: `isa` proves the CPU runs this kernel's ISA. CompactLanes::new built the groups from
     // checked tracks: each group [kind 0..=5, n >= 1, base, first, l0] has its n levels and flags at
     // first .. first + n (each level below joints; l0 >= 0 only when they are l0, l0 + 1, ...
-    // l0 + n - 1, so a whole gang's store_aos writes levels l0 + j0 .. l0 + j0 + gang, j0 + gang <= n), an animated group's 3 * n components at
-    // base .. base + 3n of the offset, mask, inv, min and extent tables (one entry per lane component,
-    // each table that long) and a constant group's 3n (4n for rotations) values at base.. of
-    // constants. Each component's offset + bits <= record_bits, every count and index fits in i32,
-    // and stream_len (asserted equal to stream.len()) is at least (frames * record_bits + 7) / 8 +
-    // STREAM_READ_PAD (64). `holds` puts each record's first bit at or before the last record's, with
-    // shift in 0..8, so a bit position p = shift + offset the kernel reads from lies at or before
-    // frames * record_bits + 7 from the stream's start; a lane reads 4 bytes from p / 8, and a gang
-    // 4 * gang <= 64 bytes from the word of its first lane's p (4 * (p / 32) <= p / 8 bytes from
-    // the record's byte), all below (frames * record_bits + 7) / 8 + 64 <= stream.len() (a gang is
-    // at most 16 lanes: the kernel refuses to compile wider). The gang's words are loaded from lane
-    // 0's position, which is on in every call (a whole gang, a group's first gang from j = 0, or a
-    // foreach from 0) and the smallest: a gang's codes lie side by side in lane order, checked by
-    // CompactLanes::new, so every active lane's code lies in the words loaded. And `holds` puts a
+    // l0 + n - 1, so a whole gang's store_aos writes levels l0 + j0 .. l0 + j0 + gang, j0 + gang <=
+    // n), an animated group's 3 * n components at base .. base + 3n of the offset, mask, inv, min and
+    // extent tables (one entry per lane component, each table that long) and a constant group's 3n
+    // (4n for rotations) values at base.. of constants. Records are whole bytes (record_bits a
+    // multiple of 8), each component's offset + bits <= record_bits, every count and index fits in
+    // i32, and stream_len (asserted equal to stream.len()) is at least frames * record_bits / 8 +
+    // STREAM_READ_PAD (64). `holds` puts each record's first byte at or before the last record's, so
+    // a bit offset p the kernel reads at lies below frames * record_bits bits from the stream's start;
+    // a lane reads 4 bytes from p / 8, a gang 4 * gang <= 64 bytes from the word of its first lane's
+    // p (4 * (p / 32) <= p / 8 bytes from the record's byte), and SSE4's gang of 4 lanes 16 bytes from
+    // its first lane's p / 8, all below frames * record_bits / 8 + 64 <= stream.len() (a gang is at
+    // most 16 lanes: the kernel refuses to compile wider). The gang's bytes are loaded from lane 0's
+    // position, which is on in every call (a whole gang, a group's first gang from j = 0, or a foreach
+    // from 0) and the smallest: a gang's codes lie side by side in lane order, checked by
+    // CompactLanes::new, so every active lane's code lies in the bytes loaded. And `holds` puts a
     // whole segment row from each record's segment entry, so segment + k < segments.len() for every
-    // lane component k. Writes go to C floats
-    // at C * level of the output of the group's property (C 4 for rotations, else 3), below joints * C
-    // = that output's length (asserted). The outputs are three distinct buffers, distinct from the
-    // inputs. The tables are 4-byte aligned; the stream's 4-byte words are read at byte addresses
-    // (typed as int32, which x86-64 and AArch64 load without alignment).
+    // lane component k. Writes go to C floats at C * level of the output of the group's property (C 4
+    // for rotations, else 3), below joints * C = that output's length (asserted). The outputs are
+    // three distinct buffers, distinct from the inputs. The tables are 4-byte aligned; the stream's
+    // 4-byte words are read at byte addresses (typed as int32, which x86-64 and AArch64 load without
+    // alignment).
     unsafe {
         (isa.det_only_kernels().compact_sample)(
             stream.as_ptr(),
             byte(r0),
-            r0.shift,
             r0.segment,
             byte(r1),
-            r1.shift,
             r1.segment,
             alpha,
             lanes.offsets().as_ptr(),
@@ -118,8 +117,8 @@ pub(crate) fn compact_decode(
     // SAFETY: `isa` proves the CPU runs this kernel's ISA. CompactLanes::new checked every table: the
     // offset, mask, inv, min and extent tables hold lane_components entries each, every component's
     // offset + bits <= record_bits, and every count fits in i32. `holds` (asserted) puts the record's
-    // first bit at or before the last record's, shift in 0..8, and a whole segment row from its
-    // segment entry, so, as in compact_sample above, every stream byte read is below stream.len() (the
+    // first byte at or before the last record's, and a whole segment row from its segment entry, so,
+    // as in compact_sample above, every stream byte read is below stream.len() (the
     // length asserted equal to the one the tables checked) and segment + k < segments.len() for every
     // lane component k. The groups are the checked [kind, n, base, first, l0]: an animated rotation
     // group's 3n components lie at base .. base + 3n < lane_components and its tracks at first ..
@@ -130,7 +129,6 @@ pub(crate) fn compact_decode(
         (isa.det_only_kernels().compact_decode)(
             stream.as_ptr(),
             count(r.byte),
-            r.shift,
             r.segment,
             lanes.offsets().as_ptr(),
             lanes.masks().as_ptr(),

@@ -229,13 +229,11 @@ type SampleCrowdFn = unsafe extern "C" fn(
     *mut f32,
 ) -> bool;
 /// A compact clip's pose sampled (ispc/det/compact.ispc `compact_sample`): the stream; per frame its
-/// record's byte, first bit and segment row; alpha; the lane tables (offsets, masks, 1 / (2^bits - 1),
-/// minimums, extents, segment ranges, constants); the groups and their count; levels and flags; the
-/// translation, rotation and scale outputs.
+/// record's byte and segment row; alpha; the lane tables (offsets, masks in place, 2^-(offset % 8) /
+/// (2^bits - 1), minimums, extents, segment ranges, constants); the groups and their count; levels and
+/// flags; the translation, rotation and scale outputs.
 type CompactSampleFn = unsafe extern "C" fn(
     *const u8,
-    i32,
-    i32,
     i32,
     i32,
     i32,
@@ -256,12 +254,11 @@ type CompactSampleFn = unsafe extern "C" fn(
     *mut f32,
     *mut f32,
 );
-/// One compact frame decoded (ispc/det/compact.ispc `compact_decode`): the stream; the record's byte,
-/// first bit and segment row; the lane tables (offsets, masks, 1 / (2^bits - 1), minimums, extents,
-/// segment ranges); the lane component count; the groups and their count; the decoded frame.
+/// One compact frame decoded (ispc/det/compact.ispc `compact_decode`): the stream; the record's byte
+/// and segment row; the lane tables (as `CompactSampleFn`'s); the lane component count; the groups and
+/// their count; the decoded frame.
 type CompactDecodeFn = unsafe extern "C" fn(
     *const u8,
-    i32,
     i32,
     i32,
     *const i32,

@@ -3,7 +3,9 @@
 //! components stored c-major (entry `base + c * n + j` for component `c` of track `j`), so that the
 //! lanes, across a group's tracks, read their tables with contiguous loads. A frame record holds the
 //! animated components' codes in the same lane order ([`lane_order`]), one after the other, so that a
-//! gang's codes lie in a few consecutive words; the segment ranges are copied into lane order. A
+//! gang's codes lie in a few consecutive words; records are whole bytes, so each code's bit within its
+//! byte is the same in every frame, and its mask and scale are stored for that bit (the kernel reads
+//! a code in place); the segment ranges are copied into lane order. A
 //! decoded frame (`compact_decode`, kept by a `CompactContext`) holds the lane components in the same
 //! order, then the rebuilt rotation components ([`CompactLanes::decoded_len`]).
 
@@ -105,20 +107,20 @@ pub(crate) struct CompactLanes {
     joints: usize,
 }
 
-/// What one kernel call is given for one frame: its record's first byte, the record's first bit in it,
-/// and its segment's row's first entry.
+/// What one kernel call is given for one frame: its record's first byte (records are whole bytes) and
+/// its segment's row's first entry.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct FrameRecord {
     pub(crate) byte: usize,
-    pub(crate) shift: i32,
     pub(crate) segment: i32,
 }
 
 impl CompactLanes {
     /// The tables of `tracks`, or `None` when one breaks an invariant the kernel relies on: a level
     /// below `joints`, a property 0 to 2, a drop 0 to 3, an animated track's three components among
-    /// `stream.components`, each component's code inside a frame record (`offset + bits <=
-    /// record_bits`, bits at most 24), the animated components' codes one after the other in
+    /// `stream.components`, records of whole bytes (`record_bits` a multiple of 8), each component's
+    /// code inside a frame record (`offset + bits <= record_bits`, bits at most 24), the animated
+    /// components' codes one after the other in
     /// [`lane_order`], one `(m, e)` per segment and component, a stream holding every record and
     /// [`STREAM_READ_PAD`] bytes past the last record's last byte, and every index the kernel computes
     /// in `i32`.
@@ -129,8 +131,11 @@ impl CompactLanes {
     ) -> Option<CompactLanes> {
         let fits = |x: usize| i32::try_from(x).ok();
         fits(joints.checked_mul(4)?)?;
-        // A kernel bit position is a record's first bit (< 8) plus an offset.
-        fits(stream.record_bits.checked_add(8)?)?;
+        // The kernel reads a code at its offset from its record's first byte.
+        if stream.record_bits % 8 != 0 {
+            return None;
+        }
+        fits(stream.record_bits)?;
         fits(stream.stream_len)?;
         let segments = stream.frames.div_ceil(SEGMENT_FRAMES).max(1);
         let stored = stream.components.len();
@@ -138,12 +143,7 @@ impl CompactLanes {
             return None;
         }
         // Every record, and a gang's words from the word of the last code a gang may start at.
-        let last_byte = stream
-            .frames
-            .max(1)
-            .checked_mul(stream.record_bits)?
-            .checked_add(7)?
-            / 8;
+        let last_byte = stream.frames.max(1).checked_mul(stream.record_bits)? / 8;
         if stream.stream_len < last_byte.checked_add(STREAM_READ_PAD)? {
             return None;
         }
@@ -242,11 +242,14 @@ impl CompactLanes {
         for &k in &order {
             let c = stream.components.get(k)?;
             lanes.offsets.push(fits(c.offset)?);
+            // The code read in place, at bit `s` of the 32 bits from its byte: its mask there, and
+            // 2^-s / (2^bits - 1) (`unit` in the kernel; both scalings by 2^s are exact: the code
+            // shifted is below 2^31, and the scale stays a normal float).
+            let s = (c.offset % 8) as u32;
             let mask = if c.bits == 0 { 0 } else { (1u32 << c.bits) - 1 };
-            lanes.masks.push(i32::try_from(mask).ok()?);
-            lanes
-                .invs
-                .push(if c.bits == 0 { 0.0 } else { 1.0 / mask as f32 });
+            lanes.masks.push(i32::try_from(mask << s).ok()?);
+            let inv = if c.bits == 0 { 0.0 } else { 1.0 / mask as f32 };
+            lanes.invs.push(inv / (1u32 << s) as f32);
             lanes.mins.push(c.min);
             lanes.extents.push(c.extent);
         }
@@ -266,22 +269,17 @@ impl CompactLanes {
     /// Frame `f`'s record (`f` below the frame count, else the last frame's).
     pub(crate) fn record(&self, f: usize) -> FrameRecord {
         let f = f.min(self.frames.saturating_sub(1));
-        let bit = f * self.record_bits;
         FrameRecord {
-            byte: bit / 8,
-            shift: (bit % 8) as i32,
+            byte: f * (self.record_bits / 8),
             segment: ((f / SEGMENT_FRAMES) * self.lane_components) as i32,
         }
     }
 
-    /// Whether the kernel's reads for `r` stay inside the stream and the segment rows: its first bit
+    /// Whether the kernel's reads for `r` stay inside the stream and the segment rows: its first byte
     /// at or before the last record's, and a whole segment row from its segment entry.
     pub(crate) fn holds(&self, r: FrameRecord) -> bool {
-        let last = self.frames.max(1).saturating_sub(1) * self.record_bits;
-        (0..8).contains(&r.shift)
-            && r.byte
-                .checked_mul(8)
-                .is_some_and(|b| b.saturating_add(r.shift as usize) <= last)
+        let last = self.frames.max(1).saturating_sub(1) * (self.record_bits / 8);
+        r.byte <= last
             && usize::try_from(r.segment).is_ok_and(|s| {
                 s.checked_add(self.lane_components)
                     .is_some_and(|end| end <= self.segments.len())
@@ -341,8 +339,12 @@ mod tests {
     use super::*;
 
     /// Two animated translations of 8-bit components over 2 frames (12 bytes), their codes at
-    /// `offsets`, in a stream of `stream_len` bytes.
-    fn lanes_with(offsets: [usize; 6], stream_len: usize) -> Option<CompactLanes> {
+    /// `offsets`, in a stream of `stream_len` bytes, records `record_bits` long.
+    fn lanes_with(
+        offsets: [usize; 6],
+        record_bits: usize,
+        stream_len: usize,
+    ) -> Option<CompactLanes> {
         let tracks = [0, 1].map(|j| LaneTrack {
             level: j,
             property: 0,
@@ -361,7 +363,7 @@ mod tests {
             2,
             LaneStream {
                 frames: 2,
-                record_bits: 48,
+                record_bits,
                 stream_len,
                 segment_ranges: &[0; 12],
                 components: &components,
@@ -377,11 +379,51 @@ mod tests {
             [0, 3, 1, 4, 2, 5]
         );
         let padded = 12 + STREAM_READ_PAD;
-        let lanes = lanes_with([0, 16, 32, 8, 24, 40], padded).expect("codes in lane order");
+        let lanes = lanes_with([0, 16, 32, 8, 24, 40], 48, padded).expect("codes in lane order");
         assert_eq!(lanes.offsets(), [0, 8, 16, 24, 32, 40]);
         // Track by track (version 1's order), a gang's codes are not side by side.
-        assert!(lanes_with([0, 8, 16, 24, 32, 40], padded).is_none());
+        assert!(lanes_with([0, 8, 16, 24, 32, 40], 48, padded).is_none());
         // A gang's words are read past the last record.
-        assert!(lanes_with([0, 16, 32, 8, 24, 40], padded - 1).is_none());
+        assert!(lanes_with([0, 16, 32, 8, 24, 40], 48, padded - 1).is_none());
+        // Records of whole bytes only (version 2 packed them bit to bit).
+        assert!(lanes_with([0, 16, 32, 8, 24, 40], 52, padded + 1).is_none());
+        assert!(lanes_with([0, 16, 32, 8, 24, 40], 56, padded + 2).is_some());
+        assert_eq!(lanes.record(1).byte, 6);
+    }
+
+    #[test]
+    fn codes_are_read_in_place() {
+        // Codes at bits 3 and 14 of their records: each at bit offset % 8 of the 32 bits from its
+        // byte, its mask and scale there (the scale exact: 2^-s / 255).
+        let tracks = [LaneTrack {
+            level: 0,
+            property: 0,
+            step: false,
+            drop: 0,
+            value: LaneValue::Animated(0),
+        }];
+        let components = [(3, 8), (11, 3), (14, 10)].map(|(offset, bits)| LaneComponent {
+            offset,
+            bits,
+            min: 0.0,
+            extent: 1.0,
+        });
+        let lanes = CompactLanes::new(
+            &tracks,
+            1,
+            LaneStream {
+                frames: 1,
+                record_bits: 24,
+                stream_len: 3 + STREAM_READ_PAD,
+                segment_ranges: &[0; 6],
+                components: &components,
+            },
+        )
+        .expect("codes side by side");
+        assert_eq!(lanes.masks(), [255 << 3, 7 << 3, 1023 << 6]);
+        assert_eq!(
+            lanes.invs(),
+            [1.0 / 255.0 / 8.0, 1.0 / 7.0 / 8.0, 1.0 / 1023.0 / 64.0]
+        );
     }
 }

@@ -87,13 +87,14 @@ impl Range {
         (m as u8, (top - m) as u8)
     }
 
-    /// The value of quantized `q` at `bits` bits (0: the range's minimum): `q` times the f32 nearest
-    /// `1 / (2^bits - 1)`, from a table, rather than a division.
+    /// The value of quantized `q` at `bits` bits: `q` times the f32 nearest `1 / (2^bits - 1)`, from a
+    /// table, rather than a division. At 0 bits `q` is 0 and so is the table's entry, so the value is
+    /// `min + extent * 0`, the range's minimum (but +0 for a minimum of -0 with an extent of -0, which
+    /// only hand-written bytes can hold): the same expression for every rate, so that the kernel needs
+    /// no select for a rate of 0.
     pub(crate) fn decode(self, q: u32, bits: u8) -> f32 {
-        match INV_TOP.get(usize::from(bits)) {
-            Some(&inv) if bits > 0 => self.min + self.extent * (q as f32 * inv),
-            _ => self.min,
-        }
+        let inv = INV_TOP.get(usize::from(bits)).copied().unwrap_or(0.0);
+        self.min + self.extent * (q as f32 * inv)
     }
 
     /// The nearest quantized value of `v` at `bits` bits (1 to 24), clamped into the range.
@@ -146,6 +147,11 @@ impl Writer {
             }
         }
         self.len += usize::from(bits);
+    }
+
+    /// Zero bits up to the next byte: a frame record ends there (records are whole bytes).
+    pub(crate) fn align_to_byte(&mut self) {
+        self.len = self.len.next_multiple_of(8);
     }
 
     /// The stream, padded by [`STREAM_PAD`] bytes.

@@ -5,7 +5,7 @@
 //!
 //! | field | bytes |
 //! | --- | --- |
-//! | magic `ISKCLIP\0`, version 2 (u32) | 12 |
+//! | magic `ISKCLIP\0`, version 3 (u32) | 12 |
 //! | name length (u32), name (UTF-8) | 4 + n |
 //! | joints (u32), each joint's level-order index (varint) | 4 + 1 to 5 each |
 //! | start, end, rate (f32), frames, weight sets (u32) | 20 |
@@ -15,7 +15,7 @@
 //! | constants (u32), the floats | 4 + 4 each |
 //! | components (u32); each: min, extent (f32), bit rate (u8) | 4 + 9 each |
 //! | segment ranges: per segment of 16 frames, per component, `m` and `e` | 2 per pair |
-//! | the frames' records, each `record bits` long (the sum of the bit rates), to the next byte | |
+//! | the frames' records, each `record bits` long (the sum of the bit rates, up to whole bytes) | |
 //!
 //! A track's flags: bits 0-1 its property (translation, rotation, scale), bit 2 step, bits 3-4 a
 //! rotation's rebuilt component, bit 5 animated (else constant). A weight track's: bit 2 step, bit 5
@@ -26,6 +26,9 @@
 //! rather than the components' order: the animated translations' first components (in track order),
 //! their second, their third, then the same for rotations and scales, then the weight components in
 //! order. So the codes of a gang of tracks lie side by side (version 1 kept the components' order).
+//! Each record is whole bytes, its last byte's unused high bits zero, so that every record starts on a
+//! byte and a code's bit within its byte is the same in every frame (version 2 packed the records
+//! bit to bit).
 
 use super::bits::{valid_rate, Range, SEGMENT_FRAMES, STREAM_PAD};
 use super::frames::uniform_count;
@@ -39,7 +42,7 @@ use crate::error::Error;
 use crate::layout::hierarchy::MAX_JOINTS;
 
 const MAGIC: &[u8; 8] = b"ISKCLIP\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// How far a rotation constant's squared length may be from 1.
 const UNIT_SLACK: f32 = 1e-4;
@@ -150,7 +153,7 @@ impl CompactClip {
         }
         let version = r.u32("the version")?;
         if version != VERSION {
-            return Err(r.fail("the version is 2", f64::from(version)));
+            return Err(r.fail("the version is 3", f64::from(version)));
         }
         let name_len = r.count("the name's length", 1, usize::MAX)?;
         let name = std::str::from_utf8(r.take(name_len, "the name")?)

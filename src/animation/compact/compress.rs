@@ -624,6 +624,8 @@ impl<'c> Compressor<'c> {
             for c in order.iter().filter_map(|&k| columns.get(k)) {
                 w.push(c.3.get(f).copied().unwrap_or(0), c.1);
             }
+            // The record's last byte (`offsets_of` counts whole bytes).
+            w.align_to_byte();
         }
         CompactClip {
             name: self.clip.name.clone(),

@@ -225,7 +225,8 @@ pub(crate) fn record_order(tracks: &[CompactTrack], components: usize) -> Vec<us
 }
 
 /// Each component's first bit in a frame's record, its codes in `order` (each component once:
-/// [`record_order`]), and the record's bits.
+/// [`record_order`]), and the record's bits: the sum of the rates, up to whole bytes, so that every
+/// record starts on a byte and the kernel finds a code's bit within its byte in its tables.
 pub(crate) fn offsets_of(rates: &[u8], order: &[usize]) -> (Vec<usize>, usize) {
     let mut offsets = vec![0usize; rates.len()];
     let mut at = 0usize;
@@ -235,5 +236,5 @@ pub(crate) fn offsets_of(rates: &[u8], order: &[usize]) -> (Vec<usize>, usize) {
             at += usize::from(r);
         }
     }
-    (offsets, at)
+    (offsets, at.next_multiple_of(8))
 }
