@@ -247,7 +247,6 @@ impl CrowdPose {
     }
 
     /// [`CrowdPose::blocks_mut`] as a parallel iterator.
-    #[cfg_attr(not(feature = "gltf"), allow(dead_code))]
     pub(crate) fn par_blocks_mut(&mut self) -> rayon::slice::ChunksMut<'_, f32> {
         use rayon::prelude::*;
         let size = (self.joints() * TRS_ELEMENTS * CROWD_LANES).max(1);
@@ -275,33 +274,72 @@ impl CrowdPose {
     }
 
     /// Every instance's pose into instance-major level-order streams (`instances * joints` entries
-    /// each, resized to that).
-    pub(crate) fn to_streams(&self, t: &mut Vec<Vec3>, q: &mut Vec<Quat>, s: &mut Vec<Vec3>) {
-        let n = self.instances * self.joints();
+    /// each, resized to that), block by block, on rayon's pool when `parallel`.
+    pub(crate) fn to_streams(
+        &self,
+        t: &mut Vec<Vec3>,
+        q: &mut Vec<Quat>,
+        s: &mut Vec<Vec3>,
+        parallel: bool,
+    ) {
+        use rayon::prelude::*;
+        let joints = self.joints();
+        let n = self.instances * joints;
         t.resize(n, Vec3::ZERO);
         q.resize(n, Quat::IDENTITY);
         s.resize(n, Vec3::ONE);
-        for i in 0..self.instances {
-            for l in 0..self.joints() {
-                let (a, b, c) = self.level_joint(i, l);
-                let at = i * self.joints() + l;
-                t[at] = a;
-                q[at] = b;
-                s[at] = c;
-            }
+        if joints == 0 {
+            return;
+        }
+        let (size, per_block) = (joints * TRS_ELEMENTS * CROWD_LANES, joints * CROWD_LANES);
+        let unit = |(block, ((t, q), s)): StreamsOfBlock<'_>| {
+            block_to_streams(block, joints, (t, q, s));
+        };
+        if parallel {
+            let streams = t
+                .par_chunks_mut(per_block)
+                .zip(q.par_chunks_mut(per_block))
+                .zip(s.par_chunks_mut(per_block));
+            self.data.par_chunks(size).zip(streams).for_each(unit);
+        } else {
+            let streams = t
+                .chunks_mut(per_block)
+                .zip(q.chunks_mut(per_block))
+                .zip(s.chunks_mut(per_block));
+            self.data.chunks(size).zip(streams).for_each(unit);
         }
     }
 
     /// Every instance's pose from instance-major level-order streams of `instances * joints` entries
     /// (the caller's own buffers, checked by the blending job that wrote them; shorter streams leave
-    /// the rest as it was).
-    pub(crate) fn set_from_streams(&mut self, t: &[Vec3], q: &[Quat], s: &[Vec3]) {
+    /// the rest as it was), block by block, on rayon's pool when `parallel`.
+    pub(crate) fn set_from_streams(&mut self, t: &[Vec3], q: &[Quat], s: &[Vec3], parallel: bool) {
+        use rayon::prelude::*;
         let joints = self.joints();
-        for (at, ((a, b), c)) in t.iter().zip(q).zip(s).enumerate() {
-            let (i, l) = (at / joints.max(1), at % joints.max(1));
-            if i < self.instances {
-                self.set_level(i, l, [a.x, a.y, a.z, b.x, b.y, b.z, b.w, c.x, c.y, c.z]);
-            }
+        if joints == 0 {
+            return;
+        }
+        let n = (self.instances * joints)
+            .min(t.len())
+            .min(q.len())
+            .min(s.len());
+        let (t, q, s) = (&t[..n], &q[..n], &s[..n]);
+        let (size, per_block) = (joints * TRS_ELEMENTS * CROWD_LANES, joints * CROWD_LANES);
+        let unit = |(block, ((t, q), s)): BlockOfStreams<'_>| {
+            block_from_streams(block, joints, (t, q, s));
+        };
+        if parallel {
+            let streams = t
+                .par_chunks(per_block)
+                .zip(q.par_chunks(per_block))
+                .zip(s.par_chunks(per_block));
+            self.data.par_chunks_mut(size).zip(streams).for_each(unit);
+        } else {
+            let streams = t
+                .chunks(per_block)
+                .zip(q.chunks(per_block))
+                .zip(s.chunks(per_block));
+            self.data.chunks_mut(size).zip(streams).for_each(unit);
         }
     }
 
@@ -313,6 +351,65 @@ impl CrowdPose {
     /// [`Error::WrongFrame`] unless this pose was made for `skeleton`.
     pub(crate) fn check_owner(&self, skeleton: &Skeleton) -> Result<(), Error> {
         self.owner.check("CrowdPose", skeleton)
+    }
+}
+
+/// One block's floats to write and the streams of its instances (up to [`CROWD_LANES`] of them).
+type BlockOfStreams<'a> = (&'a mut [f32], ((&'a [Vec3], &'a [Quat]), &'a [Vec3]));
+/// One block's floats and the streams of its instances to write.
+type StreamsOfBlock<'a> = (
+    &'a [f32],
+    ((&'a mut [Vec3], &'a mut [Quat]), &'a mut [Vec3]),
+);
+
+/// One block's AoSoA floats into its instances' streams (the inverse of [`block_from_streams`]).
+fn block_to_streams(
+    block: &[f32],
+    joints: usize,
+    (t, q, s): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
+) {
+    let stride = TRS_ELEMENTS * CROWD_LANES;
+    let instances = t
+        .chunks_exact_mut(joints)
+        .zip(q.chunks_exact_mut(joints))
+        .zip(s.chunks_exact_mut(joints));
+    for (lane, ((t, q), s)) in instances.take(CROWD_LANES).enumerate() {
+        for (joint, ((a, b), c)) in block.chunks_exact(stride).zip(t.iter_mut().zip(q).zip(s)) {
+            let mut v = [0.0f32; TRS_ELEMENTS];
+            for (lanes, o) in joint.chunks_exact(CROWD_LANES).zip(&mut v) {
+                if let Some(&x) = lanes.get(lane) {
+                    *o = x;
+                }
+            }
+            *a = Vec3::new(v[0], v[1], v[2]);
+            *b = Quat::from_xyzw(v[3], v[4], v[5], v[6]);
+            *c = Vec3::new(v[7], v[8], v[9]);
+        }
+    }
+}
+
+/// One block's instances (instance-major level-order streams, at most [`CROWD_LANES`] instances of
+/// `joints` entries) into its AoSoA floats: element `e` of level `l` of lane `i` at
+/// `(l * TRS_ELEMENTS + e) * CROWD_LANES + i`.
+pub(crate) fn block_from_streams(
+    block: &mut [f32],
+    joints: usize,
+    (t, q, s): (&[Vec3], &[Quat], &[Vec3]),
+) {
+    let stride = TRS_ELEMENTS * CROWD_LANES;
+    let instances = t
+        .chunks_exact(joints)
+        .zip(q.chunks_exact(joints))
+        .zip(s.chunks_exact(joints));
+    for (lane, ((t, q), s)) in instances.take(CROWD_LANES).enumerate() {
+        for (joint, ((a, b), c)) in block.chunks_exact_mut(stride).zip(t.iter().zip(q).zip(s)) {
+            let values = [a.x, a.y, a.z, b.x, b.y, b.z, b.w, c.x, c.y, c.z];
+            for (lanes, v) in joint.chunks_exact_mut(CROWD_LANES).zip(values) {
+                if let Some(o) = lanes.get_mut(lane) {
+                    *o = v;
+                }
+            }
+        }
     }
 }
 
@@ -432,4 +529,35 @@ pub(crate) fn level_block(pose: (&[Vec3], &[Quat], &[Vec3])) -> Vec<f32> {
         }
     }
     block
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streams and blocks convert both ways, serially and on the pool, for crowds around a block.
+    #[test]
+    fn streams_and_blocks_round_trip() {
+        let parents: Vec<Option<usize>> = (0..5usize).map(|j| j.checked_sub(1)).collect();
+        let skeleton = Skeleton::from_parents(&parents).expect("a chain");
+        for instances in [0usize, 1, 15, 16, 17, 33] {
+            let n = instances * 5;
+            let t: Vec<Vec3> = (0..n).map(|i| Vec3::splat(i as f32)).collect();
+            let q: Vec<Quat> = (0..n).map(|i| Quat::from_rotation_z(i as f32)).collect();
+            let s: Vec<Vec3> = (0..n).map(|i| Vec3::splat(1.0 + i as f32)).collect();
+            for parallel in [false, true] {
+                let mut pose = CrowdPose::new(&skeleton, instances).expect("a crowd");
+                pose.set_from_streams(&t, &q, &s, parallel);
+                for i in 0..instances {
+                    for l in 0..5 {
+                        let at = i * 5 + l;
+                        assert_eq!(pose.level_joint(i, l), (t[at], q[at], s[at]));
+                    }
+                }
+                let (mut t2, mut q2, mut s2) = (Vec::new(), Vec::new(), Vec::new());
+                pose.to_streams(&mut t2, &mut q2, &mut s2, !parallel);
+                assert_eq!((t2, q2, s2), (t.clone(), q.clone(), s.clone()));
+            }
+        }
+    }
 }

@@ -12,6 +12,7 @@ use crate::backend::{Backend, KernelFamily, Precision, Threads};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
 use crate::crowd_buffers::{level_block, CrowdPose};
 use crate::error::Error;
+use crate::layout::crowd::CROWD_LANES;
 use crate::layout::trs::{Trs, TrsMut};
 use glam::{Quat, Vec3};
 
@@ -159,17 +160,16 @@ impl Character {
                 scratch.layers.push(CrowdLayerScratch::default());
             }
             if full(layer) && !layer.compact.is_empty() {
-                let rest = self.level_rest();
-                let (t, q, s) = (
-                    &mut scratch.translations,
-                    &mut scratch.rotations,
-                    &mut scratch.scales,
-                );
                 let contexts = &mut scratch.layers[0].compact;
                 let how = (backend, threads);
-                sample_compact(layer, rest, instances, how, contexts, (t, q, s))?;
-                pose.set_from_streams(t, q, s);
-                return Ok(());
+                return sample_compact_into(
+                    layer,
+                    self.level_rest(),
+                    instances,
+                    how,
+                    contexts,
+                    pose,
+                );
             }
             if full(layer) {
                 // The rest pose underneath, unless every clip writes every joint.
@@ -250,7 +250,8 @@ impl Character {
                 .threads(threads)
                 .precision(precision)
                 .run()?;
-            sampled.to_streams(&mut s.translations, &mut s.rotations, &mut s.scales);
+            let (t, q, r) = (&mut s.translations, &mut s.rotations, &mut s.scales);
+            sampled.to_streams(t, q, r, threads == Threads::All);
             s.joint_weights.clear();
             if let Some(w) = layer.joint_weights {
                 self.weights_in_level_order(w, &mut s.joint_weights);
@@ -290,7 +291,8 @@ impl Character {
         .threads(threads)
         .precision(precision)
         .run()?;
-        pose.set_from_streams(&scratch.translations, &scratch.rotations, &scratch.scales);
+        let (t, q, s) = (&scratch.translations, &scratch.rotations, &scratch.scales);
+        pose.set_from_streams(t, q, s, threads == Threads::All);
         Ok(())
     }
 }
@@ -359,28 +361,7 @@ fn sample_compact(
     s.resize(total, Vec3::ONE);
     contexts.resize_with(instances, CompactContext::new);
     let work = |(i, (((t, q), s), context)): CompactUnit<'_>| {
-        let (Some(clip), Some(&time)) = (
-            layer.compact.get(i).or(layer.compact.first()),
-            layer.times.get(i),
-        ) else {
-            return Ok(());
-        };
-        // The pose under the clip, on the thread that samples this instance.
-        for (o, &u) in t.iter_mut().zip(under.0) {
-            *o = u;
-        }
-        for (o, &u) in q.iter_mut().zip(under.1) {
-            *o = u;
-        }
-        for (o, &u) in s.iter_mut().zip(under.2) {
-            *o = u;
-        }
-        CompactSamplingJob::new(clip, TrsMut::new(t, q, s))
-            .time(time)
-            .wrap(layer.wrap)
-            .backend(backend)
-            .context(context)
-            .run()
+        sample_instance(layer, under, backend, i, (t, q, s), context)
     };
     match threads {
         Threads::One => t
@@ -399,6 +380,93 @@ fn sample_compact(
                 .enumerate()
                 .with_min_len(COMPACT_INSTANCES_PER_TASK)
                 .try_for_each(work)
+        }
+    }
+}
+
+/// Instance `i` of a compact layer sampled over `under` (level order) into its level-order streams,
+/// with its own context; nothing where the layer has no clip or time for it.
+fn sample_instance(
+    layer: &CrowdClipLayer<'_>,
+    under: (&[Vec3], &[Quat], &[Vec3]),
+    backend: Backend,
+    i: usize,
+    (t, q, s): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
+    context: &mut CompactContext,
+) -> Result<(), Error> {
+    let (Some(clip), Some(&time)) = (
+        layer.compact.get(i).or(layer.compact.first()),
+        layer.times.get(i),
+    ) else {
+        return Ok(());
+    };
+    // The pose under the clip, on the thread that samples this instance (none where the clip writes
+    // every joint).
+    if !clip.covers_every_joint() {
+        t.iter_mut().zip(under.0).for_each(|(o, &u)| *o = u);
+        q.iter_mut().zip(under.1).for_each(|(o, &u)| *o = u);
+        s.iter_mut().zip(under.2).for_each(|(o, &u)| *o = u);
+    }
+    CompactSamplingJob::new(clip, TrsMut::new(t, q, s))
+        .time(time)
+        .wrap(layer.wrap)
+        .backend(backend)
+        .context(context)
+        .run()
+}
+
+/// A compact layer alone at full weight, straight into the crowd's pose: each block of
+/// [`CROWD_LANES`] instances sampled into a block's worth of streams, then set into its block, so the
+/// crowd-sized streams are neither written nor read back (in turn on [`Threads::One`], blocks on
+/// rayon's pool on [`Threads::All`]; the same bits either way, as in [`sample_compact`]).
+fn sample_compact_into(
+    layer: &CrowdClipLayer<'_>,
+    under: (&[Vec3], &[Quat], &[Vec3]),
+    instances: usize,
+    (backend, threads): (Backend, Threads),
+    contexts: &mut Vec<CompactContext>,
+    pose: &mut CrowdPose,
+) -> Result<(), Error> {
+    let n = under.0.len();
+    if n == 0 {
+        return Ok(());
+    }
+    contexts.resize_with(instances, CompactContext::new);
+    type Streams = (Vec<Vec3>, Vec<Quat>, Vec<Vec3>);
+    let work =
+        |(t, q, s): &mut Streams,
+         (b, (block, contexts)): (usize, (&mut [f32], &mut [CompactContext]))| {
+            let count = contexts.len().saturating_mul(n);
+            t.resize(count, Vec3::ZERO);
+            q.resize(count, Quat::IDENTITY);
+            s.resize(count, Vec3::ONE);
+            let units = t
+                .chunks_mut(n)
+                .zip(q.chunks_mut(n))
+                .zip(s.chunks_mut(n))
+                .zip(contexts.iter_mut());
+            for (k, (((t, q), s), context)) in units.enumerate() {
+                let i = b.saturating_mul(CROWD_LANES).saturating_add(k);
+                sample_instance(layer, under, backend, i, (t, q, s), context)?;
+            }
+            crate::crowd_buffers::block_from_streams(block, n, (t, q, s));
+            Ok(())
+        };
+    match threads {
+        Threads::One => {
+            let mut streams = Streams::default();
+            pose.blocks_mut()
+                .zip(contexts.chunks_mut(CROWD_LANES))
+                .enumerate()
+                .try_for_each(|unit| work(&mut streams, unit))
+        }
+        Threads::All => {
+            use rayon::prelude::*;
+            pose.par_blocks_mut()
+                .zip(contexts.par_chunks_mut(CROWD_LANES))
+                .enumerate()
+                .with_min_len(COMPACT_INSTANCES_PER_TASK / CROWD_LANES)
+                .try_for_each_init(Streams::default, work)
         }
     }
 }

@@ -317,9 +317,16 @@ impl CompactClip {
             .map(|w| w.targets as usize)
     }
 
-    /// The bits of one frame: the sum of every animated component's bit rate.
+    /// The bits of one frame: the sum of every animated component's bit rate, up to whole bytes (each
+    /// frame's record starts on a byte).
     pub fn frame_bits(&self) -> usize {
         self.record_bits
+    }
+
+    /// Whether it has a translation, a rotation and a scale track for every joint (then a sample
+    /// writes every joint, and nothing need be under it).
+    pub(crate) fn covers_every_joint(&self) -> bool {
+        self.tracks.len() == 3 * self.joints
     }
 
     /// The time sampled for `t`: clamped into the span, or wrapped into `[start, end)`.
