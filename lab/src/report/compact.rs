@@ -6,6 +6,10 @@
 //!   and the compact kernels on each ISA), in the same round-robin, for times
 //!   played forward (1/60 s per call), backward, and at random; on `rig67_long` (the 67-joint,
 //!   30-second, 60 Hz clip of `scenes::exported_clip`) and, with the assets, CesiumMan's clip;
+//! - row `crowd_compact_rig67_forward`: a crowd of [`CROWD`] instances of the long clip's rig, each at
+//!   its own time played forward, sampled into the crowd's pose by [`Character::crowd_play`] on one
+//!   thread, from the raw clip and (rows `compact_<backend>`) from its compact form, ns per joint of
+//!   one instance (`size` = instances);
 //! - a printed table of every clip of the shared assets and the long clip: raw key bytes, compact
 //!   bytes, the ratio, frames, constant tracks, and the largest and 99th-percentile displacement of
 //!   the joints and virtual points.
@@ -14,9 +18,10 @@ use crate::progress;
 use crate::report::row::{backends, push_rows, Row};
 use crate::report::timing::{median_ns_per_call, Budget};
 use indicatif::ProgressBar;
+use ispc_skinning::Backend;
 use ispc_skinning::{
-    Clip, CompactClip, CompactContext, CompactSamplingJob, Compression, Isa, SamplingContext,
-    SamplingJob, Skeleton, Trs, TrsMut, Wrap,
+    Character, Clip, CompactClip, CompactContext, CompactSamplingJob, Compression, CrowdClipLayer,
+    Isa, SamplingContext, SamplingJob, Skeleton, Threads, Trs, TrsMut, Wrap,
 };
 use std::cell::RefCell;
 
@@ -26,6 +31,9 @@ type Pose = (
     Vec<ispc_skinning::glam::Quat>,
     Vec<ispc_skinning::glam::Vec3>,
 );
+
+/// Instances of the crowd row.
+const CROWD: usize = 1_000;
 
 /// The three time orders, with their row names per clip.
 const ORDERS: [&str; 3] = ["forward", "backward", "random"];
@@ -50,6 +58,7 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar
                 ],
                 (&clip, &compact, &rest),
             );
+            crowd_rows(budget, isas, rows, &skeleton, (&clip, &compact));
         }
         Err(e) => progress::note(bar, &format!("bench: sample_compact_rig67 skipped: {e}")),
     }
@@ -253,6 +262,88 @@ fn timing_rows(
     }
 }
 
+/// The crowd row: [`CROWD`] instances of the rig, each at its own time, played forward through
+/// [`Character::crowd_play`] (one thread) from the raw clip and from the compact one, on every backend.
+fn crowd_rows(
+    budget: Budget,
+    isas: &[Isa],
+    rows: &mut Vec<Row>,
+    skeleton: &Skeleton,
+    (clip, compact): (&Clip, &CompactClip),
+) {
+    use ispc_skinning::glam::{Quat, Vec3};
+    let joints = skeleton.len();
+    let character = Character::new(
+        skeleton.clone(),
+        vec![Vec3::ZERO; joints],
+        vec![Quat::IDENTITY; joints],
+        vec![Vec3::ONE; joints],
+        vec![],
+        vec![],
+    )
+    .expect("the rig is a character");
+    let duration = clip.duration().max(1e-3);
+    let named = backends(isas);
+    let candidates: Vec<(Backend, bool)> = named
+        .iter()
+        .map(|(_, b)| (*b, false))
+        .chain(named.iter().map(|(_, b)| (*b, true)))
+        .collect();
+    // Each candidate its own crowd and times, spread over the clip, advanced 1/60 s per call.
+    let states: Vec<RefCell<(ispc_skinning::CrowdFrame, Vec<f32>)>> = candidates
+        .iter()
+        .map(|&(backend, _)| {
+            let mut crowd = character.crowd_buffers(CROWD).expect("the crowd fits");
+            crowd.backend = backend;
+            crowd.threads = Threads::One;
+            let times = (0..CROWD).map(|i| (i as f32 * 0.173) % duration).collect();
+            RefCell::new((crowd, times))
+        })
+        .collect();
+    let (clips, compacts) = ([clip], [compact]);
+    let (clips, compacts) = (&clips, &compacts);
+    let mut c: Vec<Box<dyn FnMut() + '_>> = candidates
+        .iter()
+        .zip(&states)
+        .map(|(&(_, packed), state)| {
+            let character = &character;
+            Box::new(move || {
+                let (crowd, times) = &mut *state.borrow_mut();
+                times
+                    .iter_mut()
+                    .for_each(|t| *t = (*t + 1.0 / 60.0) % duration);
+                let layer = if packed {
+                    CrowdClipLayer::compact(compacts, times)
+                } else {
+                    CrowdClipLayer::new(clips, times)
+                };
+                character
+                    .crowd_play(crowd, &[layer], &[])
+                    .expect("the crowd plays");
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    // ns per joint of one instance: per call, over the joints (push_rows divides by the instances).
+    let times: Vec<f64> = median_ns_per_call(budget, &mut c)
+        .into_iter()
+        .map(|t| t / joints as f64)
+        .collect();
+    let mut all = named.clone();
+    all.extend(
+        named
+            .iter()
+            .map(|(name, b)| (format!("compact_{name}"), *b)),
+    );
+    push_rows(
+        rows,
+        "crowd_compact_rig67_forward",
+        &all,
+        &times,
+        CROWD,
+        None,
+    );
+}
+
 /// Prints the size table and each timed clip's compact sampling against its raw sampling.
 fn print_table(table: &[String], rows: &[Row]) {
     if table.is_empty() {
@@ -264,7 +355,9 @@ fn print_table(table: &[String], rows: &[Row]) {
     }
     let mut kernels: Vec<&str> = Vec::new();
     for r in rows {
-        if r.kernel.starts_with("sample_compact_") && !kernels.contains(&r.kernel) {
+        let compact =
+            r.kernel.starts_with("sample_compact_") || r.kernel.starts_with("crowd_compact_");
+        if compact && !kernels.contains(&r.kernel) {
             kernels.push(r.kernel);
         }
     }

@@ -53,7 +53,7 @@ pub enum Section {
     Hierarchy,
     /// Blending poses: `blend_2layers`, `blend_additive`, `crowd_blend` (blending clips is in `gltf`).
     Blend,
-    /// Compact clips: `sample_compact_*` and the size table.
+    /// Compact clips: `sample_compact_*`, `crowd_compact_rig67_forward` and the size table.
     Compact,
     /// The skinning kernels.
     Skinning,
