@@ -11,8 +11,9 @@
 //!   thread, from the raw clip and (rows `compact_<backend>`) from its compact form, ns per joint of
 //!   one instance (`size` = instances);
 //! - a printed table of every clip of the shared assets and the long clip: raw key bytes, compact
-//!   bytes, the ratio, frames, constant tracks, and the largest and 99th-percentile displacement of
-//!   the joints and virtual points.
+//!   bytes, the ratio, frames, constant tracks, the largest and 99th-percentile displacement of the
+//!   joints and virtual points, and each clip's sampling on `Backend::Auto`, raw and compact, played
+//!   forward and at random (ns per joint, in one round-robin per clip and order).
 
 use crate::progress;
 use crate::report::row::{backends, push_rows, Row};
@@ -46,7 +47,8 @@ pub fn rows(budget: Budget, isas: &[Isa], rows: &mut Vec<Row>, bar: &ProgressBar
     let mut table = Vec::new();
     match measure("rig67_long", &skeleton, &clip, &rest, &settings) {
         Ok((compact, line)) => {
-            table.push(line);
+            let auto = auto_times(budget, (&clip, &compact, &rest));
+            table.push(format!("{line}  {auto}"));
             timing_rows(
                 budget,
                 isas,
@@ -160,7 +162,8 @@ fn assets(
             let name = format!("{stem} {}", clip.name().unwrap_or(&format!("#{c}")));
             match measure(&name, scene.skeleton(), &clip, &rest, settings) {
                 Ok((compact, line)) => {
-                    table.push(line);
+                    let auto = auto_times(budget, (&clip, &compact, &rest));
+                    table.push(format!("{line}  {auto}"));
                     if file.starts_with("CesiumMan") && c == 0 {
                         timing_rows(
                             budget,
@@ -189,77 +192,103 @@ fn timing_rows(
     kernels: [&'static str; 3],
     (clip, compact, rest): (&Clip, &CompactClip, &Pose),
 ) {
-    let duration = clip.duration().max(1e-3);
-    let joints = clip.joints();
     let named = backends(isas);
+    let on: Vec<Backend> = named.iter().map(|(_, b)| *b).collect();
     for (order, kernel) in ORDERS.into_iter().zip(kernels) {
-        // Each candidate keeps its own time, so every call samples a new one in this order.
-        let next = move |t: &mut f32, seed: &mut u64| -> f32 {
-            *t = match order {
-                "forward" => (*t + 1.0 / 60.0) % duration,
-                "backward" => (*t - 1.0 / 60.0).rem_euclid(duration),
-                _ => {
-                    *seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    (*seed >> 40) as f32 / (1u64 << 24) as f32 * duration
-                }
-            };
-            *t
-        };
-        let raw: Vec<RefCell<(Pose, SamplingContext, f32, u64)>> = named
-            .iter()
-            .map(|_| RefCell::new((rest.clone(), SamplingContext::new(), 0.0, 1)))
-            .collect();
-        let packed: Vec<RefCell<(Pose, CompactContext, f32, u64)>> = named
-            .iter()
-            .map(|_| RefCell::new((rest.clone(), CompactContext::new(), 0.0f32, 1u64)))
-            .collect();
-        let mut c: Vec<Box<dyn FnMut() + '_>> = named
-            .iter()
-            .zip(&raw)
-            .map(|((_, backend), state)| {
-                let backend = *backend;
-                Box::new(move || {
-                    let (pose, context, t, seed) = &mut *state.borrow_mut();
-                    let time = next(t, seed);
-                    SamplingJob::new(
-                        clip,
-                        context,
-                        TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2),
-                    )
-                    .time(time)
-                    .wrap(Wrap::Loop)
-                    .backend(backend)
-                    .run()
-                    .expect("the clip samples");
-                }) as Box<dyn FnMut() + '_>
-            })
-            .collect();
-        for ((_, backend), state) in named.iter().zip(&packed) {
-            let backend = *backend;
-            c.push(Box::new(move || {
-                let (pose, context, t, seed) = &mut *state.borrow_mut();
-                let time = next(t, seed);
-                CompactSamplingJob::new(
-                    compact,
-                    TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2),
-                )
-                .time(time)
-                .wrap(Wrap::Loop)
-                .backend(backend)
-                .context(context)
-                .run()
-                .expect("the compact clip samples");
-            }));
-        }
-        let times = median_ns_per_call(budget, &mut c);
+        let times = order_times(budget, order, &on, (clip, compact, rest));
         let mut all = named.clone();
         all.extend(
             named
                 .iter()
                 .map(|(name, b)| (format!("compact_{name}"), *b)),
         );
-        push_rows(rows, kernel, &all, &times, joints, None);
+        push_rows(rows, kernel, &all, &times, clip.joints(), None);
     }
+}
+
+/// Median ns per call of sampling `clip` on each of `on` ([`SamplingJob`] with its cursor), then of
+/// sampling `compact` on each ([`CompactSamplingJob`] with its context), in one round-robin, each
+/// candidate at its own times in `order` ("forward": 1/60 s per call, "backward", else at random).
+fn order_times(
+    budget: Budget,
+    order: &'static str,
+    on: &[Backend],
+    (clip, compact, rest): (&Clip, &CompactClip, &Pose),
+) -> Vec<f64> {
+    let duration = clip.duration().max(1e-3);
+    // Each candidate keeps its own time, so every call samples a new one in this order.
+    let next = move |t: &mut f32, seed: &mut u64| -> f32 {
+        *t = match order {
+            "forward" => (*t + 1.0 / 60.0) % duration,
+            "backward" => (*t - 1.0 / 60.0).rem_euclid(duration),
+            _ => {
+                *seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (*seed >> 40) as f32 / (1u64 << 24) as f32 * duration
+            }
+        };
+        *t
+    };
+    let raw: Vec<RefCell<(Pose, SamplingContext, f32, u64)>> = on
+        .iter()
+        .map(|_| RefCell::new((rest.clone(), SamplingContext::new(), 0.0, 1)))
+        .collect();
+    let packed: Vec<RefCell<(Pose, CompactContext, f32, u64)>> = on
+        .iter()
+        .map(|_| RefCell::new((rest.clone(), CompactContext::new(), 0.0f32, 1u64)))
+        .collect();
+    let mut c: Vec<Box<dyn FnMut() + '_>> = on
+        .iter()
+        .zip(&raw)
+        .map(|(&backend, state)| {
+            Box::new(move || {
+                let (pose, context, t, seed) = &mut *state.borrow_mut();
+                let time = next(t, seed);
+                SamplingJob::new(
+                    clip,
+                    context,
+                    TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2),
+                )
+                .time(time)
+                .wrap(Wrap::Loop)
+                .backend(backend)
+                .run()
+                .expect("the clip samples");
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    for (&backend, state) in on.iter().zip(&packed) {
+        c.push(Box::new(move || {
+            let (pose, context, t, seed) = &mut *state.borrow_mut();
+            let time = next(t, seed);
+            CompactSamplingJob::new(compact, TrsMut::new(&mut pose.0, &mut pose.1, &mut pose.2))
+                .time(time)
+                .wrap(Wrap::Loop)
+                .backend(backend)
+                .context(context)
+                .run()
+                .expect("the compact clip samples");
+        }));
+    }
+    median_ns_per_call(budget, &mut c)
+}
+
+/// One clip's sampling on `Backend::Auto`, ns per joint, for the size table: played forward and at
+/// random, raw and compact, and the two ratios.
+fn auto_times(budget: Budget, (clip, compact, rest): (&Clip, &CompactClip, &Pose)) -> String {
+    let joints = clip.joints().max(1) as f64;
+    let mut cells = Vec::new();
+    for order in ["forward", "random"] {
+        let t = order_times(budget, order, &[Backend::Auto], (clip, compact, rest));
+        if let [raw, packed] = t[..] {
+            cells.push(format!(
+                "{:>5.1} {:>5.1} {:>5.2}x",
+                raw / joints,
+                packed / joints,
+                packed / raw
+            ));
+        }
+    }
+    cells.join("  ")
 }
 
 /// The crowd row: [`CROWD`] instances of the rig, each at its own time, played forward through
@@ -349,7 +378,7 @@ fn print_table(table: &[String], rows: &[Row]) {
     if table.is_empty() {
         return;
     }
-    println!("compact clips (tolerance 0.01 cm at 3 cm): raw key bytes, compact bytes, ratio, frames, constant/all tracks, max and p99 error (m):");
+    println!("compact clips (tolerance 0.01 cm at 3 cm): raw key bytes, compact bytes, ratio, frames, constant/all tracks, max and p99 error (m); sampled on Backend::Auto (its sampling ISA above), ns per joint, raw, compact and compact / raw, played forward, then at random:");
     for line in table {
         println!("{line}");
     }
