@@ -44,11 +44,9 @@
 // conversion and one product give bits.rs's q * inv: the code taken in place is q * 2^s (below 2^31,
 // an int32 whose conversion is one instruction and exact, at most 24 significant bits), and both
 // scalings by powers of two are exact, so the one rounded product is q * inv's, bit for bit. No lane
-// shifts its word right by its own count, which SSE4 has no instruction for.
-#if defined(ISPC_TARGET_SSE4)
-#if TARGET_WIDTH != 4
-#error "SSE4's compact read permutes the bytes of one 16-byte load for 4 lanes"
-#endif
+// shifts its code by its bit within a byte; SSE4 (4 lanes) shifts nothing per lane at all, since it
+// has no instruction for a shift by a per-lane count.
+#if defined(ISPC_TARGET_SSE4) && TARGET_WIDTH == 4
 // The code at bit `offset` of `rec` (mask in place `mask`, scale `inv`) for each lane, where the lanes'
 // codes lie side by side from lane 0's (a record holds them in lane order: each code starts where the
 // one before it ends; src/layout/compact.rs checks it), and lane 0 is on. All four lanes' bytes lie
@@ -88,6 +86,8 @@ static inline float unit(uniform const uint8 *uniform rec, int offset, int mask,
     return (float)(int32)(word & (unsigned int32)mask) * inv;
 }
 #else
+// (SSE4's wider gangs, which the packaged kernels do not use, take this read too, slowly: SSE4 has
+// neither the permute nor the shift, and ISPC makes both lane by lane.)
 // The stream's padding (STREAM_READ_PAD, src/layout/compact.rs) holds a gang of at most 16 words.
 #if TARGET_WIDTH > 16
 #error "the compact stream is padded for gangs of at most 16 lanes"
@@ -108,8 +108,8 @@ static inline float unit(uniform const uint8 *uniform rec, int offset, int mask,
     }
     const int rel = offset - first;
     const int d = rel >> 5;
-    // The code's byte within the word (first is a multiple of 8, so the code lies at bit offset % 8 of
-    // the 32 bits from that byte).
+    // The code's byte within the word, in bits (a per-lane shift, but by a multiple of 8: first is a
+    // multiple of 8, so the code lies at bit offset % 8 of the 32 bits from that byte).
     const int s = rel & 24;
     // Masked to the gang (an active lane's d is below programCount already; an inactive lane's may not
     // be, and its value is dropped).
@@ -368,7 +368,7 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
 }
 
 // Track j of a group (its levels `lev`) into `out` as one scalar chain, with a lane's bits (the same
-// operations, but for SSE4's code read, which gives the same products another way).
+// operations; its code read gives the same product as a gang's).
 static inline void one(uniform const Frames &f, uniform int kind, uniform int n, uniform int base,
                        uniform int first, uniform const int lev[], uniform const int flags[],
                        uniform const float constants[], uniform int j, uniform float out[])

@@ -60,11 +60,12 @@ pub(crate) fn compact_sample(
     // multiple of 8), each component's offset + bits <= record_bits, every count and index fits in
     // i32, and stream_len (asserted equal to stream.len()) is at least frames * record_bits / 8 +
     // STREAM_READ_PAD (64). `holds` puts each record's first byte at or before the last record's, so
-    // a bit offset p the kernel reads at lies below frames * record_bits bits from the stream's start;
-    // a lane reads 4 bytes from p / 8, a gang 4 * gang <= 64 bytes from the word of its first lane's
-    // p (4 * (p / 32) <= p / 8 bytes from the record's byte), and SSE4's gang of 4 lanes 16 bytes from
-    // its first lane's p / 8, all below frames * record_bits / 8 + 64 <= stream.len() (a gang is at
-    // most 16 lanes: the kernel refuses to compile wider). The gang's bytes are loaded from lane 0's
+    // a bit offset p the kernel reads at lies at or below frames * record_bits bits from the stream's
+    // start (a trailing component of 0 bits may sit at offset record_bits); a lane reads 4 bytes from
+    // p / 8, a gang 4 * gang <= 64 bytes from the word of its first lane's p (4 * (p / 32) <= p / 8
+    // bytes from the record's byte), and SSE4's gang of 4 lanes 16 bytes from its first lane's p / 8,
+    // all below frames * record_bits / 8 + 64 <= stream.len() (a gang is at most 16 lanes: the
+    // kernel refuses to compile wider). The gang's bytes are loaded from lane 0's
     // position, which is on in every call (a whole gang, a group's first gang from j = 0, or a foreach
     // from 0) and the smallest: a gang's codes lie side by side in lane order, checked by
     // CompactLanes::new, so every active lane's code lies in the bytes loaded. And `holds` puts a

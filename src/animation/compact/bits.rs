@@ -89,9 +89,9 @@ impl Range {
 
     /// The value of quantized `q` at `bits` bits: `q` times the f32 nearest `1 / (2^bits - 1)`, from a
     /// table, rather than a division. At 0 bits `q` is 0 and so is the table's entry, so the value is
-    /// `min + extent * 0`, the range's minimum (but +0 for a minimum of -0 with an extent of -0, which
-    /// only hand-written bytes can hold): the same expression for every rate, so that the kernel needs
-    /// no select for a rate of 0.
+    /// `min + extent * 0`: the range's minimum, except +0 for a minimum of -0 under an extent of +0 or
+    /// more, which no segment range holds (its minimum is -0 only where its extent is -0). The same
+    /// expression for every rate, so that the kernel needs no select for a rate of 0.
     pub(crate) fn decode(self, q: u32, bits: u8) -> f32 {
         let inv = INV_TOP.get(usize::from(bits)).copied().unwrap_or(0.0);
         self.min + self.extent * (q as f32 * inv)

@@ -26,9 +26,9 @@
 //! rather than the components' order: the animated translations' first components (in track order),
 //! their second, their third, then the same for rotations and scales, then the weight components in
 //! order. So the codes of a gang of tracks lie side by side (version 1 kept the components' order).
-//! Each record is whole bytes, its last byte's unused high bits zero, so that every record starts on a
-//! byte and a code's bit within its byte is the same in every frame (version 2 packed the records
-//! bit to bit).
+//! Each record is whole bytes, its last byte's unused high bits written zero and ignored on load, so
+//! that every record starts on a byte and a code's bit within its byte is the same in every frame
+//! (version 2 packed the records bit to bit).
 
 use super::bits::{valid_rate, Range, SEGMENT_FRAMES, STREAM_PAD};
 use super::frames::uniform_count;
@@ -143,6 +143,8 @@ impl CompactClip {
     /// Loads a clip stored by [`to_bytes`](CompactClip::to_bytes), checking every field: any byte
     /// string gets a clip or an error, never a panic, and what is allocated is proportional to the
     /// bytes given (a count is checked against the bytes left before anything is reserved for it).
+    /// Only the current version (3) loads: bytes of an earlier version are refused with the rule
+    /// "the version is 3"; compress the clip again to store it anew.
     ///
     /// # Errors
     /// [`Error::CompactBytes`], naming the rule a field breaks, its byte offset and its value.

@@ -219,7 +219,7 @@ pub struct CompactClip {
     /// Per animated component: its first bit in a frame's record (the sum of the rates of the
     /// components before it in the record's order: `quantize::record_order`).
     pub(crate) offsets: Vec<usize>,
-    /// The bits of one frame: the sum of the rates.
+    /// The bits of one frame: the sum of the rates, up to whole bytes (`quantize::offsets_of`).
     pub(crate) record_bits: usize,
     /// Per segment, per animated component: the segment range's `(m, e)` (see [`Range::segment`]).
     pub(crate) segment_ranges: Vec<u8>,
