@@ -13,7 +13,7 @@
 //! - a printed table of every clip of the shared assets and the long clip: raw key bytes, compact
 //!   bytes, the ratio, frames, constant tracks, the largest and 99th-percentile displacement of the
 //!   joints and virtual points, and each clip's sampling on `Backend::Auto`, raw and compact, played
-//!   forward and at random (ns per joint, in one round-robin per clip and order).
+//!   forward, backward and at random (ns per joint, in one round-robin per clip and order).
 
 use crate::progress;
 use crate::report::row::{backends, push_rows, Row};
@@ -272,12 +272,12 @@ fn order_times(
     median_ns_per_call(budget, &mut c)
 }
 
-/// One clip's sampling on `Backend::Auto`, ns per joint, for the size table: played forward and at
-/// random, raw and compact, and the two ratios.
+/// One clip's sampling on `Backend::Auto`, ns per joint, for the size table: played forward,
+/// backward and at random, raw and compact, and the three ratios.
 fn auto_times(budget: Budget, (clip, compact, rest): (&Clip, &CompactClip, &Pose)) -> String {
     let joints = clip.joints().max(1) as f64;
     let mut cells = Vec::new();
-    for order in ["forward", "random"] {
+    for order in ORDERS {
         let t = order_times(budget, order, &[Backend::Auto], (clip, compact, rest));
         if let [raw, packed] = t[..] {
             cells.push(format!(
@@ -378,7 +378,7 @@ fn print_table(table: &[String], rows: &[Row]) {
     if table.is_empty() {
         return;
     }
-    println!("compact clips (tolerance 0.01 cm at 3 cm): raw key bytes, compact bytes, ratio, frames, constant/all tracks, max and p99 error (m); sampled on Backend::Auto (its sampling ISA above), ns per joint, raw, compact and compact / raw, played forward, then at random:");
+    println!("compact clips (tolerance 0.01 cm at 3 cm): raw key bytes, compact bytes, ratio, frames, constant/all tracks, max and p99 error (m); sampled on Backend::Auto (its sampling ISA above), ns per joint, raw, compact and compact / raw, played forward, backward, then at random:");
     for line in table {
         println!("{line}");
     }
