@@ -368,6 +368,9 @@ fn block_to_streams(
     joints: usize,
     (t, q, s): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
 ) {
+    if joints == 0 {
+        return;
+    }
     let stride = TRS_ELEMENTS * CROWD_LANES;
     let instances = t
         .chunks_exact_mut(joints)
@@ -396,6 +399,9 @@ pub(crate) fn block_from_streams(
     joints: usize,
     (t, q, s): (&[Vec3], &[Quat], &[Vec3]),
 ) {
+    if joints == 0 {
+        return;
+    }
     let stride = TRS_ELEMENTS * CROWD_LANES;
     let instances = t
         .chunks_exact(joints)

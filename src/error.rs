@@ -435,7 +435,7 @@ pub enum Error {
     /// [`CompactClip::to_bytes`](crate::CompactClip::to_bytes) wrote: `rule` names the check a field
     /// failed.
     CompactBytes {
-        /// The rule, such as "the version is 2" or "tracks are sorted by joint and property, one per
+        /// The rule, such as "the version is 3" or "tracks are sorted by joint and property, one per
         /// pair".
         rule: &'static str,
         /// The byte offset just past the field read.

@@ -10,7 +10,7 @@ use crate::animation::{
 };
 use crate::backend::{Backend, KernelFamily, Precision, Threads};
 use crate::blending::crowd::{CrowdBlendLayer, CrowdBlendingJob};
-use crate::crowd_buffers::{level_block, CrowdPose};
+use crate::crowd_buffers::{block_from_streams, level_block, CrowdPose};
 use crate::error::Error;
 use crate::layout::crowd::CROWD_LANES;
 use crate::layout::trs::{Trs, TrsMut};
@@ -449,7 +449,7 @@ fn sample_compact_into(
                 let i = b.saturating_mul(CROWD_LANES).saturating_add(k);
                 sample_instance(layer, under, backend, i, (t, q, s), context)?;
             }
-            crate::crowd_buffers::block_from_streams(block, n, (t, q, s));
+            block_from_streams(block, n, (t, q, s));
             Ok(())
         };
     match threads {

@@ -120,10 +120,9 @@ impl CompactLanes {
     /// below `joints`, a property 0 to 2, a drop 0 to 3, an animated track's three components among
     /// `stream.components`, records of whole bytes (`record_bits` a multiple of 8), each component's
     /// code inside a frame record (`offset + bits <= record_bits`, bits at most 24), the animated
-    /// components' codes one after the other in
-    /// [`lane_order`], one `(m, e)` per segment and component, a stream holding every record and
-    /// [`STREAM_READ_PAD`] bytes past the last record's last byte, and every index the kernel computes
-    /// in `i32`.
+    /// components' codes one after the other in [`lane_order`], one `(m, e)` per segment and
+    /// component, a stream holding every record and [`STREAM_READ_PAD`] bytes past the last record's
+    /// last byte, and every index the kernel computes in `i32`.
     pub(crate) fn new(
         tracks: &[LaneTrack],
         joints: usize,

@@ -196,14 +196,24 @@ fn timing_rows(
     let on: Vec<Backend> = named.iter().map(|(_, b)| *b).collect();
     for (order, kernel) in ORDERS.into_iter().zip(kernels) {
         let times = order_times(budget, order, &on, (clip, compact, rest));
-        let mut all = named.clone();
-        all.extend(
-            named
-                .iter()
-                .map(|(name, b)| (format!("compact_{name}"), *b)),
+        push_rows(
+            rows,
+            kernel,
+            &with_compact(&named),
+            &times,
+            clip.joints(),
+            None,
         );
-        push_rows(rows, kernel, &all, &times, clip.joints(), None);
     }
+}
+
+/// The row names of a round-robin that times `named` on raw clips, then on compact ones
+/// (`compact_<backend>`), in that order.
+fn with_compact(named: &[(String, Backend)]) -> Vec<(String, Backend)> {
+    let compact = named
+        .iter()
+        .map(|(name, b)| (format!("compact_{name}"), *b));
+    named.iter().cloned().chain(compact).collect()
 }
 
 /// Median ns per call of sampling `clip` on each of `on` ([`SamplingJob`] with its cursor), then of
@@ -322,9 +332,11 @@ fn crowd_rows(
     let states: Vec<RefCell<(ispc_skinning::CrowdFrame, Vec<f32>)>> = candidates
         .iter()
         .map(|&(backend, _)| {
-            let mut crowd = character.crowd_buffers(CROWD).expect("the crowd fits");
-            crowd.backend = backend;
-            crowd.threads = Threads::One;
+            let crowd = character
+                .crowd_buffers(CROWD)
+                .expect("the crowd fits")
+                .backend(backend)
+                .threads(Threads::One);
             let times = (0..CROWD).map(|i| (i as f32 * 0.173) % duration).collect();
             RefCell::new((crowd, times))
         })
@@ -357,16 +369,10 @@ fn crowd_rows(
         .into_iter()
         .map(|t| t / joints as f64)
         .collect();
-    let mut all = named.clone();
-    all.extend(
-        named
-            .iter()
-            .map(|(name, b)| (format!("compact_{name}"), *b)),
-    );
     push_rows(
         rows,
         "crowd_compact_rig67_forward",
-        &all,
+        &with_compact(&named),
         &times,
         CROWD,
         None,
