@@ -349,12 +349,15 @@ static inline void gang(uniform const Frames &f, uniform int kind, uniform int n
             }
         }
     } else {
-        // A group smaller than a gang: the lanes past its end are masked off, so that the tables are
-        // read with masked contiguous loads (a clamped index made every read a gather, which cost a
-        // one-track group as much as two whole gangs).
+        // A group smaller than a gang: every lane computes (the tables are padded for a whole gang's
+        // contiguous reads, TABLE_PAD in src/layout/compact.rs), and only the lanes of the group's
+        // tracks store. The lanes past the group's end read the next group's entries or the padding:
+        // real, finite values. (A masked gang left those lanes' registers undefined, and denormal
+        // garbage there cost microcode assists on Intel cores; a clamped index made every read a
+        // gather, which cost a one-track group as much as two whole gangs.)
         const int j = j0 + programIndex;
+        track<float, int>(f, kind, n, base, first, flags, constants, j, x, y, z, w);
         if (j < n) {
-            track<float, int>(f, kind, n, base, first, flags, constants, j, x, y, z, w);
             const uniform int c = quat ? 4 : 3;
             const int o = c * lev[j];
             out[o] = x;
@@ -464,11 +467,16 @@ export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byt
                                    uniform float frame[])
 {
     uniform const uint8 *uniform rec = stream + byte;
-    foreach (k = 0 ... components) {
-        const int mask = masks[k];
+    // Whole gangs, every lane on (the tables are padded for it; see `gang`), the last one storing only
+    // its lanes below `components`.
+    for (uniform int k0 = 0; k0 < components; k0 += programCount) {
+        const int k = k0 + programIndex;
         float smin, sext;
         segment(mins[k], extents[k], segments[seg + k], smin, sext);
-        frame[k] = decode(unit(rec, offsets[k], mask, invs[k]), smin, sext);
+        const float v = decode(unit(rec, offsets[k], masks[k], invs[k]), smin, sext);
+        if (k < components) {
+            frame[k] = v;
+        }
     }
     for (uniform int g = 0; g < group_count; g++) {
         uniform const int *uniform G = groups + 5 * g;
@@ -478,9 +486,13 @@ export void EXPORT(compact_decode)(uniform const uint8 stream[], uniform int byt
         const uniform int n = G[1];
         const uniform int base = G[2];
         const uniform int first = G[3];
-        foreach (j = 0 ... n) {
-            frame[components + first + j] =
-                rebuilt(frame[base + j], frame[base + n + j], frame[base + 2 * n + j]);
+        // The frame is padded past its rebuilt components, so a whole gang's reads stay inside it.
+        for (uniform int j0 = 0; j0 < n; j0 += programCount) {
+            const int j = j0 + programIndex;
+            const float r = rebuilt(frame[base + j], frame[base + n + j], frame[base + 2 * n + j]);
+            if (j < n) {
+                frame[components + first + j] = r;
+            }
         }
     }
 }

@@ -55,22 +55,27 @@ pub(crate) fn compact_sample(
     // first .. first + n (each level below joints; l0 >= 0 only when they are l0, l0 + 1, ...
     // l0 + n - 1, so a whole gang's store_aos writes levels l0 + j0 .. l0 + j0 + gang, j0 + gang <=
     // n), an animated group's 3 * n components at base .. base + 3n of the offset, mask, inv, min and
-    // extent tables (one entry per lane component, each table that long) and a constant group's 3n
-    // (4n for rotations) values at base.. of constants. Records are whole bytes (record_bits a
+    // extent tables (one entry per lane component) and a constant group's 3n (4n for rotations)
+    // values at base.. of constants. A gang starts at a track j0 < n and reads its tables at j0 ..
+    // j0 + gang - 1 (every lane on, the lanes past n storing nothing), at most 15 entries past a
+    // group's last: every table, and each segment row's end, holds TABLE_PAD (16) entries past its
+    // real ones (CompactLanes::new), so every read stays inside it. Records are whole bytes (record_bits a
     // multiple of 8), each component's offset + bits <= record_bits, every count and index fits in
     // i32, and stream_len (asserted equal to stream.len()) is at least frames * record_bits / 8 +
     // STREAM_READ_PAD (64). `holds` puts each record's first byte at or before the last record's, so
-    // a bit offset p the kernel reads at lies at or below frames * record_bits bits from the stream's
-    // start (a trailing component of 0 bits may sit at offset record_bits); a lane reads 4 bytes from
+    // a bit offset p of a lane of a group's track lies at or below frames * record_bits bits from the
+    // stream's start (a trailing component of 0 bits may sit at offset record_bits); a lane reads 4 bytes from
     // p / 8, a gang 4 * gang <= 64 bytes from the word of its first lane's p (4 * (p / 32) <= p / 8
     // bytes from the record's byte), and SSE4's gang of 4 lanes 16 bytes from its first lane's p / 8,
     // all below frames * record_bits / 8 + 64 <= stream.len() (a gang is at most 16 lanes: the
     // kernel refuses to compile wider). The gang's bytes are loaded from lane 0's
     // position, which is on in every call (a whole gang, a group's first gang from j = 0, or a foreach
-    // from 0) and the smallest: a gang's codes lie side by side in lane order, checked by
-    // CompactLanes::new, so every active lane's code lies in the bytes loaded. And `holds` puts a
-    // whole segment row from each record's segment entry, so segment + k < segments.len() for every
-    // lane component k. Writes go to C floats at C * level of the output of the group's property (C 4
+    // from 0) and the smallest of the group's lanes: a gang's codes lie side by side in lane order,
+    // checked by CompactLanes::new, so every code of the group's lanes lies in the bytes loaded (a
+    // lane past the group's end takes some of those bytes, by a permute, and its value is dropped).
+    // And `holds` puts a whole segment row from each record's segment entry, so segment + k <
+    // segments.len() for every lane component k and the TABLE_PAD entries past it. Writes go to C
+    // floats at C * level of the output of the group's property (C 4
     // for rotations, else 3), below joints * C = that output's length (asserted). The outputs are
     // three distinct buffers, distinct from the inputs. The tables are 4-byte aligned; the stream's
     // 4-byte words are read at byte addresses (typed as int32, which x86-64 and AArch64 load without
@@ -116,16 +121,19 @@ pub(crate) fn compact_decode(
     let groups = lanes.groups();
     let count = |x: usize| i32::try_from(x).expect("a count the tables checked");
     // SAFETY: `isa` proves the CPU runs this kernel's ISA. CompactLanes::new checked every table: the
-    // offset, mask, inv, min and extent tables hold lane_components entries each, every component's
-    // offset + bits <= record_bits, and every count fits in i32. `holds` (asserted) puts the record's
-    // first byte at or before the last record's, and a whole segment row from its segment entry, so,
-    // as in compact_sample above, every stream byte read is below stream.len() (the
+    // offset, mask, inv, min and extent tables hold lane_components entries each and TABLE_PAD (16)
+    // more, every component's offset + bits <= record_bits, and every count fits in i32. The kernel
+    // decodes whole gangs from k0 < lane_components, so it reads entries k < lane_components + 16,
+    // inside the padded tables, and writes only k < lane_components. `holds` (asserted) puts the
+    // record's first byte at or before the last record's, and a whole segment row from its segment
+    // entry, so, as in compact_sample above, every stream byte read is below stream.len() (the
     // length asserted equal to the one the tables checked) and segment + k < segments.len() for every
-    // lane component k. The groups are the checked [kind, n, base, first, l0]: an animated rotation
-    // group's 3n components lie at base .. base + 3n < lane_components and its tracks at first ..
-    // first + n <= levels.len(), so every write, to k < lane_components or to lane_components +
-    // first + j, is below decoded_len = frame.len() (asserted). `frame` is a distinct buffer. The
-    // tables and frame are 4-byte aligned; the stream is read as in compact_sample.
+    // k read (each row's end is followed by another row or the padding). The groups are the checked
+    // [kind, n, base, first, l0]: an animated rotation group's 3n components lie at base .. base + 3n
+    // <= lane_components and its tracks at first .. first + n <= tracks; whole gangs from j0 < n read
+    // the frame at base + 2n + j < lane_components + 16 <= decoded_len, and write only j < n, to
+    // lane_components + first + j < decoded_len = frame.len() (asserted). `frame` is a distinct
+    // buffer. The tables and frame are 4-byte aligned; the stream is read as in compact_sample.
     unsafe {
         (isa.det_only_kernels().compact_decode)(
             stream.as_ptr(),
@@ -166,10 +174,12 @@ pub(crate) fn compact_interpolate(
     }
     let count = |x: usize| i32::try_from(x).expect("a count the tables checked");
     // SAFETY: `isa` proves the CPU runs this kernel's ISA. The groups are CompactLanes::new's checked
-    // [kind, n, base, first, l0] (see compact_sample above): an animated group's reads from each frame
-    // are base + c * n + j < lane_components and, for rotations, lane_components + first + j <
-    // decoded_len, both below each frame's length (asserted decoded_len); a constant group's values
-    // lie in constants. Writes go to C floats at C * level of its property's output, each level below
+    // [kind, n, base, first, l0] (see compact_sample above): a gang's reads from each frame, for j
+    // up to 15 past a group's last track, are base + c * n + j < lane_components + 16 and, for
+    // rotations, lane_components + first + j < lane_components + tracks + 16 = decoded_len, both
+    // below each frame's length (asserted decoded_len); a constant group's values, and the flags,
+    // lie in their tables with the same padding (see compact_sample). Only a group's own tracks store:
+    // writes go to C floats at C * level of its property's output, each level below
     // joints, so below that output's asserted length. The outputs are three distinct buffers, distinct
     // from the inputs; only 4-byte alignment is assumed.
     unsafe {

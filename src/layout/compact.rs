@@ -67,6 +67,14 @@ pub(crate) const SEGMENT_FRAMES: usize = 16;
 /// 4 bytes), loaded from the word of the gang's first code (`unit` in ispc/det/compact.ispc).
 pub(crate) const STREAM_READ_PAD: usize = 64;
 
+/// Entries every per-lane table (and a decoded frame) holds past its last real one, zeros: a whole
+/// gang of at most 16 lanes reads a group's tables from any of its tracks, so that a group smaller
+/// than a gang, or a group's last tracks, are computed with every lane on and every lane's values real
+/// (only the stores are masked). A masked gang leaves its inactive lanes' registers undefined, and
+/// denormal garbage there costs a microcode assist per operation on Intel cores: sampling a clip of 6
+/// tracks on AVX-512 took twice as long as on AVX2 (measured on a Xeon, 2026-12-07).
+pub(crate) const TABLE_PAD: usize = 16;
+
 /// The animated components in lane order, the order of the kernel's tables and of a frame record's
 /// codes: animated translations, then rotations, then scales; within each, component 0 of every such
 /// track (in track order), then component 1, then 2. `tracks` gives each track's property (0
@@ -101,6 +109,8 @@ pub(crate) struct CompactLanes {
     constants: Vec<f32>,
     /// Lane components per segment row.
     lane_components: usize,
+    /// Tracks (the levels and flags before their padding).
+    tracks: usize,
     frames: usize,
     record_bits: usize,
     stream_len: usize,
@@ -253,7 +263,8 @@ impl CompactLanes {
             lanes.extents.push(c.extent);
         }
         lanes.lane_components = order.len();
-        fits(segments.checked_mul(order.len())?)?;
+        lanes.tracks = lanes.levels.len();
+        fits(segments.checked_mul(order.len())?.checked_add(TABLE_PAD)?)?;
         for s in 0..segments {
             for &k in &order {
                 let at = (s * stored + k) * 2;
@@ -262,6 +273,22 @@ impl CompactLanes {
                 lanes.segments.push(u16::from(m) | (u16::from(e) << 8));
             }
         }
+        // A decoded frame's padded length fits too (`decoded_len`).
+        fits(lanes.decoded_len())?;
+        let pad = |v: &mut Vec<i32>| v.resize(v.len() + TABLE_PAD, 0);
+        pad(&mut lanes.levels);
+        pad(&mut lanes.flags);
+        pad(&mut lanes.offsets);
+        pad(&mut lanes.masks);
+        for v in [
+            &mut lanes.invs,
+            &mut lanes.mins,
+            &mut lanes.extents,
+            &mut lanes.constants,
+        ] {
+            v.resize(v.len() + TABLE_PAD, 0.0);
+        }
+        lanes.segments.resize(lanes.segments.len() + TABLE_PAD, 0);
         Some(lanes)
     }
 
@@ -278,10 +305,11 @@ impl CompactLanes {
     /// at or before the last record's, and a whole segment row from its segment entry.
     pub(crate) fn holds(&self, r: FrameRecord) -> bool {
         let last = self.frames.max(1).saturating_sub(1) * (self.record_bits / 8);
+        let rows = self.segments.len().saturating_sub(TABLE_PAD);
         r.byte <= last
             && usize::try_from(r.segment).is_ok_and(|s| {
                 s.checked_add(self.lane_components)
-                    .is_some_and(|end| end <= self.segments.len())
+                    .is_some_and(|end| end <= rows)
             })
     }
 
@@ -294,13 +322,16 @@ impl CompactLanes {
     }
     /// Floats of one decoded frame (`compact_decode`): the lane components, then one rebuilt component
     /// per track (at `lane_components + first + j` for track `j` of the animated rotation group whose
-    /// first track is `first`; the other tracks' entries unused).
+    /// first track is `first`; the other tracks' entries unused), then [`TABLE_PAD`] floats that a
+    /// gang reads and never writes.
     pub(crate) fn decoded_len(&self) -> usize {
-        self.lane_components + self.levels.len()
+        self.lane_components + self.tracks + TABLE_PAD
     }
     pub(crate) fn stream_len(&self) -> usize {
         self.stream_len
     }
+    /// The tables below each hold [`TABLE_PAD`] zeros past their real entries (`segments` past its
+    /// last row).
     pub(crate) fn groups(&self) -> &[i32] {
         &self.groups
     }
@@ -379,7 +410,13 @@ mod tests {
         );
         let padded = 12 + STREAM_READ_PAD;
         let lanes = lanes_with([0, 16, 32, 8, 24, 40], 48, padded).expect("codes in lane order");
-        assert_eq!(lanes.offsets(), [0, 8, 16, 24, 32, 40]);
+        assert_eq!(lanes.offsets()[..6], [0, 8, 16, 24, 32, 40]);
+        // Every table padded with zeros for a whole gang's reads.
+        assert_eq!(lanes.offsets().len(), 6 + TABLE_PAD);
+        assert!(lanes.offsets()[6..].iter().all(|&o| o == 0));
+        assert_eq!(lanes.levels().len(), 2 + TABLE_PAD);
+        assert_eq!(lanes.segments().len(), 6 + TABLE_PAD);
+        assert_eq!(lanes.decoded_len(), 6 + 2 + TABLE_PAD);
         // Track by track (version 1's order), a gang's codes are not side by side.
         assert!(lanes_with([0, 8, 16, 24, 32, 40], 48, padded).is_none());
         // A gang's words are read past the last record.
@@ -419,9 +456,9 @@ mod tests {
             },
         )
         .expect("codes side by side");
-        assert_eq!(lanes.masks(), [255 << 3, 7 << 3, 1023 << 6]);
+        assert_eq!(lanes.masks()[..3], [255 << 3, 7 << 3, 1023 << 6]);
         assert_eq!(
-            lanes.invs(),
+            lanes.invs()[..3],
             [1.0 / 255.0 / 8.0, 1.0 / 7.0 / 8.0, 1.0 / 1023.0 / 64.0]
         );
     }
