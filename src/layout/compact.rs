@@ -75,6 +75,11 @@ pub(crate) const STREAM_READ_PAD: usize = 64;
 /// tracks on AVX-512 took twice as long as on AVX2 (measured on a Xeon, 2026-12-07).
 pub(crate) const TABLE_PAD: usize = 16;
 
+/// `TABLE_PAD` zeros appended to a table.
+fn pad<T: Copy + Default>(v: &mut Vec<T>) {
+    v.resize(v.len() + TABLE_PAD, T::default());
+}
+
 /// The animated components in lane order, the order of the kernel's tables and of a frame record's
 /// codes: animated translations, then rotations, then scales; within each, component 0 of every such
 /// track (in track order), then component 1, then 2. `tracks` gives each track's property (0
@@ -109,8 +114,6 @@ pub(crate) struct CompactLanes {
     constants: Vec<f32>,
     /// Lane components per segment row.
     lane_components: usize,
-    /// Tracks (the levels and flags before their padding).
-    tracks: usize,
     frames: usize,
     record_bits: usize,
     stream_len: usize,
@@ -245,9 +248,6 @@ impl CompactLanes {
                 return None;
             }
         }
-        // A decoded frame's length (`decoded_len`).
-        fits(order.len().checked_add(lanes.levels.len())?)?;
-        fits(lanes.constants.len())?;
         for &k in &order {
             let c = stream.components.get(k)?;
             lanes.offsets.push(fits(c.offset)?);
@@ -263,7 +263,6 @@ impl CompactLanes {
             lanes.extents.push(c.extent);
         }
         lanes.lane_components = order.len();
-        lanes.tracks = lanes.levels.len();
         fits(segments.checked_mul(order.len())?.checked_add(TABLE_PAD)?)?;
         for s in 0..segments {
             for &k in &order {
@@ -273,22 +272,28 @@ impl CompactLanes {
                 lanes.segments.push(u16::from(m) | (u16::from(e) << 8));
             }
         }
-        // A decoded frame's padded length fits too (`decoded_len`).
-        fits(lanes.decoded_len())?;
-        let pad = |v: &mut Vec<i32>| v.resize(v.len() + TABLE_PAD, 0);
-        pad(&mut lanes.levels);
-        pad(&mut lanes.flags);
-        pad(&mut lanes.offsets);
-        pad(&mut lanes.masks);
+        for v in [
+            &mut lanes.levels,
+            &mut lanes.flags,
+            &mut lanes.offsets,
+            &mut lanes.masks,
+        ] {
+            pad(v);
+        }
         for v in [
             &mut lanes.invs,
             &mut lanes.mins,
             &mut lanes.extents,
             &mut lanes.constants,
         ] {
-            v.resize(v.len() + TABLE_PAD, 0.0);
+            pad(v);
         }
-        lanes.segments.resize(lanes.segments.len() + TABLE_PAD, 0);
+        pad(&mut lanes.segments);
+        // Every index the kernel computes, into the padded tables and a decoded frame
+        // (`decoded_len`, from the padded levels), fits in i32.
+        fits(lanes.constants.len())?;
+        fits(lanes.offsets.len())?;
+        fits(lanes.decoded_len())?;
         Some(lanes)
     }
 
@@ -325,7 +330,8 @@ impl CompactLanes {
     /// first track is `first`; the other tracks' entries unused), then [`TABLE_PAD`] floats that a
     /// gang reads and never writes.
     pub(crate) fn decoded_len(&self) -> usize {
-        self.lane_components + self.tracks + TABLE_PAD
+        // `levels` holds one entry per track, then the padding.
+        self.lane_components + self.levels.len()
     }
     pub(crate) fn stream_len(&self) -> usize {
         self.stream_len
