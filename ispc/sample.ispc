@@ -223,10 +223,14 @@ static inline void vec3_group(uniform const float values[], uniform int ip, unif
 // A gang of a group's tracks j0 .. j0 + programCount - 1 (every lane active, each j a track of the
 // group), rotations into out (the joint of track j at out[4 * lev[j]], lev the group's levels,
 // consecutive from l0 when l0 >= 0): for a whole gang with store_aos4, directly or through a buffer;
-// for a gang past the end of a group smaller than a gang, lane by lane, the lanes past its end repeating
-// its last track and not storing. Every lane computes from real keys: a masked tail leaves the inactive
-// lanes' registers undefined, and denormal garbage there costs microcode assists (measured: a group of
-// 19 rotations took 5x as long as its 16 full lanes).
+// for a gang past the end of a group smaller than a gang, lane by lane, the lanes past its end reading
+// on into the next rows, the next group or the values' padding (POSE_READ_PAD, src/layout/
+// pose_tracks.rs) with the same contiguous loads as a whole gang, and neither storing nor counting in
+// `finite`. Every lane computes from real, finite floats: a masked tail leaves the inactive lanes'
+// registers undefined, and denormal garbage there costs microcode assists (measured: a group of 19
+// rotations took 5x as long as its 16 full lanes); clamping those lanes to the last track instead made
+// every load a gather (run S3 in docs/RESULTS.md: up to a quarter of the sampling time on an Intel
+// Xeon).
 static inline void quat_gang(uniform const float values[], uniform int ip, uniform int off, uniform int n,
                              uniform int k, uniform float u, uniform float dt, uniform bool hold,
                              uniform const float cu_c[9], uniform const float cv_c[9], uniform int j0,
@@ -250,15 +254,17 @@ static inline void quat_gang(uniform const float values[], uniform int ip, unifo
             }
         }
     } else {
-        int j = min(j0 + programIndex, n - 1);
+        int j = j0 + programIndex;
         quat_group(values, ip, off, n, k, u, dt, hold, cu_c, cv_c, j, x, y, z, w);
-        if (j0 + programIndex < n) {
+        if (j < n) {
             int o = 4 * lev[j];
             out[o] = x;
             out[o + 1] = y;
             out[o + 2] = z;
             out[o + 3] = w;
+            finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
         }
+        return;
     }
     finite = finite && abs(x) + abs(y) + abs(z) + abs(w) < floatbits(0x7f800000);
 }
@@ -285,14 +291,17 @@ static inline void vec3_gang(uniform const float values[], uniform int ip, unifo
             }
         }
     } else {
-        int j = min(j0 + programIndex, n - 1);
+        int j = j0 + programIndex;
         vec3_group(values, ip, off, n, k, u, dt, hold, j, x, y, z);
-        if (j0 + programIndex < n) {
+        if (j < n) {
             int o = 3 * lev[j];
             out[o] = x;
             out[o + 1] = y;
             out[o + 2] = z;
+            finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
+                     abs(z) < floatbits(0x7f800000);
         }
+        return;
     }
     finite = finite && abs(x) < floatbits(0x7f800000) && abs(y) < floatbits(0x7f800000) &&
              abs(z) < floatbits(0x7f800000);

@@ -238,7 +238,7 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
         w = 0.0f;
         return;
     }
-    // decode.rs: rotation_of, then interpolate and unit.
+    // decode.rs: rotation_of, then interpolate and unit_scaled.
     F ra, rb;
     if (f.d0 != NULL) {
         ra = f.d0[f.components + first + j];
@@ -274,14 +274,14 @@ static inline void animated(uniform const Frames &f, uniform int kind, uniform i
     const F qy = step != 0 ? (later ? by : ay) : ly;
     const F qz = step != 0 ? (later ? bz : az) : lz;
     const F qw = step != 0 ? (later ? bw : aw) : lw;
-    // decode.rs: unit, an IEEE division by the square root of a normal squared length; else the
-    // identity (the quotients of such a lane are computed and dropped).
+    // decode.rs: unit_scaled, the products by one IEEE reciprocal of the square root of a normal
+    // squared length; else the identity (the products of such a lane are computed and dropped).
     const F len2 = qx * qx + qy * qy + qz * qz + qw * qw;
-    const F len = sqrt(len2);
-    const F nx = qx / len;
-    const F ny = qy / len;
-    const F nz = qz / len;
-    const F nw = qw / len;
+    const F r = 1.0f / sqrt(len2);
+    const F nx = qx * r;
+    const F ny = qy * r;
+    const F nz = qz * r;
+    const F nw = qw * r;
     const uniform float smallest = floatbits(0x00800000);
     const uniform float infinity = floatbits(0x7f800000);
     x = len2 >= smallest && len2 < infinity ? nx : 0.0f;

@@ -41,7 +41,10 @@ pub(crate) fn sample_pose(
     // kernel's 32-bit addressing). `matches_keys` makes each
     // timeline's located key count K and `in_bounds` puts the located key k below K, and k + 1 too
     // unless held (the kernel reads key k + 1 only when not held), so every value index
-    // off + ((k' * V + s) * C + c) * n + j, j < n, stays below off + K * V * C * n, in `values`. Each
+    // off + ((k' * V + s) * C + c) * n + j, j < n, stays below off + K * V * C * n, in `values`; a
+    // gang past the end of a group smaller than a gang reads j up to the gang's width less one (at
+    // most 15), so at most 15 floats past that end, into the next group or the POSE_READ_PAD zeros
+    // that end `values`, and writes only for j < n. Each
     // write goes to C floats at C * level of the output of the group's property, level one of the
     // group's levels (< joints), below joints * C = that output's length (asserted); a whole gang's
     // soa_to_aos writes levels l0 + j0 .. l0 + j0 + gang with j0 + gang <= n. The located arrays are

@@ -9,6 +9,11 @@
 /// consecutive (its outputs one contiguous run), else -1.
 pub(crate) const POSE_GROUP_INTS: usize = 7;
 
+/// Zeros after the last group's values: a group smaller than a gang runs as one gang whose lanes past
+/// its end read on (contiguous loads, results dropped), at most the widest gang (16 lanes) less one
+/// float past the group's last row.
+pub(crate) const POSE_READ_PAD: usize = 16;
+
 /// One track as [`PoseTracks::new`] takes it: its floats as the clip stores them, key after key, each
 /// key `values_per_key * components` floats (cubic: in-tangent, value, out-tangent).
 pub(crate) struct PoseTrack<'a> {
@@ -106,6 +111,7 @@ impl PoseTracks {
             p.push_group(group)?;
             rest = tail;
         }
+        p.values.resize(p.values.len() + POSE_READ_PAD, 0.0);
         // The kernel's addressing is 32-bit in bytes: every float index times 4 fits in i32 (a clip
         // holds at most MAX_CLIP_FLOATS = 2^28 floats, so this holds for every clip the builder makes).
         if p.values.len() > i32::MAX as usize / 4 {
@@ -157,7 +163,7 @@ impl PoseTracks {
         &self.levels
     }
 
-    /// The transposed values.
+    /// The transposed values, then [`POSE_READ_PAD`] zeros.
     pub(crate) fn values(&self) -> &[f32] {
         &self.values
     }
@@ -214,6 +220,9 @@ mod tests {
         );
         // Key 1's x.
         assert_eq!(&p.values()[30..33], &[1.0, 0.0, 0.0]);
+        // The padding the kernel's last gang reads past the end.
+        assert_eq!(p.values().len(), 18 + 24 + POSE_READ_PAD);
+        assert!(p.values()[42..].iter().all(|&v| v == 0.0));
     }
 
     #[test]

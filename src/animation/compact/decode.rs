@@ -210,7 +210,7 @@ pub(crate) fn interpolate(a: Vec4, b: Vec4, at: FrameAt, rotation: bool, step: b
     };
     // Rotation frames are rebuilt without normalizing (see `rotation_of`): one normalization here.
     if rotation {
-        unit(v)
+        unit_scaled(v)
     } else {
         v
     }
@@ -239,6 +239,9 @@ pub(crate) fn dot(a: Vec4, b: Vec4) -> f32 {
 }
 
 /// `q / |q|` (the length summed x, y, z, w in order), or the identity for a zero length.
+///
+/// Loading normalizes constant rotations with it, and the compressor its keys; a sampled value between
+/// frames takes [`unit_scaled`].
 pub(crate) fn unit(q: Vec4) -> Vec4 {
     let len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
     if len2.is_normal() {
@@ -395,5 +398,18 @@ impl<'a> CompactSamplingJob<'a> {
         }
         clip.all_weights_into(at, self.weights);
         Ok(())
+    }
+}
+
+/// `q` times `1 / |q|` (the length summed as in [`unit`]), or the identity where the squared length is
+/// not a normal float: one IEEE division and four products where [`unit`] divides four times. The
+/// compact kernel normalizes every sampled rotation this way (a 16-lane division is slow on AVX-512),
+/// so the decoder does too, for the same bits.
+pub(crate) fn unit_scaled(q: Vec4) -> Vec4 {
+    let len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+    if len2.is_normal() {
+        q * (1.0 / len2.sqrt())
+    } else {
+        Vec4::W
     }
 }
